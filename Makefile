@@ -1,0 +1,60 @@
+# Reloader: the two commands a newcomer needs are `make demo` and `make test`.
+SHELL := bash
+.SHELLFLAGS := -eu -o pipefail -c
+GO ?= go
+TEST_TIMEOUT ?= 60m
+# Test packages that each start a control plane; two at once fits 2 cores.
+TEST_PARALLEL ?= 2
+FUZZTIME ?= 20s
+
+.PHONY: all build test unit demo lint tools lint-tools bench fuzz release-local clean-tools
+
+all: build
+
+build:
+	$(GO) build ./...
+
+## tools: build the pinned etcd, kube-apiserver, kube-controller-manager and
+## distribution registry from the Go module proxy (cached outside git).
+tools:
+	@bash hack/tools/ensure.sh controlplane >/dev/null
+	@bash hack/tools/ensure.sh registry >/dev/null
+
+lint-tools:
+	@bash hack/tools/ensure.sh lint >/dev/null
+
+## test: every test, against the real control plane and registries.
+test: tools
+	$(GO) vet ./...
+	$(GO) test -count=1 -p $(TEST_PARALLEL) -timeout $(TEST_TIMEOUT) ./...
+
+## unit: only the tests that need no real component (fast feedback).
+unit:
+	$(GO) test -count=1 -short ./...
+
+## demo: a local control plane with the controller reloading a Deployment.
+demo: tools
+	$(GO) run ./hack/demo
+
+## lint: go vet, staticcheck, actionlint and helm lint --strict.
+lint: lint-tools
+	$(GO) vet ./...
+	@bin=$$(bash hack/tools/ensure.sh lint); \
+	  echo "staticcheck ./..."; "$$bin/staticcheck" ./...; \
+	  if ls .github/workflows/*.y*ml >/dev/null 2>&1; then echo "actionlint"; "$$bin/actionlint" .github/workflows/*.y*ml; fi; \
+	  for c in charts/*/; do [ -f "$$c/Chart.yaml" ] || continue; echo "helm lint --strict $$c"; "$$bin/helm" lint --strict "$$c"; done
+
+## bench: Go benchmarks and the scenario drivers under bench/.
+bench: tools
+	$(GO) test -run '^$$' -bench . -benchmem -count=1 ./...
+
+## fuzz: run every fuzz target for FUZZTIME each.
+fuzz:
+	@for pkg in $$($(GO) list ./...); do \
+	  for f in $$($(GO) test -list '^Fuzz' $$pkg | grep '^Fuzz' || true); do \
+	    echo "fuzz $$pkg $$f"; $(GO) test -run '^$$' -fuzz "^$$f$$" -fuzztime $(FUZZTIME) $$pkg; \
+	  done; \
+	done
+
+clean-tools:
+	rm -rf "$${RELOADER_TOOLS_CACHE:-$${XDG_CACHE_HOME:-$$HOME/.cache}/reloader-dev/tools}"

@@ -1,0 +1,44 @@
+#!/usr/bin/env bash
+# Usage: hack/tools/ensure.sh [controlplane|registry|lint]
+#
+# Builds one set of pinned third-party binaries from the Go module proxy into a
+# cache directory outside git and prints that directory. Each set is a tools
+# module of its own (hack/tools/<set>/go.mod, a `tool` block, go.sum committed),
+# so their dependency graphs never constrain each other or the product module.
+#
+# Release binaries cannot be downloaded on our CI machines, so they are compiled.
+# The directory is keyed by the set's go.mod, go.sum and build flags: a changed
+# pin builds a new set, an unchanged one costs nothing. A lock serialises
+# concurrent callers (several test packages may ask at once).
+set -euo pipefail
+set_name=${1:-controlplane}
+here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
+mod="$here/$set_name"
+[ -f "$mod/go.mod" ] || { echo "ensure.sh: unknown tool set '$set_name' (no $mod/go.mod)" >&2; exit 2; }
+
+ldflags="-s -w"
+if [ "$set_name" = controlplane ]; then
+  ldflags="$ldflags -X k8s.io/component-base/version.gitVersion=v1.37.2 -X k8s.io/component-base/version.gitMajor=1 -X k8s.io/component-base/version.gitMinor=37 -X k8s.io/component-base/version.gitTreeState=clean"
+fi
+key=$( { cat "$mod/go.mod" "$mod/go.sum"; echo "$ldflags"; go env GOVERSION GOOS GOARCH; } | sha256sum | cut -c1-16)
+cache=${RELOADER_TOOLS_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/reloader-dev/tools}
+dir="$cache/$set_name-$key"
+mkdir -p "$cache"
+exec 9>"$cache/.lock-$set_name"
+flock 9
+if [ ! -f "$dir/.complete" ]; then
+  echo "ensure.sh: building the $set_name tools into $dir (a cold build takes minutes)" >&2
+  rm -rf "$dir.tmp"
+  mkdir -p "$dir.tmp"
+  (
+    cd "$mod"
+    # shellcheck disable=SC2046
+    CGO_ENABLED=0 go build -trimpath -ldflags "$ldflags" -o "$dir.tmp/" $(go list tool)
+  )
+  # etcd's main package is its module root, so the binary comes out as "server".
+  [ -f "$dir.tmp/server" ] && mv "$dir.tmp/server" "$dir.tmp/etcd"
+  touch "$dir.tmp/.complete"
+  rm -rf "$dir"
+  mv "$dir.tmp" "$dir"
+fi
+echo "$dir"

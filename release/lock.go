@@ -1,0 +1,248 @@
+// Package release holds what a release is made of and how it is described to
+// the people and tools downstream of it. Its centre is the release lock
+// (reloader-release.json): every artifact of one release by digest, the SBOMs
+// and attestations that describe them and the signer users must expect. The
+// release pipeline (cmd/release) writes and signs it; reloader-mirror
+// (cmd/mirror) verifies it and moves exactly what it lists.
+package release
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"regexp"
+	"sort"
+	"strings"
+	"time"
+)
+
+// LockSchema identifies the format of a lock; a consumer rejects any other.
+const LockSchema = "https://reloader.dev/schemas/release-lock/v1"
+
+// LockFileName is the conventional name of the lock file.
+const LockFileName = "reloader-release.json"
+
+// maxLockBytes bounds what Parse accepts: a real lock is a few hundred KiB.
+const maxLockBytes = 8 << 20
+
+// Kind says what an artifact is.
+type Kind string
+
+const (
+	// KindImageIndex is the multi-platform index of one image variant.
+	KindImageIndex Kind = "image-index"
+	// KindImage is one platform's image manifest.
+	KindImage Kind = "image"
+	// KindChart is a Helm chart stored as an OCI artifact.
+	KindChart Kind = "chart"
+	// KindSBOM is an SBOM attestation (in-toto, cosign predicate type).
+	KindSBOM Kind = "sbom"
+	// KindAttestation is any other in-toto attestation (e.g. provenance).
+	KindAttestation Kind = "attestation"
+	// KindSignature is a cosign signature manifest (.sig tag) or a Sigstore
+	// bundle attached as an OCI referrer.
+	KindSignature Kind = "signature"
+)
+
+func (k Kind) valid() bool {
+	switch k {
+	case KindImageIndex, KindImage, KindChart, KindSBOM, KindAttestation, KindSignature:
+		return true
+	}
+	return false
+}
+
+// Lock describes one release completely. Its JSON form is what is signed.
+type Lock struct {
+	Schema string `json:"schema"`
+	// Version is the release's semantic version, e.g. "v1.2.3".
+	Version string `json:"version"`
+	// Source is the repository URL the release was built from.
+	Source string `json:"source"`
+	// Commit is the full git commit the release was built from.
+	Commit string `json:"commit"`
+	// Created is the release time, from SOURCE_DATE_EPOCH so rebuilds agree.
+	Created time.Time `json:"created"`
+	// Signer is who users must expect to have signed every artifact.
+	Signer Signer `json:"signer"`
+	// Artifacts lists every artifact of the release, sorted by Key.
+	Artifacts []Artifact `json:"artifacts"`
+}
+
+// Signer is the identity a verifier must require: a public key, or a keyless
+// certificate identity (exact or regular expression) with its OIDC issuer.
+type Signer struct {
+	// PublicKey is a PEM public key for key-based signing.
+	PublicKey string `json:"publicKey,omitempty"`
+	// Identity is the exact certificate subject (SAN) for keyless signing.
+	Identity string `json:"identity,omitempty"`
+	// IdentityRegexp matches the certificate subject instead of Identity.
+	IdentityRegexp string `json:"identityRegexp,omitempty"`
+	// Issuer is the OIDC issuer of a keyless certificate.
+	Issuer string `json:"issuer,omitempty"`
+}
+
+// Keyless reports whether the signer is a certificate identity, not a key.
+func (s Signer) Keyless() bool { return s.PublicKey == "" }
+
+// Artifact is one content-addressed object of the release.
+type Artifact struct {
+	Kind Kind `json:"kind"`
+	// Name is the artifact's product name: "reloader", "reloader-ubi", a
+	// chart name.
+	Name string `json:"name"`
+	// Variant is "standard" or "ubi" for images and what refers to them.
+	Variant string `json:"variant,omitempty"`
+	// Platform is "os/arch[/variant]" for KindImage and its SBOMs.
+	Platform string `json:"platform,omitempty"`
+	// Repository is where the release pipeline pushed it, without tag or
+	// digest (e.g. "ghcr.io/reloader-dev/reloader").
+	Repository string `json:"repository"`
+	// Tag is the tag it was published under, if any.
+	Tag string `json:"tag,omitempty"`
+	// Digest is "sha256:<64 hex>" of the manifest.
+	Digest string `json:"digest"`
+	// Size is the manifest's size in bytes.
+	Size int64 `json:"size"`
+	// MediaType is the manifest's media type.
+	MediaType string `json:"mediaType"`
+	// ArtifactType is the OCI artifactType, for referrers.
+	ArtifactType string `json:"artifactType,omitempty"`
+	// Subject is the digest of the artifact this one describes or signs.
+	Subject string `json:"subject,omitempty"`
+	// PredicateType is the in-toto predicate type of an attestation.
+	PredicateType string `json:"predicateType,omitempty"`
+	// Annotations are the manifest's OCI annotations worth surfacing.
+	Annotations map[string]string `json:"annotations,omitempty"`
+}
+
+// Key orders artifacts deterministically.
+func (a Artifact) Key() string {
+	return strings.Join([]string{string(a.Kind), a.Name, a.Variant, a.Platform, a.Repository, a.Digest}, "|")
+}
+
+var (
+	digestRE  = regexp.MustCompile(`^sha256:[a-f0-9]{64}$`)
+	commitRE  = regexp.MustCompile(`^[a-f0-9]{40}([a-f0-9]{24})?$`)
+	versionRE = regexp.MustCompile(`^v?[0-9]+\.[0-9]+\.[0-9]+(-[0-9A-Za-z.-]+)?(\+[0-9A-Za-z.-]+)?$`)
+)
+
+// Parse decodes and validates a lock. It is strict: unknown fields, trailing
+// data, a wrong schema or any invalid artifact is an error naming what is
+// wrong, because a lock is a security boundary.
+func Parse(data []byte) (*Lock, error) {
+	if len(data) > maxLockBytes {
+		return nil, fmt.Errorf("release lock is %d bytes, more than the %d accepted", len(data), maxLockBytes)
+	}
+	dec := json.NewDecoder(bytes.NewReader(data))
+	dec.DisallowUnknownFields()
+	var l Lock
+	if err := dec.Decode(&l); err != nil {
+		return nil, fmt.Errorf("decoding release lock: %w", err)
+	}
+	if dec.More() {
+		return nil, errors.New("decoding release lock: trailing data after the JSON object")
+	}
+	if err := l.Validate(); err != nil {
+		return nil, err
+	}
+	return &l, nil
+}
+
+// Validate checks the lock's invariants.
+func (l *Lock) Validate() error {
+	var errs []error
+	bad := func(format string, args ...any) { errs = append(errs, fmt.Errorf(format, args...)) }
+	if l.Schema != LockSchema {
+		bad("schema is %q, want %q", l.Schema, LockSchema)
+	}
+	if !versionRE.MatchString(l.Version) {
+		bad("version %q is not a semantic version", l.Version)
+	}
+	if !commitRE.MatchString(l.Commit) {
+		bad("commit %q is not a full git commit id", l.Commit)
+	}
+	if l.Signer.PublicKey == "" && l.Signer.Identity == "" && l.Signer.IdentityRegexp == "" {
+		bad("signer names neither a public key nor a certificate identity")
+	}
+	if l.Signer.Keyless() && l.Signer.Issuer == "" {
+		bad("keyless signer has no OIDC issuer")
+	}
+	if l.Signer.IdentityRegexp != "" {
+		if _, err := regexp.Compile(l.Signer.IdentityRegexp); err != nil {
+			bad("signer identityRegexp: %v", err)
+		}
+	}
+	if len(l.Artifacts) == 0 {
+		bad("lists no artifacts")
+	}
+	digests := make(map[string]bool, len(l.Artifacts))
+	seen := make(map[string]bool, len(l.Artifacts))
+	for i, a := range l.Artifacts {
+		where := fmt.Sprintf("artifact %d (%s %s %s)", i, a.Kind, a.Name, a.Platform)
+		if !a.Kind.valid() {
+			bad("%s: unknown kind %q", where, a.Kind)
+		}
+		if a.Name == "" {
+			bad("%s: no name", where)
+		}
+		if !digestRE.MatchString(a.Digest) {
+			bad("%s: digest %q is not sha256:<64 lowercase hex>", where, a.Digest)
+		}
+		if a.Repository == "" || strings.ContainsAny(a.Repository, "@ \t\n") {
+			bad("%s: repository %q is not a repository name", where, a.Repository)
+		}
+		if a.Size <= 0 {
+			bad("%s: size %d", where, a.Size)
+		}
+		if a.MediaType == "" {
+			bad("%s: no media type", where)
+		}
+		if a.Kind == KindImage && a.Platform == "" {
+			bad("%s: image without platform", where)
+		}
+		if a.Subject != "" && !digestRE.MatchString(a.Subject) {
+			bad("%s: subject %q is not a digest", where, a.Subject)
+		}
+		if k := a.Key(); seen[k] {
+			bad("%s: listed twice", where)
+		} else {
+			seen[k] = true
+		}
+		digests[a.Digest] = true
+	}
+	for i, a := range l.Artifacts {
+		if a.Subject != "" && !digests[a.Subject] {
+			bad("artifact %d (%s %s): subject %s is not an artifact of this release", i, a.Kind, a.Name, a.Subject)
+		}
+	}
+	if len(errs) > 0 {
+		return fmt.Errorf("invalid release lock: %w", errors.Join(errs...))
+	}
+	return nil
+}
+
+// Marshal encodes the lock canonically (artifacts sorted, two-space indent,
+// trailing newline), so two builds of the same release sign the same bytes.
+func (l *Lock) Marshal() ([]byte, error) {
+	c := *l
+	c.Artifacts = append([]Artifact(nil), l.Artifacts...)
+	sort.Slice(c.Artifacts, func(i, j int) bool { return c.Artifacts[i].Key() < c.Artifacts[j].Key() })
+	b, err := json.MarshalIndent(&c, "", "  ")
+	if err != nil {
+		return nil, fmt.Errorf("encoding release lock: %w", err)
+	}
+	return append(b, '\n'), nil
+}
+
+// Find returns the artifacts matching kind and name (empty name matches all).
+func (l *Lock) Find(kind Kind, name string) []Artifact {
+	var out []Artifact
+	for _, a := range l.Artifacts {
+		if a.Kind == kind && (name == "" || a.Name == name) {
+			out = append(out, a)
+		}
+	}
+	return out
+}

@@ -1,0 +1,102 @@
+package release
+
+import (
+	"strings"
+	"testing"
+	"time"
+)
+
+func sampleLock() *Lock {
+	d := func(c string) string { return "sha256:" + strings.Repeat(c, 64) }
+	return &Lock{
+		Schema:  LockSchema,
+		Version: "v1.2.3",
+		Source:  "https://github.com/reloader-dev/reloader",
+		Commit:  strings.Repeat("a", 40),
+		Created: time.Unix(1700000000, 0).UTC(),
+		Signer:  Signer{Identity: "https://github.com/reloader-dev/reloader/.github/workflows/release.yml@refs/tags/v1.2.3", Issuer: "https://token.actions.githubusercontent.com"},
+		Artifacts: []Artifact{
+			{Kind: KindImageIndex, Name: "reloader", Variant: "standard", Repository: "ghcr.io/reloader-dev/reloader", Tag: "v1.2.3", Digest: d("1"), Size: 900, MediaType: "application/vnd.oci.image.index.v1+json"},
+			{Kind: KindImage, Name: "reloader", Variant: "standard", Platform: "linux/amd64", Repository: "ghcr.io/reloader-dev/reloader", Digest: d("2"), Size: 700, MediaType: "application/vnd.oci.image.manifest.v1+json"},
+			{Kind: KindSBOM, Name: "reloader", Variant: "standard", Platform: "linux/amd64", Repository: "ghcr.io/reloader-dev/reloader", Digest: d("3"), Size: 500, MediaType: "application/vnd.oci.image.manifest.v1+json", Subject: d("2"), PredicateType: "https://spdx.dev/Document"},
+		},
+	}
+}
+
+func TestLockRoundTripsCanonically(t *testing.T) {
+	l := sampleLock()
+	b, err := l.Marshal()
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, err := Parse(b)
+	if err != nil {
+		t.Fatalf("Parse of a marshalled valid lock: %v", err)
+	}
+	b2, err := got.Marshal()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if string(b) != string(b2) {
+		t.Fatalf("re-marshal differs:\n%s\n%s", b, b2)
+	}
+}
+
+func TestLockRejectsWhatIsWrongByName(t *testing.T) {
+	cases := map[string]struct {
+		mutate func(*Lock)
+		want   string
+	}{
+		"schema":         {func(l *Lock) { l.Schema = "v0" }, "schema"},
+		"short digest":   {func(l *Lock) { l.Artifacts[1].Digest = "sha256:abc" }, "digest"},
+		"dangling subj":  {func(l *Lock) { l.Artifacts[2].Subject = "sha256:" + strings.Repeat("f", 64) }, "not an artifact of this release"},
+		"no signer":      {func(l *Lock) { l.Signer = Signer{} }, "signer"},
+		"keyless issuer": {func(l *Lock) { l.Signer.Issuer = "" }, "issuer"},
+		"unknown kind":   {func(l *Lock) { l.Artifacts[0].Kind = "tarball" }, "unknown kind"},
+		"duplicate":      {func(l *Lock) { l.Artifacts = append(l.Artifacts, l.Artifacts[0]) }, "listed twice"},
+		"platformless":   {func(l *Lock) { l.Artifacts[1].Platform = "" }, "without platform"},
+		"bad commit":     {func(l *Lock) { l.Commit = "main" }, "commit"},
+	}
+	for name, tc := range cases {
+		t.Run(name, func(t *testing.T) {
+			l := sampleLock()
+			tc.mutate(l)
+			b, err := l.Marshal()
+			if err != nil {
+				t.Fatal(err)
+			}
+			_, err = Parse(b)
+			if err == nil || !strings.Contains(err.Error(), tc.want) {
+				t.Fatalf("Parse: got %v, want an error mentioning %q", err, tc.want)
+			}
+		})
+	}
+	if _, err := Parse([]byte(`{"schema":"` + LockSchema + `","extra":1}`)); err == nil || !strings.Contains(err.Error(), "unknown field") {
+		t.Fatalf("unknown field: got %v", err)
+	}
+	b, _ := sampleLock().Marshal()
+	if _, err := Parse(append(b, []byte("{}")...)); err == nil {
+		t.Fatal("trailing data accepted")
+	}
+}
+
+func FuzzParseLock(f *testing.F) {
+	b, _ := sampleLock().Marshal()
+	f.Add(b)
+	f.Add([]byte(`{}`))
+	f.Add([]byte(`{"artifacts":[{"kind":"image"}]}`))
+	f.Fuzz(func(t *testing.T, data []byte) {
+		l, err := Parse(data)
+		if err != nil {
+			return
+		}
+		// Whatever parses must validate and survive a canonical round trip.
+		out, err := l.Marshal()
+		if err != nil {
+			t.Fatalf("marshal of a parsed lock: %v", err)
+		}
+		if _, err := Parse(out); err != nil {
+			t.Fatalf("re-parse of a parsed lock: %v", err)
+		}
+	})
+}

@@ -1,0 +1,160 @@
+// Package registry runs real OCI registries on loopback for tests:
+//
+//   - go-containerregistry's registry in-process, which implements the OCI
+//     referrers API (the path Harbor 2.8+ and Artifactory 7.90+ take);
+//   - the CNCF distribution v3 registry as a process, which has no referrers
+//     API (the cosign tag and referrers tag-fallback path Nexus and older
+//     registries take).
+package registry
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"log"
+	"net"
+	"net/http"
+	"os"
+	"path/filepath"
+	"strconv"
+	"time"
+
+	ggcrregistry "github.com/google/go-containerregistry/pkg/registry"
+
+	"github.com/reloader-dev/reloader/test/process"
+	"github.com/reloader-dev/reloader/test/tools"
+)
+
+// Registry is a running registry reachable over plain HTTP on 127.0.0.1.
+type Registry struct {
+	// Host is "127.0.0.1:<port>", the registry part of a reference.
+	Host string
+	// Referrers tells whether the registry serves the OCI referrers API.
+	Referrers bool
+	stop      func() error
+	proc      *process.Process
+}
+
+// Stop ends the registry.
+func (r *Registry) Stop() error { return r.stop() }
+
+// Logs returns the tail of the registry's log (distribution only).
+func (r *Registry) Logs(n int) string {
+	if r.proc == nil {
+		return ""
+	}
+	return r.proc.Describe(n)
+}
+
+// InProcessOptions configures StartInProcess.
+type InProcessOptions struct {
+	// Handler wraps the registry, for fault injection in tests.
+	Wrap func(http.Handler) http.Handler
+	// Log receives the registry's request log; nil discards it.
+	Log io.Writer
+}
+
+// StartInProcess serves go-containerregistry's registry, referrers API on.
+func StartInProcess(opts InProcessOptions) (*Registry, error) {
+	logw := opts.Log
+	if logw == nil {
+		logw = io.Discard
+	}
+	var h http.Handler = ggcrregistry.New(
+		ggcrregistry.WithReferrersSupport(true),
+		ggcrregistry.Logger(log.New(logw, "registry ", log.LstdFlags)),
+	)
+	if opts.Wrap != nil {
+		h = opts.Wrap(h)
+	}
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		return nil, fmt.Errorf("listening for the in-process registry: %w", err)
+	}
+	srv := &http.Server{Handler: h, ReadHeaderTimeout: 10 * time.Second}
+	go func() { _ = srv.Serve(l) }()
+	return &Registry{
+		Host:      l.Addr().String(),
+		Referrers: true,
+		stop: func() error {
+			ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+			defer cancel()
+			return srv.Shutdown(ctx)
+		},
+	}, nil
+}
+
+// StartDistribution runs the CNCF distribution v3 registry with filesystem
+// storage under dir, built once per machine by hack/tools/ensure.sh.
+func StartDistribution(ctx context.Context, dir string) (*Registry, error) {
+	bin, err := tools.Binary(ctx, tools.Registry, "registry")
+	if err != nil {
+		return nil, err
+	}
+	var lastErr error
+	for attempt := 0; attempt < 3; attempt++ {
+		port, err := process.FreePort()
+		if err != nil {
+			return nil, err
+		}
+		addr := "127.0.0.1:" + strconv.Itoa(port)
+		cfg := fmt.Sprintf(`version: 0.1
+log:
+  level: warn
+  accesslog:
+    disabled: true
+storage:
+  filesystem:
+    rootdirectory: %s
+  delete:
+    enabled: true
+  maintenance:
+    uploadpurging:
+      enabled: false
+http:
+  addr: %s
+`, filepath.Join(dir, "storage"), addr)
+		cfgPath := filepath.Join(dir, "config.yml")
+		if err := os.MkdirAll(dir, 0o755); err != nil {
+			return nil, fmt.Errorf("creating the registry directory: %w", err)
+		}
+		if err := os.WriteFile(cfgPath, []byte(cfg), 0o600); err != nil {
+			return nil, fmt.Errorf("writing the registry config: %w", err)
+		}
+		p, err := process.Start(process.Options{
+			Name: "distribution", Path: bin, Dir: dir,
+			Args: []string{"serve", cfgPath},
+			// No tracing exporter: it would try to reach a collector.
+			Env: []string{"OTEL_TRACES_EXPORTER=none"},
+		})
+		if err != nil {
+			return nil, err
+		}
+		wctx, cancel := context.WithTimeout(ctx, 30*time.Second)
+		lastErr = p.WaitFor(wctx, 50*time.Millisecond, func(ctx context.Context) error {
+			req, err := http.NewRequestWithContext(ctx, http.MethodGet, "http://"+addr+"/v2/", nil)
+			if err != nil {
+				return err
+			}
+			resp, err := http.DefaultClient.Do(req)
+			if err != nil {
+				return err
+			}
+			resp.Body.Close()
+			if resp.StatusCode != http.StatusOK {
+				return fmt.Errorf("GET /v2/: %s", resp.Status)
+			}
+			return nil
+		})
+		cancel()
+		if lastErr == nil {
+			return &Registry{Host: addr, proc: p, stop: func() error { return p.Stop(5 * time.Second) }}, nil
+		}
+		retry := p.IsAddrInUse()
+		_ = p.Stop(5 * time.Second)
+		if !retry {
+			break
+		}
+	}
+	return nil, fmt.Errorf("starting the distribution registry: %w", lastErr)
+}
