@@ -305,7 +305,7 @@ func (cp *ControlPlane) startControllerManager(ctx context.Context, path string)
 			"--cert-dir=" + filepath.Join(cp.dir, "kcm-certs"),
 			"--leader-elect=false",
 			"--use-service-account-credentials=false",
-			"--controllers=deployment,replicaset,statefulset,daemonset,job,cronjob,garbage-collector,namespace,serviceaccount",
+			"--controllers=deployment-controller,replicaset-controller,statefulset-controller,daemonset-controller,job-controller,cronjob-controller,garbage-collector-controller,namespace-controller,serviceaccount-controller",
 			"--concurrent-deployment-syncs=10",
 			"--concurrent-replicaset-syncs=10",
 		},

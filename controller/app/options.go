@@ -1,0 +1,293 @@
+// Package app is the reloader command: flags (the original's names and
+// defaults), logging, Kubernetes clients, the metrics and health endpoints,
+// leader election, and the controller's lifecycle.
+package app
+
+import (
+	"errors"
+	"fmt"
+	"log/slog"
+	"os"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/spf13/pflag"
+	"k8s.io/apimachinery/pkg/labels"
+
+	"github.com/reloader-dev/reloader/controller"
+	"github.com/reloader-dev/reloader/controller/annotations"
+	"github.com/reloader-dev/reloader/controller/workload"
+)
+
+// Options are the command line, as the user gave it.
+type Options struct {
+	Names annotations.Names
+
+	AutoReloadAll      bool
+	ReloadStrategy     string
+	ReloadOnCreate     string // the original takes "true"/"false" strings
+	ReloadOnDelete     string
+	SyncAfterRestart   bool
+	ResourcesToIgnore  []string
+	IgnoredWorkloads   []string
+	Namespaces         []string
+	NamespacesToIgnore []string
+	NamespaceSelectors []string
+	ResourceSelectors  []string
+	LogFormat          string
+	LogLevel           string
+	IsArgoRollouts     string
+	IsOpenShift        string
+	EnableCSI          bool
+	WebhookURL         string
+
+	EnableHA        bool
+	HALockName      string
+	HALeaseDuration time.Duration
+	HARenewDeadline time.Duration
+	HARetryPeriod   time.Duration
+
+	EnablePProf bool
+	PProfAddr   string
+	MetricsAddr string
+	Workers     int
+	Kubeconfig  string
+	QPS         float32
+	Burst       int
+}
+
+// DefaultOptions are the original's defaults.
+func DefaultOptions() *Options {
+	return &Options{
+		Names:           annotations.Defaults(),
+		ReloadStrategy:  string(controller.EnvVars),
+		ReloadOnCreate:  "false",
+		ReloadOnDelete:  "false",
+		LogLevel:        "info",
+		IsArgoRollouts:  "false",
+		IsOpenShift:     "false",
+		HALockName:      "stakater-reloader-lock",
+		HALeaseDuration: 15 * time.Second,
+		HARenewDeadline: 10 * time.Second,
+		HARetryPeriod:   2 * time.Second,
+		PProfAddr:       ":6060",
+		MetricsAddr:     ":9090",
+		Workers:         4,
+		QPS:             200,
+		Burst:           400,
+	}
+}
+
+// AddFlags binds the options to fs with the original's flag names.
+func (o *Options) AddFlags(fs *pflag.FlagSet) {
+	fs.BoolVar(&o.AutoReloadAll, "auto-reload-all", o.AutoReloadAll, "Reload every workload that uses a changed ConfigMap or Secret, unless it opts out with reloader.stakater.com/auto: \"false\"")
+	fs.StringVar(&o.ReloadStrategy, "reload-strategy", o.ReloadStrategy, "How a reload is written to the pod template: env-vars (STAKATER_* variables) or annotations (reloader.stakater.com/last-reloaded-from)")
+	fs.StringVar(&o.ReloadOnCreate, "reload-on-create", o.ReloadOnCreate, "Reload workloads when a ConfigMap or Secret they watch is created after them (true|false)")
+	fs.StringVar(&o.ReloadOnDelete, "reload-on-delete", o.ReloadOnDelete, "Reload workloads when a ConfigMap or Secret they watch is deleted (true|false)")
+	fs.BoolVar(&o.SyncAfterRestart, "sync-after-restart", o.SyncAfterRestart, "Accepted for compatibility: this controller always applies changes made while it was down, and never restarts workloads that are up to date")
+	fs.StringSliceVar(&o.ResourcesToIgnore, "resources-to-ignore", o.ResourcesToIgnore, "Resource kind not to watch: configMaps or secrets (not both)")
+	fs.StringSliceVar(&o.IgnoredWorkloads, "ignored-workload-types", o.IgnoredWorkloads, "Workload types not to reload: jobs, cronjobs, or both")
+	fs.StringSliceVar(&o.Namespaces, "namespaces", o.Namespaces, "Watch only these namespaces, with namespaced watches (no cluster-wide permissions needed)")
+	fs.StringSliceVar(&o.NamespacesToIgnore, "namespaces-to-ignore", o.NamespacesToIgnore, "Namespaces never to reload in")
+	fs.StringSliceVar(&o.NamespaceSelectors, "namespace-selector", o.NamespaceSelectors, "Reload only in namespaces with these labels (key:value, key=value, key:* for any value)")
+	fs.StringSliceVar(&o.ResourceSelectors, "resource-label-selector", o.ResourceSelectors, "Watch only ConfigMaps and Secrets with these labels (key:value, key=value, key:*), filtered by the apiserver")
+	fs.StringVar(&o.LogFormat, "log-format", o.LogFormat, "Log format: \"\" (text) or json")
+	fs.StringVar(&o.LogLevel, "log-level", o.LogLevel, "Log level: trace, debug, info, warning, error, fatal or panic")
+	fs.StringVar(&o.IsArgoRollouts, "is-Argo-Rollouts", o.IsArgoRollouts, "Reload Argo Rollouts (true|false)")
+	fs.StringVar(&o.IsOpenShift, "is-openshift", o.IsOpenShift, "Reload OpenShift DeploymentConfigs (true|false)")
+	fs.BoolVar(&o.EnableCSI, "enable-csi-integration", o.EnableCSI, "Reload on Secrets Store CSI SecretProviderClassPodStatus changes")
+	fs.StringVar(&o.WebhookURL, "webhook-url", o.WebhookURL, "Send a webhook instead of reloading")
+
+	fs.BoolVar(&o.EnableHA, "enable-ha", o.EnableHA, "Run several replicas with leader election (needs POD_NAME and POD_NAMESPACE)")
+	fs.StringVar(&o.HALockName, "ha-lock-name", o.HALockName, "Name of the coordination.k8s.io Lease used for leader election")
+	fs.DurationVar(&o.HALeaseDuration, "ha-lease-duration", o.HALeaseDuration, "Leader election lease duration")
+	fs.DurationVar(&o.HARenewDeadline, "ha-renew-deadline", o.HARenewDeadline, "Leader election renew deadline")
+	fs.DurationVar(&o.HARetryPeriod, "ha-retry-period", o.HARetryPeriod, "Leader election retry period")
+
+	fs.BoolVar(&o.EnablePProf, "enable-pprof", o.EnablePProf, "Serve pprof on --pprof-addr (never on the metrics address)")
+	fs.StringVar(&o.PProfAddr, "pprof-addr", o.PProfAddr, "Address of the pprof server")
+	fs.StringVar(&o.MetricsAddr, "metrics-addr", o.MetricsAddr, "Address of the /metrics, /live and /readyz server")
+	fs.IntVar(&o.Workers, "workers", o.Workers, "Workloads synced concurrently")
+	fs.StringVar(&o.Kubeconfig, "kubeconfig", o.Kubeconfig, "Kubeconfig file (default: $KUBECONFIG, then in-cluster configuration)")
+	fs.Float32Var(&o.QPS, "kube-api-qps", o.QPS, "Client-side request rate limit to the apiserver")
+	fs.IntVar(&o.Burst, "kube-api-burst", o.Burst, "Client-side request burst to the apiserver")
+
+	n := &o.Names
+	fs.StringVar(&n.ConfigMapReload, "configmap-annotation", n.ConfigMapReload, "Annotation naming ConfigMaps to reload for")
+	fs.StringVar(&n.SecretReload, "secret-annotation", n.SecretReload, "Annotation naming Secrets to reload for")
+	fs.StringVar(&n.Auto, "auto-annotation", n.Auto, "Annotation enabling reloads for every ConfigMap and Secret a workload uses")
+	fs.StringVar(&n.Ignore, "ignore-annotation", n.Ignore, "Annotation on a ConfigMap or Secret that makes the controller ignore it")
+	fs.StringVar(&n.ConfigMapAuto, "configmap-auto-annotation", n.ConfigMapAuto, "Annotation enabling reloads for every ConfigMap a workload uses")
+	fs.StringVar(&n.SecretAuto, "secret-auto-annotation", n.SecretAuto, "Annotation enabling reloads for every Secret a workload uses")
+	fs.StringVar(&n.Search, "auto-search-annotation", n.Search, "Annotation on a workload enabling search for matching ConfigMaps and Secrets")
+	fs.StringVar(&n.Match, "search-match-annotation", n.Match, "Annotation marking a ConfigMap or Secret as matching a search")
+	fs.StringVar(&n.PausePeriod, "pause-deployment-annotation", n.PausePeriod, "Annotation giving the period to pause a Deployment after a reload")
+	fs.StringVar(&n.PausedAt, "pause-deployment-time-annotation", n.PausedAt, "Annotation recording when the controller paused a Deployment")
+	fs.StringVar(&n.ConfigMapExclude, "configmap-exclude-annotation", n.ConfigMapExclude, "Annotation listing ConfigMaps a workload does not reload for")
+	fs.StringVar(&n.SecretExclude, "secret-exclude-annotation", n.SecretExclude, "Annotation listing Secrets a workload does not reload for")
+}
+
+// Resolved is the validated configuration the process runs with.
+type Resolved struct {
+	Controller controller.Options
+	Logger     *slog.Logger
+	PodName    string
+	PodNS      string
+}
+
+// Resolve validates everything and fails with a message naming the flag.
+// getenv is os.Getenv in production.
+func (o *Options) Resolve(getenv func(string) string) (*Resolved, error) {
+	var errs []error
+	bad := func(format string, args ...any) { errs = append(errs, fmt.Errorf(format, args...)) }
+
+	logger, err := newLogger(o.LogFormat, o.LogLevel, os.Stderr)
+	if err != nil {
+		bad("%v", err)
+	}
+	co := controller.Options{Names: o.Names, AutoReloadAll: o.AutoReloadAll, Workers: o.Workers, Logger: logger}
+	switch o.ReloadStrategy {
+	case string(controller.EnvVars), string(controller.Annotations):
+		co.Strategy = controller.Strategy(o.ReloadStrategy)
+	default:
+		bad("--reload-strategy=%q: must be one of: env-vars, annotations", o.ReloadStrategy)
+	}
+	co.ReloadOnCreate = parseBoolFlag("reload-on-create", o.ReloadOnCreate, bad)
+	co.ReloadOnDelete = parseBoolFlag("reload-on-delete", o.ReloadOnDelete, bad)
+	if len(o.ResourcesToIgnore) > 1 {
+		bad("--resources-to-ignore=%s: only configMaps or secrets, not both", strings.Join(o.ResourcesToIgnore, ","))
+	}
+	for _, r := range o.ResourcesToIgnore {
+		switch strings.ToLower(r) {
+		case "configmaps":
+			co.IgnoreConfigMaps = true
+		case "secrets":
+			co.IgnoreSecrets = true
+		default:
+			bad("--resources-to-ignore=%q: only configMaps or secrets", r)
+		}
+	}
+	co.IgnoredKinds = map[workload.Kind]bool{}
+	for _, w := range o.IgnoredWorkloads {
+		switch strings.ToLower(w) {
+		case "jobs":
+			co.IgnoredKinds[workload.Job] = true
+		case "cronjobs":
+			co.IgnoredKinds[workload.CronJob] = true
+		default:
+			bad("--ignored-workload-types=%q: accepts jobs, cronjobs, or both", w)
+		}
+	}
+	co.Namespaces = slices.Clone(o.Namespaces)
+	if ns := getenv("KUBERNETES_NAMESPACE"); ns != "" && len(co.Namespaces) == 0 {
+		co.Namespaces = []string{ns}
+	}
+	for _, ns := range co.Namespaces {
+		if ns == "" {
+			bad("--namespaces: empty namespace name")
+		}
+	}
+	co.NamespacesToIgnore = slices.Clone(o.NamespacesToIgnore)
+	if len(o.NamespaceSelectors) > 0 {
+		sel, err := parseSelectorList(o.NamespaceSelectors)
+		if err != nil {
+			bad("--namespace-selector: %v", err)
+		} else {
+			co.NamespaceSelector = sel
+		}
+	}
+	if len(o.ResourceSelectors) > 0 {
+		sel, err := parseSelectorList(o.ResourceSelectors)
+		if err != nil {
+			bad("--resource-label-selector: %v", err)
+		} else {
+			co.ResourceSelector = sel.String()
+		}
+	}
+	if o.Workers < 1 {
+		bad("--workers=%d: must be at least 1", o.Workers)
+	}
+	for flag, name := range map[string]string{
+		"configmap-annotation": o.Names.ConfigMapReload, "secret-annotation": o.Names.SecretReload,
+		"auto-annotation": o.Names.Auto, "ignore-annotation": o.Names.Ignore,
+		"configmap-auto-annotation": o.Names.ConfigMapAuto, "secret-auto-annotation": o.Names.SecretAuto,
+		"auto-search-annotation": o.Names.Search, "search-match-annotation": o.Names.Match,
+		"pause-deployment-annotation": o.Names.PausePeriod, "pause-deployment-time-annotation": o.Names.PausedAt,
+	} {
+		if strings.TrimSpace(name) == "" {
+			bad("--%s: annotation name must not be empty", flag)
+		}
+	}
+	// Kept out of this release rather than accepted and silently ignored:
+	// a user who asks for them must know they are not active.
+	if parseBoolFlag("is-Argo-Rollouts", o.IsArgoRollouts, bad) {
+		bad("--is-Argo-Rollouts: Argo Rollouts support is not in this release yet")
+	}
+	if parseBoolFlag("is-openshift", o.IsOpenShift, bad) {
+		bad("--is-openshift: DeploymentConfig support is not in this release yet")
+	}
+	if o.EnableCSI {
+		bad("--enable-csi-integration: Secrets Store CSI support is not in this release yet")
+	}
+	if o.WebhookURL != "" {
+		bad("--webhook-url: webhook mode is not in this release yet")
+	}
+	r := &Resolved{Controller: co, Logger: logger}
+	if o.EnableHA {
+		r.PodName, r.PodNS = getenv("POD_NAME"), getenv("POD_NAMESPACE")
+		if r.PodName == "" {
+			bad("--enable-ha: POD_NAME not set, cannot run in HA mode without POD_NAME set")
+		}
+		if r.PodNS == "" {
+			bad("--enable-ha: POD_NAMESPACE not set, cannot run in HA mode without POD_NAMESPACE set")
+		}
+		if o.HALeaseDuration <= o.HARenewDeadline || o.HARenewDeadline <= o.HARetryPeriod || o.HARetryPeriod <= 0 {
+			bad("--ha-lease-duration (%s) must exceed --ha-renew-deadline (%s), which must exceed --ha-retry-period (%s) > 0", o.HALeaseDuration, o.HARenewDeadline, o.HARetryPeriod)
+		}
+	}
+	if len(errs) > 0 {
+		return nil, errors.Join(errs...)
+	}
+	return r, nil
+}
+
+func parseBoolFlag(name, v string, bad func(string, ...any)) bool {
+	switch strings.ToLower(strings.TrimSpace(v)) {
+	case "", "false", "0", "f":
+		return false
+	case "true", "1", "t":
+		return true
+	}
+	bad("--%s=%q: want true or false", name, v)
+	return false
+}
+
+// parseSelectorList turns the original's selector list (key:value,
+// key=value, key:* or key=* meaning "has the label") into a label selector.
+func parseSelectorList(items []string) (labels.Selector, error) {
+	parts := make([]string, 0, len(items))
+	for _, it := range items {
+		it = strings.TrimSpace(it)
+		if it == "" {
+			continue
+		}
+		k, v, found := strings.Cut(it, ":")
+		if !found {
+			k, v, found = strings.Cut(it, "=")
+		}
+		switch {
+		case !found:
+			parts = append(parts, it) // already a selector term (e.g. "!key", "key in (a,b)")
+		case v == "*":
+			parts = append(parts, k)
+		default:
+			parts = append(parts, k+"="+v)
+		}
+	}
+	sel, err := labels.Parse(strings.Join(parts, ","))
+	if err != nil {
+		return nil, fmt.Errorf("%q: %w", strings.Join(items, ","), err)
+	}
+	return sel, nil
+}

@@ -1,0 +1,247 @@
+package app
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net"
+	"net/http"
+	"net/http/pprof"
+	"os"
+	"sync/atomic"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/collectors"
+	"github.com/prometheus/client_golang/prometheus/promhttp"
+	"github.com/spf13/cobra"
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/kubernetes/scheme"
+	typedcorev1 "k8s.io/client-go/kubernetes/typed/core/v1"
+	"k8s.io/client-go/rest"
+	"k8s.io/client-go/tools/clientcmd"
+	"k8s.io/client-go/tools/leaderelection"
+	"k8s.io/client-go/tools/leaderelection/resourcelock"
+	"k8s.io/client-go/tools/record"
+	"k8s.io/klog/v2"
+
+	"github.com/reloader-dev/reloader/controller"
+	"github.com/reloader-dev/reloader/controller/buildinfo"
+	"github.com/reloader-dev/reloader/controller/metrics"
+)
+
+// NewCommand is the reloader command.
+func NewCommand() *cobra.Command {
+	o := DefaultOptions()
+	cmd := &cobra.Command{
+		Use:   "reloader",
+		Short: "Roll workloads when the ConfigMaps and Secrets they use change",
+		Long: `reloader watches ConfigMaps and Secrets and rolls the Deployments, StatefulSets,
+DaemonSets, CronJobs and Jobs that use them. It is a drop-in replacement for
+stakater/Reloader: the same annotations, flags, strategies and metrics.
+
+It is level-triggered: what was last applied to each workload is recorded on the
+workload itself (annotation reloader.dev/applied-hashes), so a restart never rolls
+a healthy workload and never misses a change made while the controller was down.`,
+		Example: `  # Everything, cluster-wide, in-cluster credentials:
+  reloader
+
+  # Only two namespaces, with namespaced permissions, JSON logs:
+  reloader --namespaces=team-a,team-b --log-format=json
+
+  # Pod template annotations instead of STAKATER_* variables, reload on delete:
+  reloader --reload-strategy=annotations --reload-on-delete=true
+
+  # Opt a Deployment in (on the workload):
+  kubectl annotate deployment/web reloader.stakater.com/auto=true`,
+		SilenceUsage:  true,
+		SilenceErrors: true,
+		Version:       buildinfo.Get().Version,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			r, err := o.Resolve(os.Getenv)
+			if err != nil {
+				return err
+			}
+			return Run(cmd.Context(), o, r)
+		},
+	}
+	o.AddFlags(cmd.Flags())
+	return cmd
+}
+
+// Run runs the controller until ctx ends or leadership is lost.
+func Run(ctx context.Context, o *Options, r *Resolved) error {
+	log := r.Logger
+	klog.SetSlogLogger(log)
+	cfg, err := restConfig(o.Kubeconfig)
+	if err != nil {
+		return err
+	}
+	cfg.QPS, cfg.Burst = o.QPS, o.Burst
+	cfg.UserAgent = "reloader/" + buildinfo.Get().Version
+	cs, err := kubernetes.NewForConfig(cfg)
+	if err != nil {
+		return fmt.Errorf("building the Kubernetes client: %w", err)
+	}
+
+	reg := prometheus.NewRegistry()
+	reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
+	m := metrics.New(reg, metrics.Options{CountByNamespace: os.Getenv("METRICS_COUNT_BY_NAMESPACE") == "enabled"})
+
+	broadcaster := record.NewBroadcaster(record.WithContext(ctx))
+	broadcaster.StartRecordingToSink(&typedcorev1.EventSinkImpl{Interface: cs.CoreV1().Events("")})
+	defer broadcaster.Shutdown()
+	co := r.Controller
+	co.Metrics = m
+	co.Recorder = broadcaster.NewRecorder(scheme.Scheme, corev1.EventSource{Component: "reloader"})
+	c, err := controller.New(cs, co)
+	if err != nil {
+		return err
+	}
+
+	ctx, cancel := context.WithCancelCause(ctx)
+	defer cancel(nil)
+	var leading atomic.Bool
+	health := &healthState{controller: c, ha: o.EnableHA, leading: &leading}
+	srv, err := serve(ctx, o.MetricsAddr, metricsMux(reg, health))
+	if err != nil {
+		return err
+	}
+	defer shutdown(srv)
+	if o.EnablePProf {
+		psrv, err := serve(ctx, o.PProfAddr, pprofMux())
+		if err != nil {
+			return err
+		}
+		defer shutdown(psrv)
+	}
+	log.Info("starting reloader", "version", buildinfo.Get().Version, "namespaces", co.Namespaces,
+		"strategy", co.Strategy, "ha", o.EnableHA, "metrics", o.MetricsAddr)
+
+	if err := c.Start(ctx); err != nil {
+		return err
+	}
+	if !o.EnableHA {
+		leading.Store(true)
+		c.RunWorkers(ctx)
+		return ignoreCanceled(ctx)
+	}
+	lock, err := resourcelock.New(resourcelock.LeasesResourceLock, r.PodNS, o.HALockName,
+		cs.CoreV1(), cs.CoordinationV1(), resourcelock.ResourceLockConfig{Identity: r.PodName})
+	if err != nil {
+		return fmt.Errorf("creating the leader election lock %s/%s: %w", r.PodNS, o.HALockName, err)
+	}
+	leaderelection.RunOrDie(ctx, leaderelection.LeaderElectionConfig{
+		Lock:            lock,
+		LeaseDuration:   o.HALeaseDuration,
+		RenewDeadline:   o.HARenewDeadline,
+		RetryPeriod:     o.HARetryPeriod,
+		ReleaseOnCancel: true,
+		Name:            o.HALockName,
+		Callbacks: leaderelection.LeaderCallbacks{
+			OnStartedLeading: func(ctx context.Context) {
+				log.Info("became leader", "lease", r.PodNS+"/"+o.HALockName, "identity", r.PodName)
+				leading.Store(true)
+				c.RunWorkers(ctx)
+			},
+			OnStoppedLeading: func() {
+				if leading.Load() {
+					leading.Store(false)
+					// Exiting is the safe answer: a fresh start rebuilds every
+					// cache and competes again, and no half-run worker remains.
+					cancel(errors.New("leadership lost"))
+				}
+			},
+			OnNewLeader: func(identity string) {
+				if identity != r.PodName {
+					log.Info("following leader", "leader", identity)
+				}
+			},
+		},
+	})
+	if cause := context.Cause(ctx); cause != nil && !errors.Is(cause, context.Canceled) {
+		return cause
+	}
+	return nil
+}
+
+func ignoreCanceled(ctx context.Context) error {
+	if cause := context.Cause(ctx); cause != nil && !errors.Is(cause, context.Canceled) {
+		return cause
+	}
+	return nil
+}
+
+func restConfig(kubeconfig string) (*rest.Config, error) {
+	rules := clientcmd.NewDefaultClientConfigLoadingRules()
+	if kubeconfig != "" {
+		rules.ExplicitPath = kubeconfig
+	}
+	if kubeconfig == "" && os.Getenv("KUBECONFIG") == "" {
+		if cfg, err := rest.InClusterConfig(); err == nil {
+			return cfg, nil
+		}
+	}
+	cfg, err := clientcmd.NewNonInteractiveDeferredLoadingClientConfig(rules, &clientcmd.ConfigOverrides{}).ClientConfig()
+	if err != nil {
+		return nil, fmt.Errorf("loading Kubernetes client configuration (--kubeconfig, $KUBECONFIG, in-cluster): %w", err)
+	}
+	return cfg, nil
+}
+
+// healthState answers the probes.
+type healthState struct {
+	controller *controller.Controller
+	ha         bool
+	leading    *atomic.Bool
+}
+
+func metricsMux(reg *prometheus.Registry, h *healthState) *http.ServeMux {
+	mux := http.NewServeMux()
+	mux.Handle("/metrics", promhttp.HandlerFor(reg, promhttp.HandlerOpts{Registry: reg}))
+	mux.HandleFunc("/live", func(w http.ResponseWriter, _ *http.Request) {
+		w.WriteHeader(http.StatusOK)
+		_, _ = w.Write([]byte("ok\n"))
+	})
+	mux.HandleFunc("/readyz", func(w http.ResponseWriter, _ *http.Request) {
+		if !h.controller.Ready() {
+			http.Error(w, "caches not synced\n", http.StatusServiceUnavailable)
+			return
+		}
+		role := "leader"
+		if h.ha && !h.leading.Load() {
+			// A warm standby is ready to take over; it says which it is.
+			role = "standby"
+		}
+		w.WriteHeader(http.StatusOK)
+		_, _ = w.Write([]byte("ok " + role + "\n"))
+	})
+	return mux
+}
+
+func pprofMux() *http.ServeMux {
+	mux := http.NewServeMux()
+	mux.HandleFunc("/debug/pprof/", pprof.Index)
+	mux.HandleFunc("/debug/pprof/cmdline", pprof.Cmdline)
+	mux.HandleFunc("/debug/pprof/profile", pprof.Profile)
+	mux.HandleFunc("/debug/pprof/symbol", pprof.Symbol)
+	mux.HandleFunc("/debug/pprof/trace", pprof.Trace)
+	return mux
+}
+
+func serve(ctx context.Context, addr string, h http.Handler) (*http.Server, error) {
+	l, err := (&net.ListenConfig{}).Listen(ctx, "tcp", addr)
+	if err != nil {
+		return nil, fmt.Errorf("listening on %s: %w", addr, err)
+	}
+	srv := &http.Server{Handler: h, ReadHeaderTimeout: 5 * time.Second}
+	go func() { _ = srv.Serve(l) }()
+	return srv, nil
+}
+
+func shutdown(srv *http.Server) {
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	_ = srv.Shutdown(ctx)
+}

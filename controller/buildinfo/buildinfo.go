@@ -1,0 +1,39 @@
+// Package buildinfo carries the version stamped into a binary at link time:
+//
+//	go build -ldflags "-X github.com/reloader-dev/reloader/controller/buildinfo.Version=v1.2.3 ..."
+package buildinfo
+
+import "runtime/debug"
+
+// Stamped at link time; these are the only package-level variables the
+// project allows, because the linker can only set variables.
+var (
+	Version = "dev"
+	Commit  = ""
+	Date    = ""
+)
+
+// Info is the build information of the running binary.
+type Info struct {
+	Version   string `json:"version"`
+	Commit    string `json:"commit"`
+	Date      string `json:"date"`
+	GoVersion string `json:"goVersion"`
+}
+
+// Get returns the stamped build information, falling back to what the Go
+// toolchain recorded (module version, VCS revision) for unstamped builds.
+func Get() Info {
+	i := Info{Version: Version, Commit: Commit, Date: Date}
+	if bi, ok := debug.ReadBuildInfo(); ok {
+		i.GoVersion = bi.GoVersion
+		if i.Commit == "" {
+			for _, s := range bi.Settings {
+				if s.Key == "vcs.revision" {
+					i.Commit = s.Value
+				}
+			}
+		}
+	}
+	return i
+}

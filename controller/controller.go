@@ -1,0 +1,656 @@
+package controller
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"slices"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	appsv1 "k8s.io/api/apps/v1"
+	batchv1 "k8s.io/api/batch/v1"
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/labels"
+	"k8s.io/apimachinery/pkg/runtime"
+	utilruntime "k8s.io/apimachinery/pkg/util/runtime"
+	"k8s.io/apimachinery/pkg/util/wait"
+	"k8s.io/client-go/informers"
+	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/tools/cache"
+	"k8s.io/client-go/tools/record"
+	"k8s.io/client-go/util/workqueue"
+
+	"github.com/reloader-dev/reloader/controller/annotations"
+	"github.com/reloader-dev/reloader/controller/metrics"
+	"github.com/reloader-dev/reloader/controller/refs"
+	"github.com/reloader-dev/reloader/controller/workload"
+)
+
+// Strategy is how a reload is made visible in the pod template.
+type Strategy string
+
+const (
+	// EnvVars sets STAKATER_<NAME>_CONFIGMAP|SECRET on the container that uses
+	// the resource (the original's default).
+	EnvVars Strategy = "env-vars"
+	// Annotations sets reloader.stakater.com/last-reloaded-from on the pod
+	// template.
+	Annotations Strategy = "annotations"
+)
+
+// Options configure the controller. Zero values are the original's defaults
+// except where noted.
+type Options struct {
+	Names         annotations.Names
+	Strategy      Strategy
+	AutoReloadAll bool
+	// ReloadOnCreate reloads a workload when a resource it watches appears
+	// after the workload was first seen without it.
+	ReloadOnCreate bool
+	// ReloadOnDelete reloads a workload when a resource it watches is deleted.
+	ReloadOnDelete bool
+	// IgnoreConfigMaps / IgnoreSecrets turn off watching that kind entirely.
+	IgnoreConfigMaps, IgnoreSecrets bool
+	// IgnoredKinds are workload kinds never watched nor reloaded.
+	IgnoredKinds map[workload.Kind]bool
+	// Namespaces limits the controller to these namespaces with namespaced
+	// informers (no cluster-wide permissions needed). Empty means all.
+	Namespaces []string
+	// NamespacesToIgnore are skipped everywhere.
+	NamespacesToIgnore []string
+	// NamespaceSelector, when not nil, limits reloads to namespaces whose
+	// labels match (needs list/watch on namespaces).
+	NamespaceSelector labels.Selector
+	// ResourceSelector is a label selector applied server-side to the
+	// ConfigMap and Secret watches.
+	ResourceSelector string
+	// Workers is the number of concurrent syncs (default 4).
+	Workers int
+	// FieldManager names the controller in managedFields (default "reloader").
+	FieldManager string
+	Recorder     record.EventRecorder
+	Metrics      *metrics.Collectors
+	Logger       *slog.Logger
+	// Now is the clock (tests); default time.Now.
+	Now func() time.Time
+}
+
+// Controller is the reload engine.
+type Controller struct {
+	o      Options
+	cs     kubernetes.Interface
+	queue  workqueue.TypedRateLimitingInterface[workload.Key]
+	scopes map[string]*scope // namespace ("" for cluster-wide) -> informers
+	nsInf  cache.SharedIndexInformer
+
+	enqueuedAt sync.Map // workload.Key -> time.Time of the first event since the last sync
+	reported   sync.Map // workload.Key -> string: problems last reported, so Events are not repeated
+	ready      atomic.Bool
+	started    atomic.Bool
+}
+
+// scope holds the informers of one namespace, or of the whole cluster.
+type scope struct {
+	configFactory, workloadFactory informers.SharedInformerFactory
+	config                         map[refs.Kind]cache.SharedIndexInformer
+	workloads                      map[workload.Kind]cache.SharedIndexInformer
+}
+
+const (
+	indexRef    = "reloader/ref"    // "<ns>/<kind>/<name>" of each resource the template uses
+	indexNamed  = "reloader/named"  // "<ns>/<kind>" when the workload names resources of kind by pattern
+	indexSearch = "reloader/search" // "<ns>" when the workload opted into search/match
+)
+
+// New builds the controller and its informers; Start runs them.
+func New(cs kubernetes.Interface, o Options) (*Controller, error) {
+	if o.Strategy == "" {
+		o.Strategy = EnvVars
+	}
+	if o.Strategy != EnvVars && o.Strategy != Annotations {
+		return nil, fmt.Errorf("reload strategy %q: want %q or %q", o.Strategy, EnvVars, Annotations)
+	}
+	if o.Workers <= 0 {
+		o.Workers = 4
+	}
+	if o.FieldManager == "" {
+		o.FieldManager = "reloader"
+	}
+	if o.Logger == nil {
+		o.Logger = slog.Default()
+	}
+	if o.Now == nil {
+		o.Now = time.Now
+	}
+	if o.Names == (annotations.Names{}) {
+		o.Names = annotations.Defaults()
+	}
+	if o.Metrics == nil || o.Recorder == nil {
+		return nil, errors.New("controller options: Metrics and Recorder are required")
+	}
+	c := &Controller{
+		o:  o,
+		cs: cs,
+		queue: workqueue.NewTypedRateLimitingQueueWithConfig(
+			workqueue.DefaultTypedControllerRateLimiter[workload.Key](),
+			workqueue.TypedRateLimitingQueueConfig[workload.Key]{Name: "reloader"}),
+		scopes: map[string]*scope{},
+	}
+	namespaces := o.Namespaces
+	if len(namespaces) == 0 {
+		namespaces = []string{metav1.NamespaceAll}
+	}
+	for _, ns := range namespaces {
+		if _, dup := c.scopes[ns]; dup {
+			continue
+		}
+		s, err := c.newScope(ns)
+		if err != nil {
+			return nil, err
+		}
+		c.scopes[ns] = s
+	}
+	if o.NamespaceSelector != nil {
+		f := informers.NewSharedInformerFactoryWithOptions(cs, 0, informers.WithTransform(stripMeta))
+		c.nsInf = f.Core().V1().Namespaces().Informer()
+		if _, err := c.nsInf.AddEventHandler(cache.ResourceEventHandlerFuncs{
+			AddFunc: func(obj any) { c.namespaceChanged(obj) },
+			UpdateFunc: func(old, cur any) {
+				if !labels.Equals(old.(*corev1.Namespace).Labels, cur.(*corev1.Namespace).Labels) {
+					c.namespaceChanged(cur)
+				}
+			},
+		}); err != nil {
+			return nil, fmt.Errorf("watching namespaces: %w", err)
+		}
+	}
+	return c, nil
+}
+
+func (c *Controller) newScope(ns string) (*scope, error) {
+	s := &scope{config: map[refs.Kind]cache.SharedIndexInformer{}, workloads: map[workload.Kind]cache.SharedIndexInformer{}}
+	s.configFactory = informers.NewSharedInformerFactoryWithOptions(c.cs, 0,
+		informers.WithNamespace(ns),
+		informers.WithTransform(stripConfig),
+		informers.WithTweakListOptions(func(lo *metav1.ListOptions) { lo.LabelSelector = c.o.ResourceSelector }))
+	s.workloadFactory = informers.NewSharedInformerFactoryWithOptions(c.cs, 0,
+		informers.WithNamespace(ns),
+		informers.WithTransform(workload.Strip))
+	if !c.o.IgnoreConfigMaps {
+		s.config[refs.ConfigMap] = s.configFactory.Core().V1().ConfigMaps().Informer()
+	}
+	if !c.o.IgnoreSecrets {
+		s.config[refs.Secret] = s.configFactory.Core().V1().Secrets().Informer()
+	}
+	for kind, inf := range s.config {
+		if _, err := inf.AddEventHandler(c.configHandler(kind)); err != nil {
+			return nil, fmt.Errorf("watching %ss: %w", kind, err)
+		}
+	}
+	for _, kind := range workload.Kinds() {
+		if c.o.IgnoredKinds[kind] {
+			continue
+		}
+		var inf cache.SharedIndexInformer
+		switch kind {
+		case workload.Deployment:
+			inf = s.workloadFactory.Apps().V1().Deployments().Informer()
+		case workload.StatefulSet:
+			inf = s.workloadFactory.Apps().V1().StatefulSets().Informer()
+		case workload.DaemonSet:
+			inf = s.workloadFactory.Apps().V1().DaemonSets().Informer()
+		case workload.CronJob:
+			inf = s.workloadFactory.Batch().V1().CronJobs().Informer()
+		case workload.Job:
+			inf = s.workloadFactory.Batch().V1().Jobs().Informer()
+		}
+		if err := inf.AddIndexers(cache.Indexers{
+			indexRef:    c.indexRefs,
+			indexNamed:  c.indexNamed,
+			indexSearch: c.indexSearch,
+		}); err != nil {
+			return nil, fmt.Errorf("indexing %ss: %w", kind, err)
+		}
+		if _, err := inf.AddEventHandler(c.workloadHandler()); err != nil {
+			return nil, fmt.Errorf("watching %ss: %w", kind, err)
+		}
+		s.workloads[kind] = inf
+	}
+	return s, nil
+}
+
+// Start runs the informers and waits for their caches. It does not reload
+// anything: RunWorkers does (HA standbys start caches without workers).
+func (c *Controller) Start(ctx context.Context) error {
+	var synced []cache.InformerSynced
+	for _, s := range c.scopes {
+		s.configFactory.Start(ctx.Done())
+		s.workloadFactory.Start(ctx.Done())
+		for _, inf := range s.config {
+			synced = append(synced, inf.HasSynced)
+		}
+		for _, inf := range s.workloads {
+			synced = append(synced, inf.HasSynced)
+		}
+	}
+	if c.nsInf != nil {
+		go c.nsInf.Run(ctx.Done())
+		synced = append(synced, c.nsInf.HasSynced)
+	}
+	c.started.Store(true)
+	if !cache.WaitForCacheSync(ctx.Done(), synced...) {
+		return fmt.Errorf("waiting for informer caches: %w", ctx.Err())
+	}
+	c.ready.Store(true)
+	c.o.Metrics.CacheSynced.Set(1)
+	c.o.Logger.Info("caches synced", "scopes", len(c.scopes))
+	return nil
+}
+
+// Ready reports whether every cache has synced.
+func (c *Controller) Ready() bool { return c.ready.Load() }
+
+// RunWorkers processes the queue until ctx ends, then drains and returns.
+func (c *Controller) RunWorkers(ctx context.Context) {
+	defer utilruntime.HandleCrash()
+	var wg sync.WaitGroup
+	for i := 0; i < c.o.Workers; i++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			wait.UntilWithContext(ctx, c.worker, time.Second)
+		}()
+	}
+	<-ctx.Done()
+	c.queue.ShutDown()
+	wg.Wait()
+}
+
+func (c *Controller) worker(ctx context.Context) {
+	for c.processNext(ctx) {
+	}
+}
+
+func (c *Controller) processNext(ctx context.Context) bool {
+	key, shutdown := c.queue.Get()
+	if shutdown {
+		return false
+	}
+	defer c.queue.Done(key)
+	c.o.Metrics.QueueDepth.Set(float64(c.queue.Len()))
+	start := c.o.Now()
+	if t, ok := c.enqueuedAt.Load(key); ok {
+		c.o.Metrics.QueueLatency.Observe(start.Sub(t.(time.Time)).Seconds())
+	}
+	err := c.sync(ctx, key)
+	result := "success"
+	switch {
+	case err == nil:
+		c.queue.Forget(key)
+	case apierrors.IsConflict(err):
+		// A stale cache: retry once it has caught up; not an error worth a log.
+		result = "requeue"
+		c.o.Metrics.RetriesTotal.Inc()
+		c.queue.AddRateLimited(key)
+	default:
+		result = "error"
+		c.o.Metrics.RetriesTotal.Inc()
+		c.o.Metrics.ErrorsTotal.WithLabelValues("sync").Inc()
+		c.o.Logger.Error("sync failed; will retry", "workload", key.String(), "retries", c.queue.NumRequeues(key), "error", err)
+		c.queue.AddRateLimited(key)
+	}
+	c.o.Metrics.RecordReconcile(result, c.o.Now().Sub(start))
+	return true
+}
+
+// enqueue adds a workload key, remembering when its first pending event came
+// (for reloader_action_latency_seconds).
+func (c *Controller) enqueue(key workload.Key) {
+	c.enqueuedAt.LoadOrStore(key, c.o.Now())
+	c.queue.Add(key)
+	c.o.Metrics.QueueAdds.Inc()
+	c.o.Metrics.QueueDepth.Set(float64(c.queue.Len()))
+}
+
+func (c *Controller) ignoredNamespace(ns string) bool {
+	return slices.Contains(c.o.NamespacesToIgnore, ns)
+}
+
+// namespaceSelected applies the namespace selector from the namespace cache.
+func (c *Controller) namespaceSelected(ns string) bool {
+	if c.o.NamespaceSelector == nil {
+		return true
+	}
+	obj, ok, err := c.nsInf.GetStore().GetByKey(ns)
+	if err != nil || !ok {
+		return false
+	}
+	return c.o.NamespaceSelector.Matches(labels.Set(obj.(*corev1.Namespace).Labels))
+}
+
+func (c *Controller) scopeFor(ns string) *scope {
+	if s, ok := c.scopes[metav1.NamespaceAll]; ok {
+		return s
+	}
+	return c.scopes[ns]
+}
+
+// ---- event handlers: they only enqueue keys ----
+
+func (c *Controller) workloadHandler() cache.ResourceEventHandler {
+	return cache.ResourceEventHandlerFuncs{
+		AddFunc: func(obj any) {
+			if v, err := workload.ViewOf(obj); err == nil && !c.ignoredNamespace(v.Object.GetNamespace()) {
+				c.enqueue(v.Key())
+			}
+		},
+		UpdateFunc: func(old, cur any) {
+			o, err1 := workload.ViewOf(old)
+			n, err2 := workload.ViewOf(cur)
+			if err1 != nil || err2 != nil || c.ignoredNamespace(n.Object.GetNamespace()) {
+				return
+			}
+			// Status-only updates (the bulk of workload traffic) cannot change
+			// what the workload uses or what was applied to it.
+			if o.Object.GetGeneration() == n.Object.GetGeneration() &&
+				mapsEqual(o.Object.GetAnnotations(), n.Object.GetAnnotations()) &&
+				o.Object.GetDeletionTimestamp().Equal(n.Object.GetDeletionTimestamp()) {
+				return
+			}
+			c.enqueue(n.Key())
+		},
+		DeleteFunc: func(obj any) {
+			if d, ok := obj.(cache.DeletedFinalStateUnknown); ok {
+				obj = d.Obj
+			}
+			if v, err := workload.ViewOf(obj); err == nil {
+				c.reported.Delete(v.Key())
+				c.enqueuedAt.Delete(v.Key())
+			}
+		},
+	}
+}
+
+func (c *Controller) configHandler(kind refs.Kind) cache.ResourceEventHandler {
+	resourceType := "configmaps"
+	if kind == refs.Secret {
+		resourceType = "secrets"
+	}
+	return cache.ResourceEventHandlerFuncs{
+		AddFunc: func(obj any) {
+			c.o.Metrics.EventsReceived.WithLabelValues("add", resourceType).Inc()
+			m := obj.(metav1.Object)
+			c.configChanged(kind, m, m.GetAnnotations()[c.o.Names.Match] != "")
+		},
+		UpdateFunc: func(old, cur any) {
+			c.o.Metrics.EventsReceived.WithLabelValues("update", resourceType).Inc()
+			o, n := old.(metav1.Object), cur.(metav1.Object)
+			if cachedHash(o) == cachedHash(n) && !c.triggerAnnotationsChanged(o, n) {
+				// A label-only or no-op update: nothing a workload uses changed.
+				c.o.Metrics.EventsProcessed.WithLabelValues("update", resourceType, "unchanged").Inc()
+				return
+			}
+			c.configChanged(kind, n, n.GetAnnotations()[c.o.Names.Match] != "" || o.GetAnnotations()[c.o.Names.Match] != "")
+		},
+		DeleteFunc: func(obj any) {
+			c.o.Metrics.EventsReceived.WithLabelValues("delete", resourceType).Inc()
+			if d, ok := obj.(cache.DeletedFinalStateUnknown); ok {
+				obj = d.Obj
+			}
+			if m, ok := obj.(metav1.Object); ok {
+				c.configChanged(kind, m, m.GetAnnotations()[c.o.Names.Match] != "")
+			}
+		},
+	}
+}
+
+func (c *Controller) triggerAnnotationsChanged(o, n metav1.Object) bool {
+	for _, k := range []string{c.o.Names.Ignore, c.o.Names.Match} {
+		if o.GetAnnotations()[k] != n.GetAnnotations()[k] {
+			return true
+		}
+	}
+	return false
+}
+
+// configChanged enqueues every workload that may watch the resource: those
+// using it, those naming resources of its kind by pattern, and (searchToo,
+// when the resource carries or carried the match annotation) those that search.
+func (c *Controller) configChanged(kind refs.Kind, obj metav1.Object, searchToo bool) {
+	ns := obj.GetNamespace()
+	if c.ignoredNamespace(ns) {
+		return
+	}
+	s := c.scopeFor(ns)
+	if s == nil {
+		return
+	}
+	for wk, inf := range s.workloads {
+		idx := inf.GetIndexer()
+		var objs []any
+		for _, q := range [][2]string{{indexRef, ns + "/" + string(kind) + "/" + obj.GetName()}, {indexNamed, ns + "/" + string(kind)}} {
+			found, err := idx.ByIndex(q[0], q[1])
+			if err == nil {
+				objs = append(objs, found...)
+			}
+		}
+		if searchToo {
+			if found, err := idx.ByIndex(indexSearch, ns); err == nil {
+				objs = append(objs, found...)
+			}
+		}
+		for _, o := range objs {
+			m := o.(metav1.Object)
+			c.enqueue(workload.Key{Kind: wk, Namespace: m.GetNamespace(), Name: m.GetName()})
+		}
+	}
+}
+
+func (c *Controller) namespaceChanged(obj any) {
+	ns := obj.(*corev1.Namespace).Name
+	s := c.scopeFor(ns)
+	if s == nil {
+		return
+	}
+	for wk, inf := range s.workloads {
+		objs, err := inf.GetIndexer().ByIndex(cache.NamespaceIndex, ns)
+		if err != nil {
+			continue
+		}
+		for _, o := range objs {
+			c.enqueue(workload.Key{Kind: wk, Namespace: ns, Name: o.(metav1.Object).GetName()})
+		}
+	}
+}
+
+// ---- indexers ----
+
+func (c *Controller) indexRefs(obj any) ([]string, error) {
+	v, err := workload.ViewOf(obj)
+	if err != nil {
+		return nil, nil
+	}
+	found := refs.Find(&v.Template.Spec)
+	out := make([]string, 0, len(found))
+	for _, r := range found {
+		out = append(out, v.Object.GetNamespace()+"/"+string(r.Kind)+"/"+r.Name)
+	}
+	return out, nil
+}
+
+func (c *Controller) indexNamed(obj any) ([]string, error) {
+	v, err := workload.ViewOf(obj)
+	if err != nil {
+		return nil, nil
+	}
+	w := annotations.Workload{Meta: v.Object.GetAnnotations(), Template: v.Template.Annotations}
+	var out []string
+	for _, k := range []refs.Kind{refs.ConfigMap, refs.Secret} {
+		if c.o.Names.HasNamedReload(w, k) {
+			out = append(out, v.Object.GetNamespace()+"/"+string(k))
+		}
+	}
+	return out, nil
+}
+
+func (c *Controller) indexSearch(obj any) ([]string, error) {
+	v, err := workload.ViewOf(obj)
+	if err != nil {
+		return nil, nil
+	}
+	if c.o.Names.Searches(annotations.Workload{Meta: v.Object.GetAnnotations(), Template: v.Template.Annotations}) {
+		return []string{v.Object.GetNamespace()}, nil
+	}
+	return nil, nil
+}
+
+// ---- lookups ----
+
+func (c *Controller) getWorkload(key workload.Key) (workload.View, bool, error) {
+	s := c.scopeFor(key.Namespace)
+	if s == nil {
+		return workload.View{}, false, nil
+	}
+	inf, ok := s.workloads[key.Kind]
+	if !ok {
+		return workload.View{}, false, nil
+	}
+	obj, exists, err := inf.GetIndexer().GetByKey(key.Namespace + "/" + key.Name)
+	if err != nil || !exists {
+		return workload.View{}, false, err
+	}
+	v, err := workload.ViewOf(obj)
+	return v, err == nil, err
+}
+
+// config returns the cached (data-stripped) resource.
+func (c *Controller) config(kind refs.Kind, ns, name string) (metav1.Object, bool) {
+	s := c.scopeFor(ns)
+	if s == nil {
+		return nil, false
+	}
+	inf, ok := s.config[kind]
+	if !ok {
+		return nil, false
+	}
+	obj, exists, err := inf.GetIndexer().GetByKey(ns + "/" + name)
+	if err != nil || !exists {
+		return nil, false
+	}
+	return obj.(metav1.Object), true
+}
+
+func (c *Controller) configsIn(kind refs.Kind, ns string) []metav1.Object {
+	s := c.scopeFor(ns)
+	if s == nil {
+		return nil
+	}
+	inf, ok := s.config[kind]
+	if !ok {
+		return nil
+	}
+	objs, err := inf.GetIndexer().ByIndex(cache.NamespaceIndex, ns)
+	if err != nil {
+		return nil
+	}
+	out := make([]metav1.Object, 0, len(objs))
+	for _, o := range objs {
+		out = append(out, o.(metav1.Object))
+	}
+	return out
+}
+
+func (c *Controller) kindIgnored(k refs.Kind) bool {
+	return (k == refs.ConfigMap && c.o.IgnoreConfigMaps) || (k == refs.Secret && c.o.IgnoreSecrets)
+}
+
+// ---- cache transforms ----
+
+// hashKey marks a cached ConfigMap or Secret whose data was replaced by its
+// hash. The "!" makes it an invalid annotation key, so no object coming from
+// the apiserver can carry it: the transform can tell its own output apart.
+const hashKey = "reloader.dev/hash!"
+
+// stripConfig replaces a ConfigMap's or Secret's data with its hash before the
+// object enters the cache, so memory grows with the number of objects, not
+// their size, and no value is ever held by the controller.
+func stripConfig(obj any) (any, error) {
+	m, ok := obj.(metav1.Object)
+	if !ok {
+		return obj, nil
+	}
+	if _, done := m.GetAnnotations()[hashKey]; done {
+		return obj, nil
+	}
+	var h string
+	switch o := obj.(type) {
+	case *corev1.ConfigMap:
+		h = hashConfigMap(o)
+		o.Data, o.BinaryData = nil, nil
+	case *corev1.Secret:
+		h = hashSecret(o)
+		o.Data, o.StringData = nil, nil
+	default:
+		return obj, nil
+	}
+	ann := make(map[string]string, len(m.GetAnnotations())+1)
+	for k, v := range m.GetAnnotations() {
+		// The last-applied-configuration annotation of kubectl apply holds the
+		// whole object, data included.
+		if k == corev1.LastAppliedConfigAnnotation {
+			continue
+		}
+		ann[k] = v
+	}
+	ann[hashKey] = h
+	m.SetAnnotations(ann)
+	m.SetManagedFields(nil)
+	return obj, nil
+}
+
+func stripMeta(obj any) (any, error) {
+	if m, ok := obj.(metav1.Object); ok {
+		m.SetManagedFields(nil)
+		if ns, ok := obj.(*corev1.Namespace); ok {
+			ns.Annotations = nil
+		}
+	}
+	return obj, nil
+}
+
+// cachedHash is the hash stripConfig stored.
+func cachedHash(m metav1.Object) string { return m.GetAnnotations()[hashKey] }
+
+func mapsEqual(a, b map[string]string) bool {
+	if len(a) != len(b) {
+		return false
+	}
+	for k, v := range a {
+		if w, ok := b[k]; !ok || w != v {
+			return false
+		}
+	}
+	return true
+}
+
+// eventObject returns the typed object for the event recorder.
+func eventObject(v workload.View) runtime.Object {
+	switch o := v.Object.(type) {
+	case *appsv1.Deployment:
+		return o
+	case *appsv1.StatefulSet:
+		return o
+	case *appsv1.DaemonSet:
+		return o
+	case *batchv1.CronJob:
+		return o
+	case *batchv1.Job:
+		return o
+	}
+	return nil
+}

@@ -1,0 +1,457 @@
+package controller
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"sort"
+	"strings"
+	"time"
+
+	appsv1 "k8s.io/api/apps/v1"
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+
+	"github.com/reloader-dev/reloader/controller/annotations"
+	"github.com/reloader-dev/reloader/controller/hash"
+	"github.com/reloader-dev/reloader/controller/refs"
+	"github.com/reloader-dev/reloader/controller/workload"
+)
+
+func hashConfigMap(o *corev1.ConfigMap) string { return hash.ConfigMap(o.Data, o.BinaryData) }
+func hashSecret(o *corev1.Secret) string       { return hash.Secret(o.Data) }
+
+// resource identifies a watched ConfigMap or Secret within a namespace; its
+// string form "configmap/name" is the key in the applied-hashes record.
+type resource struct {
+	Kind refs.Kind
+	Name string
+}
+
+func (r resource) String() string { return string(r.Kind) + "/" + r.Name }
+
+// watched is what the sync knows of one resource the workload watches.
+type watched struct {
+	auto     bool   // watched through auto/search: the marker goes on a user
+	optional bool   // every use is optional: absence is fine
+	hash     string // current hash; "" when the resource does not exist
+}
+
+// transition is why a watched resource's hash differs from the recorded one.
+type transition int
+
+const (
+	changed transition = iota
+	created
+	deleted
+)
+
+type reload struct {
+	res  resource
+	w    watched
+	kind transition
+}
+
+// sync makes one workload's applied state match its resources. It reads only
+// caches; it writes only when something differs; it writes at most one
+// request per workload kind's reload mechanism.
+func (c *Controller) sync(ctx context.Context, key workload.Key) error {
+	v, ok, err := c.getWorkload(key)
+	if err != nil || !ok {
+		c.enqueuedAt.Delete(key)
+		return err
+	}
+	if ok, reason := v.Reloadable(); !ok {
+		c.o.Metrics.SkippedTotal.WithLabelValues(reason).Inc()
+		return nil
+	}
+	if c.ignoredNamespace(key.Namespace) || !c.namespaceSelected(key.Namespace) {
+		c.o.Metrics.SkippedTotal.WithLabelValues("namespace_not_selected").Inc()
+		return nil
+	}
+	c.o.Metrics.WorkloadsScanned.WithLabelValues(string(key.Kind)).Inc()
+	w := annotations.Workload{Meta: v.Object.GetAnnotations(), Template: v.Template.Annotations}
+	if !c.o.Names.Interested(w, c.o.AutoReloadAll) {
+		return nil
+	}
+
+	if requeue, err := c.resumeIfPauseOver(ctx, v); err != nil || requeue > 0 {
+		if requeue > 0 {
+			c.queue.AddAfter(key, requeue)
+		}
+		return err
+	}
+
+	set, problems := c.watchedSet(v, w)
+	recordText, hadRecord := v.Object.GetAnnotations()[annotations.Applied]
+	record, err := parseRecord(recordText)
+	if err != nil && hadRecord {
+		problems = append(problems, fmt.Sprintf("annotation %s is unreadable (%v); taking the current state as applied", annotations.Applied, err))
+		record, hadRecord = map[string]string{}, false
+	}
+
+	var reloads []reload
+	next := make(map[string]string, len(set))
+	for res, wt := range set {
+		next[res.String()] = wt.hash
+		prev, known := record[res.String()]
+		if !known {
+			// First sight of this resource for this workload. A reload marker
+			// left in the template (ours or the original's) tells what was
+			// applied; without one the current state is the baseline, so
+			// adopting a workload never rolls it.
+			prev, known = c.evidence(v, res)
+			if !known {
+				continue
+			}
+		}
+		switch {
+		case prev == wt.hash:
+		case prev == "":
+			if c.o.ReloadOnCreate {
+				reloads = append(reloads, reload{res, wt, created})
+			}
+		case wt.hash == "":
+			if c.o.ReloadOnDelete {
+				reloads = append(reloads, reload{res, wt, deleted})
+			}
+		default:
+			reloads = append(reloads, reload{res, wt, changed})
+		}
+	}
+	c.report(v, problems)
+
+	nextText := encodeRecord(next)
+	if len(reloads) == 0 {
+		if hadRecord && nextText == recordText {
+			c.enqueuedAt.Delete(key)
+			return nil
+		}
+		// Record the baseline (or a resource no longer watched) without
+		// touching the template: this rolls nothing.
+		ch := workload.Change{RecordKey: annotations.Applied, Record: nextText}
+		if err := workload.Apply(ctx, c.cs, v, ch, workload.Options{FieldManager: c.o.FieldManager}); err != nil {
+			return fmt.Errorf("recording applied hashes: %w", err)
+		}
+		c.enqueuedAt.Delete(key)
+		return nil
+	}
+	return c.apply(ctx, v, reloads, nextText)
+}
+
+// watchedSet lists the resources the workload watches, with their current
+// hashes, and the problems worth telling the user about.
+func (c *Controller) watchedSet(v workload.View, w annotations.Workload) (map[resource]watched, []string) {
+	set := map[resource]watched{}
+	var problems []string
+	seenErr := map[string]bool{}
+	addErrs := func(errs []error) {
+		for _, e := range errs {
+			if s := e.Error(); !seenErr[s] {
+				seenErr[s] = true
+				problems = append(problems, s)
+			}
+		}
+	}
+	ns := v.Object.GetNamespace()
+	for _, r := range refs.Find(&v.Template.Spec) {
+		if c.kindIgnored(r.Kind) {
+			continue
+		}
+		obj, exists := c.config(r.Kind, ns, r.Name)
+		var ann map[string]string
+		if exists {
+			ann = obj.GetAnnotations()
+		}
+		d := c.o.Names.Decide(w, annotations.Resource{Kind: r.Kind, Name: r.Name, Annotations: ann}, c.o.AutoReloadAll)
+		addErrs(d.Errors)
+		if !d.Reload {
+			continue
+		}
+		wt := watched{auto: d.Auto, optional: r.Optional}
+		if exists {
+			wt.hash = cachedHash(obj)
+		} else if !r.Optional && c.o.ResourceSelector == "" {
+			problems = append(problems, fmt.Sprintf("uses %s %q, which does not exist", kindTitle(r.Kind), r.Name))
+		}
+		set[resource{r.Kind, r.Name}] = wt
+	}
+	for _, k := range []refs.Kind{refs.ConfigMap, refs.Secret} {
+		if c.kindIgnored(k) || !c.o.Names.HasNamedReload(w, k) {
+			continue
+		}
+		for _, obj := range c.configsIn(k, ns) {
+			res := resource{k, obj.GetName()}
+			if _, done := set[res]; done {
+				continue
+			}
+			d := c.o.Names.Decide(w, annotations.Resource{Kind: k, Name: res.Name, Annotations: obj.GetAnnotations()}, c.o.AutoReloadAll)
+			addErrs(d.Errors)
+			// An unused resource can only be watched by name: auto and search
+			// need a container that uses it.
+			if d.Reload && !d.Auto {
+				set[res] = watched{hash: cachedHash(obj)}
+			}
+		}
+	}
+	if s, ok := v.Object.GetAnnotations()[c.o.Names.PausePeriod]; ok && v.Kind == workload.Deployment {
+		if _, err := parsePausePeriod(s); err != nil {
+			problems = append(problems, fmt.Sprintf("annotation %s: %v", c.o.Names.PausePeriod, err))
+		}
+	}
+	if s, ok := v.Object.GetAnnotations()[c.o.Names.RolloutStrategy]; ok && s != "rollout" && s != "restart" {
+		problems = append(problems, fmt.Sprintf("annotation %s=%q: want \"rollout\" or \"restart\"", c.o.Names.RolloutStrategy, s))
+	}
+	sort.Strings(problems)
+	return set, problems
+}
+
+// evidence reads what a reload marker in the template says was last applied
+// for res: a STAKATER_* variable in any container, or the last-reloaded-from
+// annotation naming res. Both strategies are read, so switching strategy or
+// migrating from the original never rolls a workload that is up to date.
+func (c *Controller) evidence(v workload.View, res resource) (string, bool) {
+	name := EnvVarName(res.Kind, res.Name)
+	for _, ctr := range v.Template.Spec.Containers {
+		for _, e := range ctr.Env {
+			if e.Name == name && e.ValueFrom == nil {
+				return e.Value, true
+			}
+		}
+	}
+	if s, ok := v.Template.Annotations[c.o.Names.LastReloadedFrom]; ok {
+		var src reloadSource
+		if json.Unmarshal([]byte(s), &src) == nil && src.Name == res.Name && src.Namespace == v.Object.GetNamespace() && strings.EqualFold(src.Type, typeName(res.Kind)) {
+			return src.Hash, true
+		}
+	}
+	return "", false
+}
+
+// apply writes one reload: template markers, the new record and, for a
+// Deployment with a pause period, the pause; then tells the user.
+func (c *Controller) apply(ctx context.Context, v workload.View, reloads []reload, nextText string) error {
+	key := v.Key()
+	sort.Slice(reloads, func(i, j int) bool { return reloads[i].res.String() < reloads[j].res.String() })
+	ch := workload.Change{RecordKey: annotations.Applied, Record: nextText}
+	var applied []reload
+	spec := &v.Template.Spec
+	for _, r := range reloads {
+		container, ok := refs.ContainerFor(spec, r.res.Kind, r.res.Name, r.w.auto)
+		if !ok {
+			c.o.Metrics.SkippedTotal.WithLabelValues("no_container").Inc()
+			continue
+		}
+		applied = append(applied, r)
+		switch c.o.Strategy {
+		case EnvVars:
+			env := workload.EnvChange{Container: container, Name: EnvVarName(r.res.Kind, r.res.Name), Value: r.w.hash}
+			if r.kind == deleted {
+				env.Remove = true
+			}
+			ch.Env = append(ch.Env, env)
+		case Annotations:
+			h := r.w.hash
+			if r.kind == deleted {
+				h = hash.Empty()
+			}
+			src, err := json.Marshal(reloadSource{
+				Type: typeName(r.res.Kind), Name: r.res.Name, Namespace: key.Namespace,
+				Hash: h, ContainerRefs: []string{container}, ObservedAt: c.o.Now().Unix(),
+			})
+			if err != nil {
+				return fmt.Errorf("encoding %s: %w", c.o.Names.LastReloadedFrom, err)
+			}
+			// One annotation holds one source; the last one wins, as in the
+			// original. The record keeps every hash.
+			ch.TemplateAnnotations = map[string]string{c.o.Names.LastReloadedFrom: string(src)}
+		}
+	}
+	if v.Kind == workload.Deployment && ch.Rollout() {
+		if s, ok := v.Object.GetAnnotations()[c.o.Names.PausePeriod]; ok {
+			if _, err := parsePausePeriod(s); err == nil {
+				paused := true
+				at := c.o.Now().UTC().Format(time.RFC3339)
+				ch.Paused = &paused
+				ch.MetaAnnotations = map[string]*string{c.o.Names.PausedAt: &at}
+			}
+		}
+	}
+
+	start := c.o.Now()
+	err := workload.Apply(ctx, c.cs, v, ch, workload.Options{FieldManager: c.o.FieldManager})
+	latency := time.Duration(0)
+	if t, ok := c.enqueuedAt.Load(key); ok {
+		latency = c.o.Now().Sub(t.(time.Time))
+	} else {
+		latency = c.o.Now().Sub(start)
+	}
+	if err != nil {
+		if apierrors.IsConflict(err) || apierrors.IsNotFound(err) {
+			return err // stale cache; the retry decides again from fresh state
+		}
+		c.o.Metrics.RecordReload(false, key.Namespace)
+		c.o.Metrics.RecordAction(string(v.Kind), "error", latency)
+		c.o.Recorder.Eventf(eventObject(v), corev1.EventTypeWarning, "ReloadFail",
+			"Reload of %s '%s' in namespace '%s' for %s failed: %v", v.Kind, key.Name, key.Namespace, describe(applied), err)
+		return err
+	}
+	c.enqueuedAt.Delete(key)
+	if !ch.Rollout() {
+		return nil
+	}
+	c.o.Metrics.WorkloadsMatched.WithLabelValues(string(v.Kind)).Inc()
+	c.o.Metrics.RecordReload(true, key.Namespace)
+	c.o.Metrics.RecordAction(string(v.Kind), "success", latency)
+	msg := fmt.Sprintf("Changes detected in %s in namespace '%s', Updated '%s' of type '%s' in namespace '%s'",
+		describe(applied), key.Namespace, key.Name, v.Kind, key.Namespace)
+	c.o.Recorder.Event(eventObject(v), corev1.EventTypeNormal, "Reloaded", msg)
+	c.o.Logger.Info("reloaded", "workload", key.String(), "resources", describe(applied), "latency", latency.String())
+	return nil
+}
+
+// resumeIfPauseOver resumes a Deployment this controller paused once its
+// pause period has passed. The deadline lives on the object (paused-at +
+// pause-period), so a restart or a failed resume is caught up on the next
+// sync. It returns how long to wait when the pause is still running.
+func (c *Controller) resumeIfPauseOver(ctx context.Context, v workload.View) (time.Duration, error) {
+	d, ok := v.Object.(*appsv1.Deployment)
+	if !ok {
+		return 0, nil
+	}
+	at, paused := d.Annotations[c.o.Names.PausedAt]
+	if !paused || !d.Spec.Paused {
+		return 0, nil
+	}
+	period, err := parsePausePeriod(d.Annotations[c.o.Names.PausePeriod])
+	start, terr := time.Parse(time.RFC3339, at)
+	if err == nil && terr == nil {
+		if remaining := start.Add(period).Sub(c.o.Now()); remaining > 0 {
+			return remaining, nil
+		}
+	}
+	// Period over, or no longer readable: never leave a Deployment paused.
+	resume := false
+	ch := workload.Change{Paused: &resume, MetaAnnotations: map[string]*string{c.o.Names.PausedAt: nil}}
+	if err := workload.Apply(ctx, c.cs, v, ch, workload.Options{FieldManager: c.o.FieldManager}); err != nil {
+		return 0, fmt.Errorf("resuming paused %s: %w", v.Key(), err)
+	}
+	c.o.Logger.Info("resumed after pause period", "workload", v.Key().String())
+	return 0, nil
+}
+
+func parsePausePeriod(s string) (time.Duration, error) {
+	d, err := time.ParseDuration(s)
+	if err != nil {
+		return 0, fmt.Errorf("%q is not a duration: %w", s, err)
+	}
+	if d <= 0 {
+		return 0, fmt.Errorf("%q is not a positive duration", s)
+	}
+	return d, nil
+}
+
+// report turns problems into a ReloadFail Event and a metric, once per
+// distinct set of problems per workload, so a bad annotation does not spam.
+func (c *Controller) report(v workload.View, problems []string) {
+	key := v.Key()
+	text := strings.Join(problems, "; ")
+	prev, _ := c.reported.Load(key)
+	if prev == nil && text == "" || prev != nil && prev.(string) == text {
+		return
+	}
+	c.reported.Store(key, text)
+	if text == "" {
+		return
+	}
+	c.o.Metrics.InvalidAnnotations.WithLabelValues(string(v.Kind)).Inc()
+	c.o.Metrics.SkippedTotal.WithLabelValues("invalid_configuration").Inc()
+	c.o.Recorder.Eventf(eventObject(v), corev1.EventTypeWarning, "ReloadFail", "%s '%s' in namespace '%s': %s", v.Kind, key.Name, key.Namespace, text)
+	c.o.Logger.Warn("workload configuration problem", "workload", key.String(), "problems", text)
+}
+
+// reloadSource is the original's last-reloaded-from JSON.
+type reloadSource struct {
+	Type          string   `json:"type"`
+	Name          string   `json:"name"`
+	Namespace     string   `json:"namespace"`
+	Hash          string   `json:"hash"`
+	ContainerRefs []string `json:"containerRefs"`
+	ObservedAt    int64    `json:"observedAt"`
+}
+
+func typeName(k refs.Kind) string {
+	if k == refs.Secret {
+		return "SECRET"
+	}
+	return "CONFIGMAP"
+}
+
+func kindTitle(k refs.Kind) string {
+	if k == refs.Secret {
+		return "Secret"
+	}
+	return "ConfigMap"
+}
+
+// EnvVarName is the original's reload variable name:
+// STAKATER_<NAME>_CONFIGMAP|SECRET, the name upper-cased with every run of
+// other characters turned into one underscore.
+func EnvVarName(kind refs.Kind, name string) string {
+	var b strings.Builder
+	b.WriteString("STAKATER_")
+	upper := strings.ToUpper(name)
+	lastValid := false
+	for i := 0; i < len(upper); i++ {
+		ch := upper[i]
+		if (ch >= 'A' && ch <= 'Z') || (ch >= '0' && ch <= '9') {
+			b.WriteByte(ch)
+			lastValid = true
+		} else {
+			if lastValid {
+				b.WriteByte('_')
+			}
+			lastValid = false
+		}
+	}
+	b.WriteByte('_')
+	b.WriteString(typeName(kind))
+	return b.String()
+}
+
+func describe(rs []reload) string {
+	parts := make([]string, 0, len(rs))
+	for _, r := range rs {
+		parts = append(parts, fmt.Sprintf("'%s' of type '%s'", r.res.Name, typeName(r.res.Kind)))
+	}
+	return strings.Join(parts, ", ")
+}
+
+// encodeRecord is canonical (sorted keys, compact), so an unchanged state
+// compares equal as text and causes no write.
+func encodeRecord(m map[string]string) string {
+	b, err := json.Marshal(m) // map keys are sorted by encoding/json
+	if err != nil {
+		return "{}"
+	}
+	return string(b)
+}
+
+const maxRecordBytes = 256 << 10
+
+func parseRecord(s string) (map[string]string, error) {
+	m := map[string]string{}
+	if s == "" {
+		return m, nil
+	}
+	if len(s) > maxRecordBytes {
+		return m, errors.New("too large")
+	}
+	dec := json.NewDecoder(bytes.NewReader([]byte(s)))
+	if err := dec.Decode(&m); err != nil {
+		return map[string]string{}, err
+	}
+	return m, nil
+}

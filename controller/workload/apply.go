@@ -1,0 +1,314 @@
+package workload
+
+import (
+	"context"
+	"crypto/sha1" //nolint:gosec // a name suffix, not a security boundary
+	"encoding/hex"
+	"encoding/json"
+	"fmt"
+	"maps"
+	"sort"
+	"strings"
+
+	batchv1 "k8s.io/api/batch/v1"
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/client-go/kubernetes"
+)
+
+// EnvChange sets (or, with Remove, deletes) one reload variable on a container.
+type EnvChange struct {
+	Container string
+	Name      string
+	Value     string
+	Remove    bool
+}
+
+// Change is everything one sync writes to one workload, in one request where
+// the kind allows it.
+type Change struct {
+	// Record is the new value of the applied-hashes annotation on the
+	// workload's metadata (key RecordKey).
+	RecordKey string
+	Record    string
+	// Env are reload variables (env-vars strategy); empty means no rollout
+	// through the environment.
+	Env []EnvChange
+	// TemplateAnnotations are set on the pod template (annotations strategy).
+	TemplateAnnotations map[string]string
+	// MetaAnnotations are set on the workload's metadata besides the record
+	// (a nil value deletes the key).
+	MetaAnnotations map[string]*string
+	// Paused sets spec.paused on a Deployment when not nil.
+	Paused *bool
+}
+
+// Rollout reports whether the change touches the pod template.
+func (c Change) Rollout() bool { return len(c.Env) > 0 || len(c.TemplateAnnotations) > 0 }
+
+// Options are the write options every request uses.
+type Options struct {
+	// FieldManager names the controller in managedFields.
+	FieldManager string
+}
+
+// Apply writes the change. Deployments, StatefulSets and DaemonSets get one
+// strategic merge patch guarded by the cached resourceVersion, so a decision
+// made on a stale cache fails with a conflict (and is retried from a fresh
+// one) instead of reloading twice. A CronJob reload creates a Job from its
+// template, named after the change so a retry cannot create two; a Job is
+// deleted and recreated with the new template.
+func Apply(ctx context.Context, cs kubernetes.Interface, v View, c Change, o Options) error {
+	switch v.Kind {
+	case Deployment, StatefulSet, DaemonSet:
+		return patchTemplate(ctx, cs, v, c, o)
+	case CronJob:
+		return reloadCronJob(ctx, cs, v, c, o)
+	case Job:
+		return recreateJob(ctx, cs, v, c, o)
+	}
+	return fmt.Errorf("applying a change to %s: unsupported kind", v.Key())
+}
+
+func metaPatch(v View, c Change) map[string]any {
+	ann := map[string]any{}
+	if c.RecordKey != "" {
+		ann[c.RecordKey] = c.Record
+	}
+	for k, val := range c.MetaAnnotations {
+		if val == nil {
+			ann[k] = nil
+		} else {
+			ann[k] = *val
+		}
+	}
+	return map[string]any{"resourceVersion": v.Object.GetResourceVersion(), "annotations": ann}
+}
+
+func patchTemplate(ctx context.Context, cs kubernetes.Interface, v View, c Change, o Options) error {
+	spec := map[string]any{}
+	if c.Rollout() {
+		tmpl := map[string]any{}
+		if len(c.TemplateAnnotations) > 0 {
+			tmpl["metadata"] = map[string]any{"annotations": c.TemplateAnnotations}
+		}
+		if len(c.Env) > 0 {
+			tmpl["spec"] = map[string]any{"containers": envPatch(c.Env)}
+		}
+		spec["template"] = tmpl
+	}
+	if c.Paused != nil {
+		spec["paused"] = *c.Paused
+	}
+	body := map[string]any{"metadata": metaPatch(v, c)}
+	if len(spec) > 0 {
+		body["spec"] = spec
+	}
+	data, err := json.Marshal(body)
+	if err != nil {
+		return fmt.Errorf("encoding the patch of %s: %w", v.Key(), err)
+	}
+	po := metav1.PatchOptions{FieldManager: o.FieldManager}
+	ns, name := v.Object.GetNamespace(), v.Object.GetName()
+	switch v.Kind {
+	case Deployment:
+		_, err = cs.AppsV1().Deployments(ns).Patch(ctx, name, types.StrategicMergePatchType, data, po)
+	case StatefulSet:
+		_, err = cs.AppsV1().StatefulSets(ns).Patch(ctx, name, types.StrategicMergePatchType, data, po)
+	case DaemonSet:
+		_, err = cs.AppsV1().DaemonSets(ns).Patch(ctx, name, types.StrategicMergePatchType, data, po)
+	}
+	if err != nil {
+		return fmt.Errorf("patching %s: %w", v.Key(), err)
+	}
+	return nil
+}
+
+// envPatch groups variable changes by container, in a strategic merge patch
+// shape (containers and env merge by name; "$patch": "delete" removes).
+func envPatch(env []EnvChange) []any {
+	byContainer := map[string][]any{}
+	var order []string
+	for _, e := range env {
+		if _, ok := byContainer[e.Container]; !ok {
+			order = append(order, e.Container)
+		}
+		if e.Remove {
+			byContainer[e.Container] = append(byContainer[e.Container], map[string]any{"name": e.Name, "$patch": "delete"})
+		} else {
+			byContainer[e.Container] = append(byContainer[e.Container], map[string]any{"name": e.Name, "value": e.Value})
+		}
+	}
+	out := make([]any, 0, len(order))
+	for _, c := range order {
+		out = append(out, map[string]any{"name": c, "env": byContainer[c]})
+	}
+	return out
+}
+
+// ApplyToTemplate makes the change's template edits on a copy of t, for kinds
+// whose reload creates a new object instead of patching.
+func ApplyToTemplate(t *corev1.PodTemplateSpec, c Change) {
+	if len(c.TemplateAnnotations) > 0 {
+		if t.Annotations == nil {
+			t.Annotations = map[string]string{}
+		}
+		maps.Copy(t.Annotations, c.TemplateAnnotations)
+	}
+	for _, e := range c.Env {
+		for i := range t.Spec.Containers {
+			ctr := &t.Spec.Containers[i]
+			if ctr.Name != e.Container {
+				continue
+			}
+			idx := -1
+			for j := range ctr.Env {
+				if ctr.Env[j].Name == e.Name {
+					idx = j
+				}
+			}
+			switch {
+			case e.Remove && idx >= 0:
+				ctr.Env = append(ctr.Env[:idx], ctr.Env[idx+1:]...)
+			case !e.Remove && idx >= 0:
+				ctr.Env[idx].Value, ctr.Env[idx].ValueFrom = e.Value, nil
+			case !e.Remove:
+				ctr.Env = append(ctr.Env, corev1.EnvVar{Name: e.Name, Value: e.Value})
+			}
+		}
+	}
+}
+
+func reloadCronJob(ctx context.Context, cs kubernetes.Interface, v View, c Change, o Options) error {
+	cj := v.Object.(*batchv1.CronJob)
+	if c.Rollout() {
+		job := JobFromCronJob(cj, c)
+		_, err := cs.BatchV1().Jobs(cj.Namespace).Create(ctx, job, metav1.CreateOptions{FieldManager: o.FieldManager})
+		if err != nil && !apierrors.IsAlreadyExists(err) {
+			return fmt.Errorf("creating Job %s/%s for %s: %w", cj.Namespace, job.Name, v.Key(), err)
+		}
+	}
+	data, err := json.Marshal(map[string]any{"metadata": metaPatch(v, c)})
+	if err != nil {
+		return fmt.Errorf("encoding the patch of %s: %w", v.Key(), err)
+	}
+	if _, err := cs.BatchV1().CronJobs(cj.Namespace).Patch(ctx, cj.Name, types.MergePatchType, data, metav1.PatchOptions{FieldManager: o.FieldManager}); err != nil {
+		return fmt.Errorf("recording the applied hashes on %s: %w", v.Key(), err)
+	}
+	return nil
+}
+
+// JobFromCronJob builds the Job a CronJob reload creates: the CronJob's job
+// template with the change applied, marked as a manual instantiation and owned
+// by the CronJob, named deterministically from the change so that a retried
+// sync finds it already there instead of creating a second one.
+func JobFromCronJob(cj *batchv1.CronJob, c Change) *batchv1.Job {
+	spec := cj.Spec.JobTemplate.Spec.DeepCopy()
+	ApplyToTemplate(&spec.Template, c)
+	ann := map[string]string{"cronjob.kubernetes.io/instantiate": "manual"}
+	maps.Copy(ann, cj.Spec.JobTemplate.Annotations)
+	prefix := cj.Name
+	if len(prefix) > 52 {
+		prefix = strings.TrimRight(prefix[:52], "-.")
+	}
+	return &batchv1.Job{
+		ObjectMeta: metav1.ObjectMeta{
+			Name:            prefix + "-" + changeID(c),
+			Namespace:       cj.Namespace,
+			Annotations:     ann,
+			Labels:          maps.Clone(cj.Spec.JobTemplate.Labels),
+			OwnerReferences: []metav1.OwnerReference{*metav1.NewControllerRef(cj, batchv1.SchemeGroupVersion.WithKind("CronJob"))},
+		},
+		Spec: *spec,
+	}
+}
+
+// changeID is a short digest of what a change applies.
+func changeID(c Change) string {
+	var parts []string
+	for _, e := range c.Env {
+		parts = append(parts, fmt.Sprintf("env:%s:%s:%s:%v", e.Container, e.Name, e.Value, e.Remove))
+	}
+	for k, val := range c.TemplateAnnotations {
+		parts = append(parts, "ann:"+k+"="+val)
+	}
+	parts = append(parts, "rec:"+c.Record)
+	sort.Strings(parts)
+	sum := sha1.Sum([]byte(strings.Join(parts, "\n"))) //nolint:gosec
+	return hex.EncodeToString(sum[:])[:10]
+}
+
+func recreateJob(ctx context.Context, cs kubernetes.Interface, v View, c Change, o Options) error {
+	old := v.Object.(*batchv1.Job)
+	if !c.Rollout() {
+		data, err := json.Marshal(map[string]any{"metadata": metaPatch(v, c)})
+		if err != nil {
+			return fmt.Errorf("encoding the patch of %s: %w", v.Key(), err)
+		}
+		if _, err := cs.BatchV1().Jobs(old.Namespace).Patch(ctx, old.Name, types.MergePatchType, data, metav1.PatchOptions{FieldManager: o.FieldManager}); err != nil {
+			return fmt.Errorf("recording the applied hashes on %s: %w", v.Key(), err)
+		}
+		return nil
+	}
+	job := RecreatedJob(old, c)
+	policy := metav1.DeletePropagationBackground
+	uid, rv := old.UID, old.ResourceVersion
+	err := cs.BatchV1().Jobs(old.Namespace).Delete(ctx, old.Name, metav1.DeleteOptions{
+		PropagationPolicy: &policy,
+		// Only the Job this decision was made on: a newer one (already
+		// recreated, or edited meanwhile) makes this a conflict to retry.
+		Preconditions: &metav1.Preconditions{UID: &uid, ResourceVersion: &rv},
+	})
+	if err != nil && !apierrors.IsNotFound(err) {
+		return fmt.Errorf("deleting %s to recreate it: %w", v.Key(), err)
+	}
+	// The old Job may linger while its finalizers run; retry briefly on
+	// AlreadyExists so the replacement is not lost.
+	for attempt := 0; ; attempt++ {
+		_, err = cs.BatchV1().Jobs(job.Namespace).Create(ctx, job, metav1.CreateOptions{FieldManager: o.FieldManager})
+		if err == nil || !apierrors.IsAlreadyExists(err) || attempt >= 50 {
+			break
+		}
+		if werr := sleepCtx(ctx, attempt); werr != nil {
+			return fmt.Errorf("recreating %s: %w", v.Key(), werr)
+		}
+	}
+	if err != nil {
+		return fmt.Errorf("recreating %s: %w", v.Key(), err)
+	}
+	return nil
+}
+
+// RecreatedJob is the Job that replaces old: same metadata and spec with the
+// change applied, without the fields the apiserver generates for a Job
+// (selector, controller-uid and job-name labels) so it accepts the create.
+func RecreatedJob(old *batchv1.Job, c Change) *batchv1.Job {
+	job := old.DeepCopy()
+	job.ResourceVersion, job.UID, job.Generation = "", "", 0
+	job.CreationTimestamp = metav1.Time{}
+	job.ManagedFields = nil
+	job.Status = batchv1.JobStatus{}
+	job.Spec.Selector = nil
+	job.Spec.ManualSelector = nil
+	for _, l := range []string{"controller-uid", batchv1.ControllerUidLabel, batchv1.JobNameLabel, "job-name"} {
+		delete(job.Spec.Template.Labels, l)
+		delete(job.Labels, l)
+	}
+	if job.Annotations == nil {
+		job.Annotations = map[string]string{}
+	}
+	if c.RecordKey != "" {
+		job.Annotations[c.RecordKey] = c.Record
+	}
+	for k, val := range c.MetaAnnotations {
+		if val == nil {
+			delete(job.Annotations, k)
+		} else {
+			job.Annotations[k] = *val
+		}
+	}
+	ApplyToTemplate(&job.Spec.Template, c)
+	return job
+}
