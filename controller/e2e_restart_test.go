@@ -1,0 +1,214 @@
+package controller_test
+
+import (
+	"fmt"
+	"os"
+	"strings"
+	"testing"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	rbacv1 "k8s.io/api/rbac/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/util/rand"
+	"k8s.io/client-go/kubernetes"
+
+	"github.com/reloader-dev/reloader/test/controlplane"
+)
+
+func createUsers(t *testing.T, cs kubernetes.Interface, ns string, n int) []string {
+	t.Helper()
+	names := make([]string, n)
+	for i := range names {
+		names[i] = fmt.Sprintf("app-%02d", i)
+		mustCreateCM(t, cs, ns, configMap(names[i], map[string]string{"v": "1"}))
+		createDeployment(t, cs, ns, deployment(names[i], auto(), usesConfigMap(names[i], names[i])))
+	}
+	for _, n := range names {
+		eventually(t, 30*time.Second, func() (bool, string) {
+			return revision(t, cs, ns, n) == 1, "deployment controller has not made revision 1 of " + n
+		})
+	}
+	return names
+}
+
+// Changes made while the controller is down are applied when it comes back,
+// each exactly once, and only to the workloads whose configuration changed
+// (stakater/Reloader applies none of them, #814).
+func TestChangesMadeWhileDownAreAppliedOnce(t *testing.T) {
+	requireControlPlane(t)
+	cs := cp.AdminClient(t)
+	ns := cp.Namespace(t)
+	names := createUsers(t, cs, ns, 20)
+	first := startReloader(t, "", "--namespaces="+ns)
+	for _, n := range names {
+		waitRecorded(t, cs, ns, n)
+	}
+	if err := first.Stop(10 * time.Second); err != nil {
+		t.Fatal(err)
+	}
+	changed := names[:10]
+	for _, n := range changed {
+		updateConfigMapData(t, cs, ns, n, map[string]string{"v": "2"})
+	}
+	second := startReloader(t, "", "--namespaces="+ns)
+	for _, n := range changed {
+		waitRevision(t, cs, ns, n, 2, 0)
+	}
+	second.waitIdle(t, len(names))
+	time.Sleep(time.Second)
+	for i, n := range names {
+		want := int64(1)
+		if i < 10 {
+			want = 2
+		}
+		if r := revision(t, cs, ns, n); r != want {
+			t.Errorf("%s: revision %d, want %d", n, r, want)
+		}
+	}
+	if v := second.metric(t, `reloader_reload_executed_total{success="true"}`); v != 10 {
+		t.Errorf("reloads after restart = %v, want 10", v)
+	}
+}
+
+// Restarting with no change rolls nothing, also with --reload-on-create and
+// --sync-after-restart (stakater/Reloader rolls every workload, #299), and
+// also for workloads the controller has never seen before.
+func TestRestartWithoutChangesRollsNothing(t *testing.T) {
+	requireControlPlane(t)
+	for _, args := range [][]string{nil, {"--reload-on-create=true", "--sync-after-restart"}} {
+		t.Run(strings.Join(append([]string{"flags"}, args...), " "), func(t *testing.T) {
+			cs := cp.AdminClient(t)
+			ns := cp.Namespace(t)
+			names := createUsers(t, cs, ns, 10)
+			for round := 0; round < 2; round++ {
+				r := startReloader(t, "", append([]string{"--namespaces=" + ns}, args...)...)
+				for _, n := range names {
+					waitRecorded(t, cs, ns, n)
+				}
+				r.waitIdle(t, len(names))
+				time.Sleep(500 * time.Millisecond)
+				if v := r.metric(t, "reloader_reload_executed_total"); v != 0 {
+					t.Fatalf("round %d: %v reloads, want 0", round, v)
+				}
+				for _, n := range names {
+					if rev := revision(t, cs, ns, n); rev != 1 {
+						t.Fatalf("round %d: %s rolled (revision %d)", round, n, rev)
+					}
+				}
+				if err := r.Stop(10 * time.Second); err != nil {
+					t.Fatal(err)
+				}
+			}
+		})
+	}
+}
+
+// In namespaced mode the controller needs no ClusterRole: a ServiceAccount
+// with a Role in each watched namespace is enough to start and to reload.
+func TestNamespacedModeRunsUnderRolesOnly(t *testing.T) {
+	requireControlPlane(t)
+	ctx := ctxFor(t)
+	cs := cp.AdminClient(t)
+	home := cp.Namespace(t)
+	watched := []string{cp.Namespace(t), cp.Namespace(t)}
+	rules := []rbacv1.PolicyRule{
+		{APIGroups: []string{""}, Resources: []string{"configmaps", "secrets"}, Verbs: []string{"get", "list", "watch"}},
+		{APIGroups: []string{"apps"}, Resources: []string{"deployments", "statefulsets", "daemonsets"}, Verbs: []string{"get", "list", "watch", "update", "patch"}},
+		{APIGroups: []string{"batch"}, Resources: []string{"cronjobs"}, Verbs: []string{"get", "list", "watch", "patch"}},
+		{APIGroups: []string{"batch"}, Resources: []string{"jobs"}, Verbs: []string{"get", "list", "watch", "create", "delete", "patch"}},
+		{APIGroups: []string{""}, Resources: []string{"events"}, Verbs: []string{"create", "patch"}},
+	}
+	for _, ns := range watched {
+		if err := cp.Grant(ctx, "reloader", ns, controlplane.ServiceAccount(home, "reloader"), rules); err != nil {
+			t.Fatal(err)
+		}
+		mustCreateCM(t, cs, ns, configMap("cfg", map[string]string{"k": "1"}))
+		createDeployment(t, cs, ns, deployment("web", auto(), usesConfigMap("web", "cfg")))
+	}
+	for _, ns := range watched {
+		// Revision 1 must exist before the change, or one ReplicaSet could
+		// absorb both templates and hide the rollout.
+		waitRevision(t, cs, ns, "web", 1, 0)
+	}
+	saCfg, err := cp.ServiceAccountConfig(ctx, home, "reloader")
+	if err != nil {
+		t.Fatal(err)
+	}
+	kubeconfig := t.TempDir() + "/sa.kubeconfig"
+	if err := controlplane.WriteKubeconfig(saCfg, kubeconfig); err != nil {
+		t.Fatal(err)
+	}
+	crbs, err := cs.RbacV1().ClusterRoleBindings().List(ctx, metav1.ListOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, b := range crbs.Items {
+		for _, s := range b.Subjects {
+			if s.Kind == rbacv1.ServiceAccountKind && s.Namespace == home {
+				t.Fatalf("ClusterRoleBinding %s binds the controller's ServiceAccount", b.Name)
+			}
+		}
+	}
+	startReloader(t, kubeconfig, "--namespaces="+strings.Join(watched, ","))
+	for _, ns := range watched {
+		waitRecorded(t, cs, ns, "web")
+		updateConfigMapData(t, cs, ns, "cfg", map[string]string{"k": "2"})
+	}
+	for _, ns := range watched {
+		waitRevision(t, cs, ns, "web", 2, 0)
+	}
+}
+
+// No Secret or ConfigMap value ever leaves the controller: not in anything it
+// prints (at debug level), not in its Events, not in its metrics.
+func TestSecretValuesNeverLeak(t *testing.T) {
+	requireControlPlane(t)
+	ctx := ctxFor(t)
+	cs := cp.AdminClient(t)
+	ns := cp.Namespace(t)
+	canary := func() string { return "CANARY-" + rand.String(24) }
+	before, after, cmValue := canary(), canary(), canary()
+	if _, err := cs.CoreV1().Secrets(ns).Create(ctx, secret("db-password", map[string]string{"password": before}), metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	mustCreateCM(t, cs, ns, configMap("settings", map[string]string{"token": cmValue}))
+	tmpl := podTemplate("leaky", corev1.Container{Name: "app",
+		EnvFrom: []corev1.EnvFromSource{envFromSecret("db-password"), envFromConfigMap("settings")}})
+	createDeployment(t, cs, ns, deployment("leaky", map[string]string{
+		"reloader.stakater.com/auto":             "true",
+		"configmap.reloader.stakater.com/reload": "([", // an invalid regex, so Events are written too
+	}, tmpl))
+	r := startReloader(t, "", "--namespaces="+ns, "--log-level=debug", "--reload-strategy=annotations")
+	waitRecorded(t, cs, ns, "leaky")
+	if _, err := cs.CoreV1().Secrets(ns).Update(ctx, secret("db-password", map[string]string{"password": after}), metav1.UpdateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	waitRevision(t, cs, ns, "leaky", 2, 0)
+	r.waitIdle(t, 2)
+
+	logs, err := os.ReadFile(r.LogPath())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(string(logs), "reloaded") {
+		t.Fatalf("the controller log shows no reload; the search would prove nothing:\n%s", logs)
+	}
+	var events strings.Builder
+	for _, e := range listEvents(t, cs, ns, metav1.ListOptions{}).Items {
+		events.WriteString(e.Message + "\n")
+	}
+	d := getDeployment(t, cs, ns, "leaky")
+	for where, text := range map[string]string{
+		"controller output": string(logs),
+		"events":            events.String(),
+		"metrics":           r.scrape(t),
+		"workload record":   d.Annotations["reloader.dev/applied-hashes"] + d.Spec.Template.Annotations["reloader.stakater.com/last-reloaded-from"],
+	} {
+		for _, c := range []string{before, after, cmValue} {
+			if strings.Contains(text, c) {
+				t.Errorf("a Secret or ConfigMap value appears in the %s", where)
+			}
+		}
+	}
+}
