@@ -1,0 +1,179 @@
+package charts
+
+import (
+	"context"
+	"fmt"
+	"net/http"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	appsv1 "k8s.io/api/apps/v1"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"github.com/reloader-dev/reloader/test/controlplane"
+	"github.com/reloader-dev/reloader/test/process"
+	"github.com/reloader-dev/reloader/test/tools"
+)
+
+// The chart's RBAC is enough for the controller to do its job, and the flags
+// and environment the chart renders are ones the controller accepts: the real
+// binary runs with the rendered container arguments and env, authenticated as
+// the chart's ServiceAccount, and reloads a Deployment in a watched namespace.
+func TestControllerRunsWithTheChartsServiceAccountAndReloads(t *testing.T) {
+	needControlPlane(t)
+	ctx := testContext(t)
+	admin := cp.AdminClient(t)
+	release := cp.Namespace(t)
+	watched := cp.Namespace(t)
+	rel := Release{Name: "reloader", Namespace: release, KubeVersion: mustVersion(t),
+		Values: values(map[string]any{"reloader.watchGlobally": false, "reloader.namespaces": []any{watched}})}
+
+	sa, err := ApplyRBAC(ctx, cp.Admin, Reloader, rel)
+	if err != nil {
+		t.Fatal(err)
+	}
+	saCfg, err := cp.ServiceAccountConfig(ctx, release, sa)
+	if err != nil {
+		t.Fatal(err)
+	}
+	kubeconfig := filepath.Join(t.TempDir(), "sa.kubeconfig")
+	if err := controlplane.WriteKubeconfig(saCfg, kubeconfig); err != nil {
+		t.Fatal(err)
+	}
+
+	d := deployment(t, render(t, Reloader, rel))
+	ctr := d.Spec.Template.Spec.Containers[0]
+	args := []string{"--kubeconfig=" + kubeconfig}
+	for _, a := range append(append([]string{}, ctr.Command[min(1, len(ctr.Command)):]...), ctr.Args...) {
+		if !strings.HasPrefix(a, "--metrics-addr") {
+			args = append(args, a)
+		}
+	}
+	port, err := process.FreePort()
+	if err != nil {
+		t.Fatal(err)
+	}
+	args = append(args, "--metrics-addr=127.0.0.1:"+strconv.Itoa(port))
+	var env []string
+	for _, e := range ctr.Env {
+		switch {
+		case e.ValueFrom != nil && e.ValueFrom.FieldRef != nil && e.ValueFrom.FieldRef.FieldPath == "metadata.namespace":
+			env = append(env, e.Name+"="+release)
+		case e.ValueFrom != nil && e.ValueFrom.FieldRef != nil:
+			env = append(env, e.Name+"=reloader-test-pod")
+		case e.ValueFrom == nil:
+			env = append(env, e.Name+"="+e.Value)
+		}
+	}
+
+	bin := buildReloader(t)
+	p, err := process.Start(process.Options{Name: "reloader", Path: bin, Args: args, Env: env, Dir: t.TempDir()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		_ = p.Stop(10 * time.Second)
+		if t.Failed() {
+			t.Logf("reloader %v\n%s", args, p.Tail(60))
+		}
+	})
+	wctx, cancel := context.WithTimeout(ctx, time.Minute)
+	defer cancel()
+	if err := p.WaitFor(wctx, 50*time.Millisecond, func(ctx context.Context) error {
+		req, _ := http.NewRequestWithContext(ctx, http.MethodGet, fmt.Sprintf("http://127.0.0.1:%d/readyz", port), nil)
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			return err
+		}
+		resp.Body.Close()
+		if resp.StatusCode != http.StatusOK {
+			return fmt.Errorf("readyz: %s", resp.Status)
+		}
+		return nil
+	}); err != nil {
+		t.Fatal(err)
+	}
+
+	cm := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: "app"}, Data: map[string]string{"k": "1"}}
+	if _, err := admin.CoreV1().ConfigMaps(watched).Create(ctx, cm, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	labels := map[string]string{"app": "web"}
+	web := &appsv1.Deployment{
+		ObjectMeta: metav1.ObjectMeta{Name: "web", Annotations: map[string]string{"reloader.stakater.com/auto": "true"}},
+		Spec: appsv1.DeploymentSpec{
+			Selector: &metav1.LabelSelector{MatchLabels: labels},
+			Template: corev1.PodTemplateSpec{ObjectMeta: metav1.ObjectMeta{Labels: labels}, Spec: corev1.PodSpec{Containers: []corev1.Container{{
+				Name: "web", Image: "registry.invalid/web:1",
+				EnvFrom: []corev1.EnvFromSource{{ConfigMapRef: &corev1.ConfigMapEnvSource{LocalObjectReference: corev1.LocalObjectReference{Name: "app"}}}},
+			}}}},
+		},
+	}
+	if _, err := admin.AppsV1().Deployments(watched).Create(ctx, web, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	waitFor(t, func() (bool, string) {
+		got, err := admin.AppsV1().Deployments(watched).Get(ctx, "web", metav1.GetOptions{})
+		if err != nil {
+			return false, err.Error()
+		}
+		_, ok := got.Annotations["reloader.dev/applied-hashes"]
+		return ok, "the controller has not adopted Deployment web"
+	})
+	cm.Data["k"] = "2"
+	if _, err := admin.CoreV1().ConfigMaps(watched).Update(ctx, cm, metav1.UpdateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	waitFor(t, func() (bool, string) {
+		got, err := admin.AppsV1().Deployments(watched).Get(ctx, "web", metav1.GetOptions{})
+		if err != nil {
+			return false, err.Error()
+		}
+		for _, e := range got.Spec.Template.Spec.Containers[0].Env {
+			if e.Name == "STAKATER_APP_CONFIGMAP" && e.Value != "" {
+				return true, ""
+			}
+		}
+		return false, "Deployment web was not reloaded"
+	})
+}
+
+func buildReloader(t *testing.T) string {
+	t.Helper()
+	root, err := tools.RepoRoot()
+	if err != nil {
+		t.Fatal(err)
+	}
+	bin := filepath.Join(t.TempDir(), "reloader")
+	cmd := exec.Command("go", "build", "-o", bin, "./cmd/reloader")
+	cmd.Dir = root
+	if out, err := cmd.CombinedOutput(); err != nil {
+		t.Fatalf("building the controller: %v\n%s", err, out)
+	}
+	return bin
+}
+
+func mustVersion(t *testing.T) string {
+	v, _ := serverVersion(t)
+	return v
+}
+
+func waitFor(t *testing.T, cond func() (bool, string)) {
+	t.Helper()
+	deadline := time.Now().Add(30 * time.Second)
+	for {
+		ok, msg := cond()
+		if ok {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatal(msg)
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+}

@@ -1,0 +1,120 @@
+{{/*
+Names, labels and the image reference. Every template is called with the
+including chart's context, so .Chart is reloader or reloader-ubi, never this
+library.
+*/}}
+
+{{- define "reloader-lib.name" -}}
+{{- default .Chart.Name .Values.nameOverride | trunc 63 | trimSuffix "-" -}}
+{{- end -}}
+
+{{- define "reloader-lib.fullname" -}}
+{{- if .Values.fullnameOverride -}}
+{{- .Values.fullnameOverride | trunc 63 | trimSuffix "-" -}}
+{{- else -}}
+{{- $name := default .Chart.Name .Values.nameOverride -}}
+{{- if contains $name .Release.Name -}}
+{{- .Release.Name | trunc 63 | trimSuffix "-" -}}
+{{- else -}}
+{{- printf "%s-%s" .Release.Name $name | trunc 63 | trimSuffix "-" -}}
+{{- end -}}
+{{- end -}}
+{{- end -}}
+
+{{- define "reloader-lib.selectorLabels" -}}
+app.kubernetes.io/name: {{ include "reloader-lib.name" . }}
+app.kubernetes.io/instance: {{ .Release.Name }}
+{{- with .Values.reloader.matchLabels }}
+{{ toYaml . }}
+{{- end }}
+{{- end -}}
+
+{{- define "reloader-lib.labels" -}}
+{{ include "reloader-lib.selectorLabels" . }}
+app.kubernetes.io/version: {{ .Chart.AppVersion | quote }}
+app.kubernetes.io/managed-by: {{ .Release.Service }}
+helm.sh/chart: {{ printf "%s-%s" .Chart.Name .Chart.Version | replace "+" "_" | trunc 63 | trimSuffix "-" }}
+{{- end -}}
+
+{{- define "reloader-lib.serviceAccountName" -}}
+{{- if .Values.reloader.serviceAccount.create -}}
+{{- default (include "reloader-lib.fullname" .) .Values.reloader.serviceAccount.name -}}
+{{- else -}}
+{{- default "default" .Values.reloader.serviceAccount.name -}}
+{{- end -}}
+{{- end -}}
+
+{{/*
+HA is on when asked for, and also whenever more than one replica runs: two
+replicas without leader election would both patch every workload.
+*/}}
+{{- define "reloader-lib.ha" -}}
+{{- if or .Values.reloader.enableHA (gt (int .Values.reloader.deployment.replicas) 1) -}}true{{- end -}}
+{{- end -}}
+
+{{/*
+The repository path without its registry host, so global.imageRegistry can
+replace the host. A first component is a host when it has a dot or a port or
+is localhost, the same rule container runtimes use.
+*/}}
+{{- define "reloader-lib.repositoryPath" -}}
+{{- $parts := splitList "/" . -}}
+{{- $first := first $parts -}}
+{{- if and (gt (len $parts) 1) (or (contains "." $first) (contains ":" $first) (eq $first "localhost")) -}}
+{{- rest $parts | join "/" -}}
+{{- else -}}
+{{- . -}}
+{{- end -}}
+{{- end -}}
+
+{{/*
+A digest always wins over the tag, also when global.imageRegistry is set (the
+original chart dropped the digest there). The result is repository@sha256:...
+so the kubelet pulls exactly the audited image.
+*/}}
+{{- define "reloader-lib.image" -}}
+{{- $repository := .Values.image.repository -}}
+{{- if .Values.global.imageRegistry -}}
+{{- $path := .Values.image.name | default (include "reloader-lib.repositoryPath" .Values.image.repository) -}}
+{{- $repository = printf "%s/%s" (trimSuffix "/" .Values.global.imageRegistry) $path -}}
+{{- end -}}
+{{- if .Values.image.digest -}}
+{{- printf "%s@%s" $repository .Values.image.digest -}}
+{{- else -}}
+{{- printf "%s:%s" $repository (.Values.image.tag | default .Chart.AppVersion | toString) -}}
+{{- end -}}
+{{- end -}}
+
+{{/*
+global.imagePullSecrets accepts both spellings users have: names as strings
+and objects with a name.
+*/}}
+{{- define "reloader-lib.imagePullSecrets" -}}
+{{- range .Values.global.imagePullSecrets }}
+{{- if kindIs "string" . }}
+- name: {{ . }}
+{{- else }}
+- name: {{ .name }}
+{{- end }}
+{{- end }}
+{{- end -}}
+
+{{/*
+Combinations the controller cannot honour fail the install with the keys named,
+instead of deploying something that silently does less than asked.
+*/}}
+{{- define "reloader-lib.validate" -}}
+{{- $r := .Values.reloader -}}
+{{- if and $r.ignoreSecrets $r.ignoreConfigMaps -}}
+{{- fail "reloader.ignoreSecrets and reloader.ignoreConfigMaps are both true: Reloader would watch nothing; set at most one" -}}
+{{- end -}}
+{{- if and $r.watchGlobally $r.namespaces -}}
+{{- fail "reloader.namespaces is set while reloader.watchGlobally is true: set reloader.watchGlobally=false to watch only the listed namespaces" -}}
+{{- end -}}
+{{- if and (not $r.watchGlobally) $r.namespaceSelector -}}
+{{- fail "reloader.namespaceSelector needs reloader.watchGlobally=true: selecting namespaces by label requires listing namespaces cluster-wide" -}}
+{{- end -}}
+{{- if (($r.deployment).env).secret -}}
+{{- fail "reloader.deployment.env.secret is not supported (the chart creates no Secrets): store the values in a Secret yourself and reference it with reloader.deployment.env.existing" -}}
+{{- end -}}
+{{- end -}}

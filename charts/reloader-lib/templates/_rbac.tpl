@@ -1,0 +1,182 @@
+{{/*
+RBAC, least privilege. The rules are the table in charts/reloader/README.md,
+row by row, with two deliberate additions: `watch` on deployments,
+statefulsets, daemonsets, cronjobs and jobs, because the controller is
+level-triggered and keeps informers (list+watch) on workloads; and `patch` on
+cronjobs and jobs, because it records what it applied on their metadata. The rendered rules carry a comment
+saying so, for the reviewer reading `helm template` output.
+
+watchGlobally=true: one ClusterRole for the watched resources.
+watchGlobally=false: no ClusterRole at all; one Role per watched namespace
+(reloader.namespaces, or the release namespace when that list is empty).
+Either way a Role in the release namespace holds what only concerns Reloader
+itself: its metadata ConfigMap and, in HA mode, its leader-election Lease.
+*/}}
+
+{{- define "reloader-lib.rbac.watchRules" -}}
+{{- $r := .Values.reloader -}}
+{{- if not $r.ignoreSecrets }}
+- apiGroups: [""]
+  resources: [secrets]
+  verbs: [get, list, watch]
+{{- end }}
+{{- if not $r.ignoreConfigMaps }}
+- apiGroups: [""]
+  resources: [configmaps]
+  verbs: [get, list, watch]
+{{- end }}
+# watch on workloads: the controller is level-triggered and keeps informers on them.
+- apiGroups: [apps]
+  resources: [deployments, statefulsets, daemonsets]
+  verbs: [get, list, watch, update, patch]
+{{- if not $r.ignoreCronJobs }}
+# patch on cronjobs and jobs: the controller records the hashes it applied on
+# the workload's own metadata (reloader.dev/applied-hashes), which is what
+# lets a restart neither miss a change nor roll anything twice.
+- apiGroups: [batch]
+  resources: [cronjobs]
+  verbs: [get, list, watch, patch]
+{{- end }}
+{{- if not $r.ignoreJobs }}
+- apiGroups: [batch]
+  resources: [jobs]
+  verbs: [create, delete, list, get, watch, patch]
+{{- end }}
+- apiGroups: [""]
+  resources: [events]
+  verbs: [create, patch]
+{{- if $r.enableCSIIntegration }}
+- apiGroups: [secrets-store.csi.x-k8s.io]
+  resources: [secretproviderclasses, secretproviderclasspodstatuses]
+  verbs: [get, list, watch]
+{{- end }}
+{{- if $r.isArgoRollouts }}
+- apiGroups: [argoproj.io]
+  resources: [rollouts]
+  verbs: [get, list, update, patch]
+{{- end }}
+{{- if $r.isOpenshift }}
+- apiGroups: [apps.openshift.io]
+  resources: [deploymentconfigs]
+  verbs: [get, list, update, patch]
+{{- end }}
+{{- end -}}
+
+{{- define "reloader-lib.rbac.stateRules" -}}
+# reloader-meta-info: Reloader's operational metadata, in its own namespace only.
+- apiGroups: [""]
+  resources: [configmaps]
+  verbs: [get, list, watch, create, update]
+{{- if include "reloader-lib.ha" . }}
+# create cannot be limited by name (the name is not known before the object
+# exists); reading and renewing are limited to the one lock.
+- apiGroups: [coordination.k8s.io]
+  resources: [leases]
+  verbs: [create]
+- apiGroups: [coordination.k8s.io]
+  resources: [leases]
+  resourceNames: [{{ .Values.reloader.haLockName | quote }}]
+  verbs: [get, update]
+{{- end }}
+{{- end -}}
+
+{{/* The namespaces a namespaced install watches, as a list. */}}
+{{- define "reloader-lib.watchedNamespaces" -}}
+{{- if .Values.reloader.namespaces -}}
+{{- toYaml (uniq .Values.reloader.namespaces) -}}
+{{- else -}}
+{{- toYaml (list .Release.Namespace) -}}
+{{- end -}}
+{{- end -}}
+
+{{- define "reloader-lib.rbac.metadata" -}}
+labels:
+  {{- include "reloader-lib.labels" . | nindent 2 }}
+  {{- with .Values.reloader.rbac.labels }}
+  {{- toYaml . | nindent 2 }}
+  {{- end }}
+{{- end -}}
+
+{{- define "reloader-lib.rbac.subjects" -}}
+subjects:
+  - kind: ServiceAccount
+    name: {{ include "reloader-lib.serviceAccountName" . }}
+    namespace: {{ .Release.Namespace }}
+{{- end -}}
+
+{{- define "reloader-lib.rbac" -}}
+{{- if .Values.reloader.rbac.enabled }}
+{{- $fullname := include "reloader-lib.fullname" . }}
+{{- if .Values.reloader.watchGlobally }}
+---
+apiVersion: rbac.authorization.k8s.io/v1
+kind: ClusterRole
+metadata:
+  name: {{ $fullname }}-role
+  {{- include "reloader-lib.rbac.metadata" . | nindent 2 }}
+rules:
+  {{- include "reloader-lib.rbac.watchRules" . | trim | nindent 2 }}
+  {{- if .Values.reloader.namespaceSelector }}
+  - apiGroups: [""]
+    resources: [namespaces]
+    verbs: [get, list, watch]
+  {{- end }}
+---
+apiVersion: rbac.authorization.k8s.io/v1
+kind: ClusterRoleBinding
+metadata:
+  name: {{ $fullname }}-role-binding
+  {{- include "reloader-lib.rbac.metadata" . | nindent 2 }}
+roleRef:
+  apiGroup: rbac.authorization.k8s.io
+  kind: ClusterRole
+  name: {{ $fullname }}-role
+{{ include "reloader-lib.rbac.subjects" . }}
+{{- else }}
+{{- range $ns := include "reloader-lib.watchedNamespaces" . | fromYamlArray }}
+---
+apiVersion: rbac.authorization.k8s.io/v1
+kind: Role
+metadata:
+  name: {{ $fullname }}-role
+  namespace: {{ $ns }}
+  {{- include "reloader-lib.rbac.metadata" $ | nindent 2 }}
+rules:
+  {{- include "reloader-lib.rbac.watchRules" $ | trim | nindent 2 }}
+---
+apiVersion: rbac.authorization.k8s.io/v1
+kind: RoleBinding
+metadata:
+  name: {{ $fullname }}-role-binding
+  namespace: {{ $ns }}
+  {{- include "reloader-lib.rbac.metadata" $ | nindent 2 }}
+roleRef:
+  apiGroup: rbac.authorization.k8s.io
+  kind: Role
+  name: {{ $fullname }}-role
+{{ include "reloader-lib.rbac.subjects" $ }}
+{{- end }}
+{{- end }}
+---
+apiVersion: rbac.authorization.k8s.io/v1
+kind: Role
+metadata:
+  name: {{ $fullname }}-state
+  namespace: {{ .Release.Namespace }}
+  {{- include "reloader-lib.rbac.metadata" . | nindent 2 }}
+rules:
+  {{- include "reloader-lib.rbac.stateRules" . | trim | nindent 2 }}
+---
+apiVersion: rbac.authorization.k8s.io/v1
+kind: RoleBinding
+metadata:
+  name: {{ $fullname }}-state
+  namespace: {{ .Release.Namespace }}
+  {{- include "reloader-lib.rbac.metadata" . | nindent 2 }}
+roleRef:
+  apiGroup: rbac.authorization.k8s.io
+  kind: Role
+  name: {{ $fullname }}-state
+{{ include "reloader-lib.rbac.subjects" . }}
+{{- end }}
+{{- end -}}

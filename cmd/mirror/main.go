@@ -1,0 +1,618 @@
+// Command reloader-mirror copies a signed Reloader release, by digest, into
+// an internal registry (Harbor, Artifactory, Nexus, Quay), directly or
+// across an air gap through one archive, and verifies it offline first.
+//
+// Exit codes: 0 success, 1 error, 2 usage error, 3 verification failed
+// (nothing was pushed).
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"os/signal"
+	"sort"
+	"strings"
+	"time"
+
+	"github.com/spf13/cobra"
+	"golang.org/x/term"
+
+	"github.com/reloader-dev/reloader/mirror"
+	"github.com/reloader-dev/reloader/mirror/progress"
+	"github.com/reloader-dev/reloader/mirror/registry"
+	"github.com/reloader-dev/reloader/mirror/verify"
+)
+
+// Exit codes.
+const (
+	exitOK           = 0
+	exitError        = 1
+	exitUsage        = 2
+	exitVerification = 3
+)
+
+func main() {
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
+	defer stop()
+	os.Exit(run(ctx, os.Args[1:], os.Stdout, os.Stderr))
+}
+
+type usageError struct{ error }
+
+// run executes the CLI and returns its exit code.
+func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
+	root := newRoot(stdout, stderr)
+	root.SetArgs(args)
+	root.SetOut(stdout)
+	root.SetErr(stderr)
+	root.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return usageError{err} })
+	err := root.ExecuteContext(ctx)
+	if err == nil {
+		return exitOK
+	}
+	fmt.Fprintln(stderr, "reloader-mirror:", err)
+	var ue usageError
+	var ve *mirror.VerificationError
+	switch {
+	case errors.As(err, &ue) || strings.HasPrefix(err.Error(), "unknown command") || strings.Contains(err.Error(), "arg(s)"):
+		return exitUsage
+	case errors.As(err, &ve) || isVerification(err):
+		return exitVerification
+	}
+	return exitError
+}
+
+// isVerification recognises trust failures that are not VerificationErrors
+// (the lock's own signature, a digest that does not match).
+func isVerification(err error) bool {
+	s := err.Error()
+	for _, k := range []string{"verifying the release lock", "signature", "digest", "checksum", "trust policy", "the lock names", "archive entry", "truncated"} {
+		if strings.Contains(s, k) {
+			return true
+		}
+	}
+	return false
+}
+
+type globals struct {
+	stdout, stderr io.Writer
+	output         string
+	// policy
+	key, identity, identityRegexp, issuer, trustedRoot string
+	// registry
+	caFile          string
+	insecure, plain bool
+	// release location
+	lock, lockBundle, lockRef, archive, workDir string
+	// target
+	target      string
+	maps        []string
+	concurrency int
+	retries     int
+	receipt     string
+}
+
+func newRoot(stdout, stderr io.Writer) *cobra.Command {
+	g := &globals{stdout: stdout, stderr: stderr}
+	root := &cobra.Command{
+		Use:   "reloader-mirror",
+		Short: "Copy a signed Reloader release by digest into your registry, verified offline",
+		Long: `reloader-mirror moves one Reloader release, as one signed unit, into an internal
+registry: both image variants with every platform, the Helm chart (byte-exact),
+SBOMs, attestations and signatures in both formats (cosign .sig/.att tags and
+Sigstore bundles as OCI referrers). Digests never change.
+
+Before the first byte is pushed it verifies, offline, the release lock's
+signature and every signature the lock lists against the trust policy you
+give (--key, or --certificate-identity + --certificate-oidc-issuer with a
+trusted root). After pushing it reads everything back, verifies again, and
+only then writes tags.
+
+Exit codes: 0 ok, 1 error, 2 usage error, 3 verification failed (nothing pushed).`,
+		Example: `  # Connected side: carry the release across the air gap in one file
+  reloader-mirror export --lock-ref ghcr.io/reloader-dev/reloader-release:v1.2.3 \
+      --key cosign.pub -f reloader-v1.2.3.tar.zst
+
+  # Disconnected side: verify offline, then push into Harbor
+  reloader-mirror import -f reloader-v1.2.3.tar.zst --key cosign.pub \
+      --target harbor.corp.example/platform/reloader
+
+  # Then install pinned by digest
+  reloader-mirror values -f reloader-v1.2.3.tar.zst --key cosign.pub \
+      --target harbor.corp.example/platform/reloader`,
+		SilenceUsage:  true,
+		SilenceErrors: true,
+	}
+	pf := root.PersistentFlags()
+	pf.StringVarP(&g.output, "output", "o", "text", "output format: text or json")
+	pf.StringVar(&g.key, "key", "", "PEM public key that must have signed the release (cosign.pub)")
+	pf.StringVar(&g.identity, "certificate-identity", "", "keyless: exact certificate identity (SAN) that must have signed")
+	pf.StringVar(&g.identityRegexp, "certificate-identity-regexp", "", "keyless: regular expression the certificate identity must match")
+	pf.StringVar(&g.issuer, "certificate-oidc-issuer", "", "keyless: OIDC issuer of the signing certificate")
+	pf.StringVar(&g.trustedRoot, "trusted-root", "", "keyless: trusted_root.json (default: the one carried in the archive)")
+	pf.StringVar(&g.caFile, "ca-file", "", "PEM CA bundle for registries with an internal CA")
+	pf.BoolVar(&g.insecure, "insecure", false, "skip TLS certificate verification")
+	pf.BoolVar(&g.plain, "plain-http", false, "talk plain HTTP to registries")
+	pf.StringVar(&g.lock, "lock", "", "release lock file (reloader-release.json)")
+	pf.StringVar(&g.lockBundle, "lock-bundle", "", "Sigstore bundle of the lock (default: <lock>.sigstore.json)")
+	pf.StringVar(&g.lockRef, "lock-ref", "", "release lock in a registry, e.g. ghcr.io/reloader-dev/reloader-release:v1.2.3")
+	pf.StringVarP(&g.archive, "file", "f", "", "release archive (.tar, .tar.zst or an OCI layout directory)")
+	pf.StringVar(&g.workDir, "work-dir", "", "where to unpack archives (default: the system temporary directory)")
+
+	root.AddCommand(g.planCmd(), g.copyCmd(), g.exportCmd(), g.importCmd(), g.verifyCmd(), g.valuesCmd())
+	return root
+}
+
+func (g *globals) targetFlags(c *cobra.Command, required bool) {
+	c.Flags().StringVar(&g.target, "target", "", "target location, e.g. harbor.example/project/path or artifactory.example/docker-local/reloader")
+	c.Flags().StringArrayVar(&g.maps, "map", nil, "map one repository: SOURCE=TARGET (SOURCE is the lock's repository or its path below the common prefix, e.g. charts/reloader=harbor.example/helm/reloader)")
+	if required {
+		_ = c.MarkFlagRequired("target")
+	}
+}
+
+func (g *globals) transferFlags(c *cobra.Command) {
+	c.Flags().IntVarP(&g.concurrency, "concurrency", "j", 4, "blobs transferred in parallel")
+	c.Flags().IntVar(&g.retries, "retries", 5, "retries after a 5xx, throttling or a reset connection, with exponential backoff")
+	c.Flags().StringVar(&g.receipt, "receipt", "", "write the receipt (source digest -> target reference) as JSON to this file")
+}
+
+func (g *globals) repos() (map[string]string, error) {
+	out := map[string]string{}
+	for _, m := range g.maps {
+		k, v, ok := strings.Cut(m, "=")
+		if !ok || k == "" || v == "" {
+			return nil, usageError{fmt.Errorf("--map %q: want SOURCE=TARGET", m)}
+		}
+		out[k] = v
+	}
+	return out, nil
+}
+
+func (g *globals) client() (*registry.Client, error) {
+	return registry.New(registry.Options{CAFile: g.caFile, Insecure: g.insecure, PlainHTTP: g.plain, UserAgent: "reloader-mirror"})
+}
+
+func (g *globals) progress() progress.Reporter {
+	if g.output == "json" {
+		return progress.New(g.stderr, progress.Options{Terminal: false, Interval: 10 * time.Second})
+	}
+	f, ok := g.stderr.(*os.File)
+	return progress.New(g.stderr, progress.Options{Terminal: ok && term.IsTerminal(int(f.Fd()))})
+}
+
+// release is where the release is read from and its trust material.
+type releaseInput struct {
+	src                  mirror.Source
+	lockJSON, lockBundle []byte
+	policy               verify.Policy
+	archive              *mirror.OpenedArchive
+	close                func()
+}
+
+// open resolves --file, --lock or --lock-ref, and the trust policy. The
+// archive's trusted material is used only where the user did not give their
+// own, and the identity is always the user's.
+func (g *globals) open(ctx context.Context, c *registry.Client) (*releaseInput, error) {
+	if g.output != "text" && g.output != "json" {
+		return nil, usageError{fmt.Errorf("--output %q: want text or json", g.output)}
+	}
+	n := 0
+	for _, s := range []string{g.archive, g.lock, g.lockRef} {
+		if s != "" {
+			n++
+		}
+	}
+	if n != 1 {
+		return nil, usageError{errors.New("give exactly one of --file (archive), --lock (file) or --lock-ref (registry)")}
+	}
+	in := &releaseInput{close: func() {}}
+	pf := verify.PolicyFiles{KeyFile: g.key, Identity: g.identity, IdentityRegexp: g.identityRegexp, Issuer: g.issuer, TrustedRootFile: g.trustedRoot}
+	switch {
+	case g.archive != "":
+		a, err := mirror.OpenArchive(ctx, g.archive, g.workDir)
+		if err != nil {
+			return nil, err
+		}
+		in.archive, in.src, in.lockJSON, in.lockBundle = a, a.Layout, a.LockJSON, a.LockBundle
+		in.close = func() { _ = a.Close() }
+		if pf.TrustedRootFile == "" && len(a.TrustedRootJSON) > 0 {
+			pf.TrustedRootJSON, pf.TrustedRootSource = a.TrustedRootJSON, g.archive+":"+"trust/trusted_root.json"
+		}
+	case g.lock != "":
+		var err error
+		if in.lockJSON, err = os.ReadFile(g.lock); err != nil {
+			return nil, fmt.Errorf("reading the lock: %w", err)
+		}
+		b := g.lockBundle
+		if b == "" {
+			b = g.lock + ".sigstore.json"
+		}
+		if in.lockBundle, err = os.ReadFile(b); err != nil {
+			return nil, fmt.Errorf("reading the lock's signature bundle: %w", err)
+		}
+		in.src = &mirror.RegistrySource{Client: c, Name: "source registries"}
+	default:
+		var err error
+		if in.lockJSON, in.lockBundle, err = mirror.FetchLock(ctx, c, g.lockRef); err != nil {
+			return nil, err
+		}
+		in.src = &mirror.RegistrySource{Client: c, Name: "source registries"}
+	}
+	if pf.KeyFile == "" && pf.Identity == "" && pf.IdentityRegexp == "" {
+		in.close()
+		return nil, usageError{errors.New("no trust policy: give --key, or --certificate-identity(-regexp) with --certificate-oidc-issuer")}
+	}
+	p, err := verify.LoadPolicy(pf)
+	if err != nil {
+		in.close()
+		return nil, usageError{err}
+	}
+	in.policy = p
+	return in, nil
+}
+
+func (g *globals) emit(v any, text func(w io.Writer)) error {
+	if g.output == "json" {
+		enc := json.NewEncoder(g.stdout)
+		enc.SetIndent("", "  ")
+		return enc.Encode(v)
+	}
+	text(g.stdout)
+	return nil
+}
+
+func (g *globals) planCmd() *cobra.Command {
+	c := &cobra.Command{
+		Use:   "plan",
+		Short: "Verify a release offline and show what a copy would move; moves nothing",
+		Example: `  reloader-mirror plan --lock-ref ghcr.io/reloader-dev/reloader-release:v1.2.3 --key cosign.pub \
+      --target harbor.corp.example/platform/reloader
+  reloader-mirror plan -f reloader-v1.2.3.tar.zst --key cosign.pub -o json`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			cl, err := g.client()
+			if err != nil {
+				return err
+			}
+			defer cl.Close()
+			in, err := g.open(cmd.Context(), cl)
+			if err != nil {
+				return err
+			}
+			defer in.close()
+			repos, err := g.repos()
+			if err != nil {
+				return err
+			}
+			po := mirror.PlanOptions{Source: in.src, LockJSON: in.lockJSON, LockBundle: in.lockBundle, Policy: in.policy, Repos: repos}
+			if g.target != "" {
+				po.Client, po.Target = cl, g.target
+			}
+			p, err := mirror.Plan(cmd.Context(), po)
+			if err != nil {
+				return err
+			}
+			return g.emit(p, func(w io.Writer) {
+				fmt.Fprintf(w, "Release %s from %s\n", p.Version, p.Source)
+				fmt.Fprintf(w, "Trusted: %s\n", describeTrust(p.Trust))
+				fmt.Fprintf(w, "Signatures: all %d signed artifacts verified offline\n", len(p.Verification.Subjects))
+				fmt.Fprintf(w, "%d manifests, %d blobs, %s in total", p.Manifests, p.Blobs, human(p.TotalBytes))
+				if p.Target != "" {
+					fmt.Fprintf(w, ", %s already at %s, %s to move\n", human(p.BytesPresent), p.Target, human(p.BytesToMove))
+					keys := make([]string, 0, len(p.Referrers))
+					for k := range p.Referrers {
+						keys = append(keys, k)
+					}
+					sort.Strings(keys)
+					for _, k := range keys {
+						fmt.Fprintf(w, "  %s: %s\n", k, p.Referrers[k])
+					}
+				} else {
+					fmt.Fprintln(w)
+				}
+				for _, a := range p.Artifacts {
+					fmt.Fprintf(w, "  %-12s %-14s %-14s %s %s\n", a.Kind, a.Name, a.Platform, a.Digest[:19], a.Target)
+				}
+			})
+		},
+	}
+	g.targetFlags(c, false)
+	return c
+}
+
+func describeTrust(s verify.Summary) string {
+	if s.Mode == "key" {
+		return "public key sha256:" + s.KeySHA256
+	}
+	id := s.Identity
+	if id == "" {
+		id = "~" + s.IdentityRegexp
+	}
+	return fmt.Sprintf("keyless identity %s from %s (trusted root %s)", id, s.Issuer, s.TrustedRoot)
+}
+
+func (g *globals) mirrorRun(cmd *cobra.Command, in *releaseInput, cl *registry.Client) error {
+	repos, err := g.repos()
+	if err != nil {
+		return err
+	}
+	rc, err := mirror.Mirror(cmd.Context(), mirror.Options{
+		Source: in.src, LockJSON: in.lockJSON, LockBundle: in.lockBundle, Policy: in.policy,
+		Client: cl, Target: g.target, Repos: repos, Concurrency: g.concurrency, Retries: g.retries,
+		Progress: g.progress(),
+	})
+	if err != nil {
+		return err
+	}
+	if g.receipt != "" {
+		b, _ := json.MarshalIndent(rc, "", "  ")
+		if err := os.WriteFile(g.receipt, append(b, '\n'), 0o644); err != nil {
+			return fmt.Errorf("writing the receipt: %w", err)
+		}
+	}
+	return g.emit(rc, func(w io.Writer) {
+		s := rc.Stats
+		fmt.Fprintf(w, "Mirrored %s to %s in %s: verified before and after push\n", rc.Version, rc.Target, rc.Duration)
+		fmt.Fprintf(w, "  blobs: %d pushed (%s), %d mounted, %d already present\n", s.BlobsPushed, human(s.BytesPushed), s.BlobsMounted, s.BlobsPresent)
+		fmt.Fprintf(w, "  manifests: %d pushed, %d present; tags: %d written, %d present; fallback indexes: %d\n", s.ManifestsPushed, s.ManifestsPresent, s.TagsWritten, s.TagsPresent, s.FallbackIndexes)
+		fmt.Fprintf(w, "  lock: %s\n", rc.Lock)
+	})
+}
+
+func (g *globals) copyCmd() *cobra.Command {
+	c := &cobra.Command{
+		Use:   "copy",
+		Short: "Copy a release registry to registry, verified before and after",
+		Example: `  reloader-mirror copy --lock-ref ghcr.io/reloader-dev/reloader-release:v1.2.3 --key cosign.pub \
+      --target harbor.corp.example/platform/reloader --receipt receipt.json
+  # Artifactory repository key, chart to a separate Helm repository
+  reloader-mirror copy --lock reloader-release.json --key cosign.pub \
+      --target artifactory.corp.example/docker-local/reloader \
+      --map charts/reloader=artifactory.corp.example/helm-oci/reloader`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			cl, err := g.client()
+			if err != nil {
+				return err
+			}
+			defer cl.Close()
+			in, err := g.open(cmd.Context(), cl)
+			if err != nil {
+				return err
+			}
+			defer in.close()
+			return g.mirrorRun(cmd, in, cl)
+		},
+	}
+	g.targetFlags(c, true)
+	g.transferFlags(c)
+	return c
+}
+
+func (g *globals) importCmd() *cobra.Command {
+	c := &cobra.Command{
+		Use:   "import",
+		Short: "Push an archive into a registry after verifying it completely, offline",
+		Long: `import checks the archive's checksums, the lock's signature and every
+artifact's signatures before the first byte is pushed; then it pushes in a
+safe order, verifies the copy at the target, and writes tags last.`,
+		Example: `  reloader-mirror import -f reloader-v1.2.3.tar.zst --key cosign.pub \
+      --target harbor.corp.example/platform/reloader
+  reloader-mirror import -f reloader-v1.2.3.tar.zst \
+      --certificate-identity https://github.com/reloader-dev/reloader/.github/workflows/release.yaml@refs/tags/v1.2.3 \
+      --certificate-oidc-issuer https://token.actions.githubusercontent.com \
+      --target quay.corp.example/reloader -o json`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			if g.archive == "" {
+				return usageError{errors.New("import needs --file")}
+			}
+			cl, err := g.client()
+			if err != nil {
+				return err
+			}
+			defer cl.Close()
+			in, err := g.open(cmd.Context(), cl)
+			if err != nil {
+				return err
+			}
+			defer in.close()
+			return g.mirrorRun(cmd, in, cl)
+		},
+	}
+	g.targetFlags(c, true)
+	g.transferFlags(c)
+	return c
+}
+
+func (g *globals) exportCmd() *cobra.Command {
+	var out string
+	c := &cobra.Command{
+		Use:   "export",
+		Short: "Verify a release and write it to one archive for the air gap",
+		Example: `  reloader-mirror export --lock-ref ghcr.io/reloader-dev/reloader-release:v1.2.3 --key cosign.pub \
+      --to reloader-v1.2.3.tar.zst
+  reloader-mirror export --lock reloader-release.json --key cosign.pub --to ./reloader-layout  # a directory; re-runs resume`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			if out == "" {
+				return usageError{errors.New("export needs --to")}
+			}
+			cl, err := g.client()
+			if err != nil {
+				return err
+			}
+			defer cl.Close()
+			in, err := g.open(cmd.Context(), cl)
+			if err != nil {
+				return err
+			}
+			defer in.close()
+			eo := mirror.ExportOptions{Source: in.src, LockJSON: in.lockJSON, LockBundle: in.lockBundle, Policy: in.policy,
+				Path: out, Concurrency: g.concurrency, Progress: g.progress()}
+			if g.key != "" {
+				eo.PublicKeyPEM, _ = os.ReadFile(g.key)
+			}
+			if g.trustedRoot != "" {
+				eo.TrustedRootJSON, _ = os.ReadFile(g.trustedRoot)
+			}
+			res, err := mirror.Export(cmd.Context(), eo)
+			if err != nil {
+				return err
+			}
+			return g.emit(res, func(w io.Writer) {
+				fmt.Fprintf(w, "Exported %s to %s: %d manifests, %d blobs, %s (verified)\n", res.Version, res.Path, res.Manifests, res.Blobs, human(res.Bytes))
+			})
+		},
+	}
+	c.Flags().StringVar(&out, "to", "", "archive to write: NAME.tar, NAME.tar.zst (zstd) or a directory (OCI layout)")
+	c.Flags().IntVarP(&g.concurrency, "concurrency", "j", 4, "blobs fetched in parallel")
+	return c
+}
+
+func (g *globals) verifyCmd() *cobra.Command {
+	c := &cobra.Command{
+		Use:   "verify",
+		Short: "Verify a release in a registry or an archive against a trust policy, offline",
+		Example: `  reloader-mirror verify -f reloader-v1.2.3.tar.zst --key cosign.pub
+  reloader-mirror verify --lock-ref harbor.corp.example/platform/reloader/reloader-release:v1.2.3 \
+      --key cosign.pub --target harbor.corp.example/platform/reloader -o json`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			cl, err := g.client()
+			if err != nil {
+				return err
+			}
+			defer cl.Close()
+			in, err := g.open(cmd.Context(), cl)
+			if err != nil {
+				return err
+			}
+			defer in.close()
+			src := in.src
+			if g.target != "" {
+				// Verify the copy at the target rather than the source the
+				// lock names.
+				l, _, err := verify.VerifyLock(in.lockJSON, in.lockBundle, in.policy)
+				if err != nil {
+					return err
+				}
+				repos, err := g.repos()
+				if err != nil {
+					return err
+				}
+				m, err := mirror.NewMapping(g.target, l, repos)
+				if err != nil {
+					return err
+				}
+				src = &mirror.RegistrySource{Client: cl, Map: m.Repository, Name: g.target}
+			}
+			prep, err := mirror.Prepare(cmd.Context(), src, in.lockJSON, in.lockBundle, in.policy)
+			if err != nil {
+				var ve *mirror.VerificationError
+				if errors.As(err, &ve) && g.output == "json" {
+					_ = g.emit(ve.Result, nil)
+				}
+				return err
+			}
+			return g.emit(prep.Verification, func(w io.Writer) {
+				fmt.Fprintf(w, "Release %s verified offline from %s against %s\n", prep.Lock.Version, src, describeTrust(in.policy.Summary()))
+				for _, s := range prep.Verification.Subjects {
+					fmt.Fprintf(w, "  %-12s %-14s %s  %d signature(s) ok\n", s.Kind, s.Name, s.Digest, len(s.Signatures))
+				}
+			})
+		},
+	}
+	g.targetFlags(c, false)
+	return c
+}
+
+func (g *globals) valuesCmd() *cobra.Command {
+	var variant string
+	var check bool
+	c := &cobra.Command{
+		Use:   "values",
+		Short: "Print digest-pinned Helm values and the helm install command for the target",
+		Example: `  reloader-mirror values --lock reloader-release.json --key cosign.pub \
+      --target harbor.corp.example/platform/reloader > values.yaml
+  reloader-mirror values -f reloader-v1.2.3.tar.zst --key cosign.pub --target harbor.corp.example/platform/reloader --variant ubi
+  reloader-mirror values --lock-ref harbor.corp.example/platform/reloader/reloader-release:v1.2.3 --key cosign.pub \
+      --target harbor.corp.example/platform/reloader --check-chart -o json`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			cl, err := g.client()
+			if err != nil {
+				return err
+			}
+			defer cl.Close()
+			in, err := g.open(cmd.Context(), cl)
+			if err != nil {
+				return err
+			}
+			defer in.close()
+			l, _, err := verify.VerifyLock(in.lockJSON, in.lockBundle, in.policy)
+			if err != nil {
+				return err
+			}
+			repos, err := g.repos()
+			if err != nil {
+				return err
+			}
+			m, err := mirror.NewMapping(g.target, l, repos)
+			if err != nil {
+				return err
+			}
+			v, err := mirror.RenderValues(l, m)
+			if err != nil {
+				return err
+			}
+			if check {
+				tsrc := &mirror.RegistrySource{Client: cl, Map: m.Repository, Name: g.target}
+				gr, err := mirror.Build(cmd.Context(), l, tsrc)
+				if err != nil {
+					return fmt.Errorf("reading the release at the target: %w", err)
+				}
+				if err := mirror.CheckChart(cmd.Context(), l, gr, tsrc); err != nil {
+					return err
+				}
+			}
+			if _, ok := v.YAML[variant]; !ok {
+				return usageError{fmt.Errorf("--variant %q: the release has %v", variant, keys(v.YAML))}
+			}
+			return g.emit(v, func(w io.Writer) {
+				fmt.Fprint(w, v.YAML[variant])
+				fmt.Fprintf(w, "# install:\n# %s\n", v.Install[variant])
+			})
+		},
+	}
+	g.targetFlags(c, true)
+	c.Flags().StringVar(&variant, "variant", "standard", "image variant for the text output: standard or ubi (json has both)")
+	c.Flags().BoolVar(&check, "check-chart", false, "read the chart at the target and confirm it honours image.digest")
+	return c
+}
+
+func keys(m map[string]string) []string {
+	out := make([]string, 0, len(m))
+	for k := range m {
+		out = append(out, k)
+	}
+	sort.Strings(out)
+	return out
+}
+
+func human(n int64) string {
+	switch {
+	case n >= 1<<30:
+		return fmt.Sprintf("%.2f GiB", float64(n)/(1<<30))
+	case n >= 1<<20:
+		return fmt.Sprintf("%.1f MiB", float64(n)/(1<<20))
+	case n >= 1<<10:
+		return fmt.Sprintf("%.1f KiB", float64(n)/(1<<10))
+	}
+	return fmt.Sprintf("%d B", n)
+}

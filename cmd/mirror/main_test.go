@@ -1,0 +1,133 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"net/http"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/google/go-containerregistry/pkg/v1/remote"
+
+	"github.com/reloader-dev/reloader/mirror/testrelease"
+	testregistry "github.com/reloader-dev/reloader/test/registry"
+)
+
+func startRegistry(t *testing.T) *testregistry.Registry {
+	t.Helper()
+	r, err := testregistry.StartInProcess(testregistry.InProcessOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		remote.DefaultTransport.(*http.Transport).CloseIdleConnections()
+		_ = r.Stop()
+	})
+	return r
+}
+
+func cli(t *testing.T, args ...string) (int, string, string) {
+	t.Helper()
+	var out, errb bytes.Buffer
+	code := run(context.Background(), args, &out, &errb)
+	return code, out.String(), errb.String()
+}
+
+// The whole story through the CLI: plan, copy, verify at the target, values,
+// export and import through an archive, with the documented exit codes.
+func TestCLIStory(t *testing.T) {
+	src := startRegistry(t)
+	s, err := testrelease.NewKeySigner()
+	if err != nil {
+		t.Fatal(err)
+	}
+	rel, err := testrelease.Publish(context.Background(), testrelease.Options{Registry: src.Host, Signer: s, Seed: 3})
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir := t.TempDir()
+	key := filepath.Join(dir, "cosign.pub")
+	lock := filepath.Join(dir, "reloader-release.json")
+	_ = os.WriteFile(key, s.PublicKeyPEM(), 0o644)
+	_ = os.WriteFile(lock, rel.LockJSON, 0o644)
+	_ = os.WriteFile(lock+".sigstore.json", rel.LockBundle, 0o644)
+	dst := startRegistry(t)
+	target := dst.Host + "/platform/reloader"
+
+	code, out, errs := cli(t, "plan", "--lock-ref", rel.LockRef, "--key", key, "--target", target, "-o", "json")
+	if code != exitOK {
+		t.Fatalf("plan: exit %d: %s", code, errs)
+	}
+	var plan struct {
+		BytesToMove int64 `json:"bytesToMove"`
+		Trust       struct{ Mode string }
+	}
+	if err := json.Unmarshal([]byte(out), &plan); err != nil || plan.BytesToMove == 0 || plan.Trust.Mode != "key" {
+		t.Fatalf("plan output %v: %s", err, out)
+	}
+
+	receipt := filepath.Join(dir, "receipt.json")
+	code, out, errs = cli(t, "copy", "--lock", lock, "--key", key, "--target", target, "--receipt", receipt, "-o", "json")
+	if code != exitOK {
+		t.Fatalf("copy: exit %d: %s", code, errs)
+	}
+	if _, err := os.Stat(receipt); err != nil {
+		t.Fatal("no receipt written")
+	}
+	if !strings.Contains(out, target+"/reloader@"+rel.Indexes["reloader"]) {
+		t.Errorf("receipt does not map the index to the target: %s", out)
+	}
+
+	code, out, errs = cli(t, "verify", "--lock-ref", target+"/reloader-release:v1.2.3", "--key", key, "--target", target)
+	if code != exitOK {
+		t.Fatalf("verify at target: exit %d: %s %s", code, out, errs)
+	}
+
+	code, out, errs = cli(t, "values", "--lock", lock, "--key", key, "--target", target, "--check-chart")
+	if code != exitOK {
+		t.Fatalf("values: exit %d: %s", code, errs)
+	}
+	for _, want := range []string{"repository: " + target + "/reloader\n", "digest: " + rel.Indexes["reloader"], "oci://" + target + "/charts/reloader@" + rel.Chart} {
+		if !strings.Contains(out, want) {
+			t.Errorf("values output lacks %q:\n%s", want, out)
+		}
+	}
+	code, out, _ = cli(t, "values", "--lock", lock, "--key", key, "--target", target, "-o", "json")
+	if code != exitOK || !strings.Contains(out, rel.Indexes["reloader-ubi"]) {
+		t.Errorf("values json lacks the ubi variant: %s", out)
+	}
+
+	archive := filepath.Join(dir, "release.tar.zst")
+	if code, _, errs = cli(t, "export", "--lock", lock, "--key", key, "--to", archive); code != exitOK {
+		t.Fatalf("export: exit %d: %s", code, errs)
+	}
+	air := startRegistry(t)
+	if code, _, errs = cli(t, "import", "-f", archive, "--key", key, "--target", air.Host+"/airgap"); code != exitOK {
+		t.Fatalf("import: exit %d: %s", code, errs)
+	}
+
+	other, _ := testrelease.NewKeySigner()
+	otherKey := filepath.Join(dir, "other.pub")
+	_ = os.WriteFile(otherKey, other.PublicKeyPEM(), 0o644)
+	if code, _, errs = cli(t, "import", "-f", archive, "--key", otherKey, "--target", air.Host+"/evil"); code != exitVerification {
+		t.Errorf("import with the wrong key: exit %d, want %d: %s", code, exitVerification, errs)
+	}
+	if code, _, _ = cli(t, "copy", "--lock", lock, "--target", target); code != exitUsage {
+		t.Errorf("copy without a trust policy: exit %d, want %d", code, exitUsage)
+	}
+	if code, _, _ = cli(t, "copy", "--bogus"); code != exitUsage {
+		t.Errorf("unknown flag: exit %d, want %d", code, exitUsage)
+	}
+}
+
+func TestHelpTeachesByExample(t *testing.T) {
+	for _, c := range []string{"plan", "copy", "export", "import", "verify", "values"} {
+		code, out, _ := cli(t, c, "--help")
+		if code != exitOK || !strings.Contains(out, "reloader-mirror "+c) || !strings.Contains(out, "--output") {
+			t.Errorf("%s --help: exit %d, lacks an example or --output:\n%s", c, code, out)
+		}
+	}
+}

@@ -1,0 +1,383 @@
+// Package archive holds a release on disk for the trip across an air gap: an
+// OCI image layout (blobs/sha256/<hex>, index.json, oci-layout) in which every
+// blob is stored once however many variants and platforms share it, plus the
+// signed release lock, the trusted material to verify it, and a checksum
+// manifest (checksums.sha256, in sha256sum's format so `sha256sum -c` works
+// too) covering every other file. The layout can stay a directory or travel
+// as one tar file, optionally zstd-compressed.
+//
+// Unpacking treats the archive as hostile: only the names above are
+// accepted, never a link, a device or a path that leaves the directory, and
+// sizes are bounded. The checksum manifest is an integrity check for the
+// journey, not a trust anchor: trust comes from the lock's signature and the
+// digests it pins, which the importer verifies next.
+package archive
+
+import (
+	"archive/tar"
+	"bufio"
+	"bytes"
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"os"
+	"path"
+	"path/filepath"
+	"regexp"
+	"sort"
+	"strings"
+	"time"
+
+	"github.com/klauspost/compress/zstd"
+)
+
+// Names of the files an archive holds besides blobs.
+const (
+	LayoutFile      = "oci-layout"
+	IndexFile       = "index.json"
+	ChecksumFile    = "checksums.sha256"
+	LockFile        = "reloader-release.json"
+	LockBundleFile  = "reloader-release.json.sigstore.json"
+	KeyFile         = "trust/cosign.pub"
+	TrustedRootFile = "trust/trusted_root.json"
+)
+
+var blobName = regexp.MustCompile(`^blobs/sha256/[a-f0-9]{64}$`)
+
+// allowedFile reports whether name may appear in an archive.
+func allowedFile(name string) bool {
+	switch name {
+	case LayoutFile, IndexFile, ChecksumFile, LockFile, LockBundleFile, KeyFile, TrustedRootFile:
+		return true
+	}
+	return blobName.MatchString(name)
+}
+
+func allowedDir(name string) bool {
+	switch strings.TrimSuffix(name, "/") {
+	case "blobs", "blobs/sha256", "trust":
+		return true
+	}
+	return false
+}
+
+// ValidName checks an entry name is one an archive may hold. It rejects
+// absolute paths, "..", backslashes and anything not in the layout.
+func ValidName(name string, dir bool) error {
+	if name == "" || strings.ContainsAny(name, "\\\x00") || strings.HasPrefix(name, "/") {
+		return fmt.Errorf("archive entry %q: not a relative path", name)
+	}
+	for _, part := range strings.Split(strings.TrimSuffix(name, "/"), "/") {
+		if part == ".." || part == "." || part == "" {
+			return fmt.Errorf("archive entry %q: path escapes or is not clean", name)
+		}
+	}
+	if dir {
+		if !allowedDir(name) {
+			return fmt.Errorf("archive entry %q: unexpected directory", name)
+		}
+		return nil
+	}
+	if !allowedFile(name) {
+		return fmt.Errorf("archive entry %q: not part of a release archive", name)
+	}
+	return nil
+}
+
+// UnpackOptions bounds Unpack.
+type UnpackOptions struct {
+	// MaxBytes bounds the total bytes extracted (default 256 GiB).
+	MaxBytes int64
+	// MaxEntries bounds the number of entries (default 1,000,000).
+	MaxEntries int
+}
+
+var zstdMagic = []byte{0x28, 0xb5, 0x2f, 0xfd}
+
+// Unpack extracts a tar (zstd-compressed or not: detected) into dir, which
+// must be empty or absent. It stops at the first entry that is not plainly a
+// file or directory of a release archive.
+func Unpack(ctx context.Context, r io.Reader, dir string, opts UnpackOptions) error {
+	if opts.MaxBytes == 0 {
+		opts.MaxBytes = 256 << 30
+	}
+	if opts.MaxEntries == 0 {
+		opts.MaxEntries = 1_000_000
+	}
+	br := bufio.NewReaderSize(r, 1<<20)
+	head, _ := br.Peek(4)
+	var src io.Reader = br
+	if bytes.Equal(head, zstdMagic) {
+		zr, err := zstd.NewReader(br, zstd.WithDecoderConcurrency(1), zstd.WithDecoderMaxWindow(1<<27))
+		if err != nil {
+			return fmt.Errorf("opening zstd stream: %w", err)
+		}
+		defer zr.Close()
+		src = zr
+	}
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return fmt.Errorf("creating %s: %w", dir, err)
+	}
+	tr := tar.NewReader(src)
+	var total int64
+	seen := map[string]bool{}
+	for n := 0; ; n++ {
+		if err := ctx.Err(); err != nil {
+			return err
+		}
+		h, err := tr.Next()
+		if err == io.EOF {
+			if n == 0 {
+				return errors.New("reading archive: no entries (empty or not a tar)")
+			}
+			return nil
+		}
+		if err != nil {
+			return fmt.Errorf("reading archive after %d entries (truncated or corrupt): %w", n, err)
+		}
+		if n >= opts.MaxEntries {
+			return fmt.Errorf("archive has more than %d entries", opts.MaxEntries)
+		}
+		name := strings.TrimPrefix(h.Name, "./")
+		switch h.Typeflag {
+		case tar.TypeDir:
+			if err := ValidName(name, true); err != nil {
+				return err
+			}
+			if err := os.MkdirAll(filepath.Join(dir, filepath.FromSlash(strings.TrimSuffix(name, "/"))), 0o755); err != nil {
+				return fmt.Errorf("creating %s: %w", name, err)
+			}
+			continue
+		case tar.TypeReg:
+		default:
+			return fmt.Errorf("archive entry %q: type %q is not a regular file or directory", h.Name, h.Typeflag)
+		}
+		if err := ValidName(name, false); err != nil {
+			return err
+		}
+		if seen[name] {
+			return fmt.Errorf("archive entry %q appears twice", name)
+		}
+		seen[name] = true
+		if h.Size < 0 || total+h.Size > opts.MaxBytes {
+			return fmt.Errorf("archive entry %q: extracting it would exceed %d bytes", name, opts.MaxBytes)
+		}
+		total += h.Size
+		dst := filepath.Join(dir, filepath.FromSlash(name))
+		if err := os.MkdirAll(filepath.Dir(dst), 0o755); err != nil {
+			return fmt.Errorf("creating directory for %s: %w", name, err)
+		}
+		f, err := os.OpenFile(dst, os.O_CREATE|os.O_EXCL|os.O_WRONLY, 0o644)
+		if err != nil {
+			return fmt.Errorf("creating %s: %w", name, err)
+		}
+		_, err = io.Copy(f, io.LimitReader(tr, h.Size))
+		if cerr := f.Close(); err == nil {
+			err = cerr
+		}
+		if err != nil {
+			return fmt.Errorf("extracting %s (truncated archive?): %w", name, err)
+		}
+	}
+}
+
+// Pack writes dir as a tar stream to w, zstd-compressed when compress is set.
+// Entries are sorted with the checksum manifest first (so truncation shows
+// as files it lists but the archive lacks), and stamped with mtime, so the
+// same release packs to the same bytes.
+func Pack(ctx context.Context, dir string, w io.Writer, compress bool, mtime time.Time) error {
+	out := w
+	var zw *zstd.Encoder
+	if compress {
+		var err error
+		zw, err = zstd.NewWriter(w, zstd.WithEncoderLevel(zstd.SpeedDefault), zstd.WithEncoderConcurrency(2))
+		if err != nil {
+			return fmt.Errorf("starting zstd: %w", err)
+		}
+		out = zw
+	}
+	files, err := listFiles(dir)
+	if err != nil {
+		return err
+	}
+	sort.SliceStable(files, func(i, j int) bool {
+		if (files[i] == ChecksumFile) != (files[j] == ChecksumFile) {
+			return files[i] == ChecksumFile
+		}
+		return files[i] < files[j]
+	})
+	tw := tar.NewWriter(out)
+	for _, name := range files {
+		if err := ctx.Err(); err != nil {
+			return err
+		}
+		if err := packFile(tw, dir, name, mtime); err != nil {
+			return err
+		}
+	}
+	if err := tw.Close(); err != nil {
+		return fmt.Errorf("finishing the archive: %w", err)
+	}
+	if zw != nil {
+		if err := zw.Close(); err != nil {
+			return fmt.Errorf("finishing zstd: %w", err)
+		}
+	}
+	return nil
+}
+
+func packFile(tw *tar.Writer, dir, name string, mtime time.Time) error {
+	f, err := os.Open(filepath.Join(dir, filepath.FromSlash(name)))
+	if err != nil {
+		return fmt.Errorf("packing %s: %w", name, err)
+	}
+	defer f.Close()
+	st, err := f.Stat()
+	if err != nil {
+		return fmt.Errorf("packing %s: %w", name, err)
+	}
+	h := &tar.Header{Name: name, Mode: 0o644, Size: st.Size(), ModTime: mtime, Typeflag: tar.TypeReg, Format: tar.FormatPAX}
+	if err := tw.WriteHeader(h); err != nil {
+		return fmt.Errorf("packing %s: %w", name, err)
+	}
+	if _, err := io.Copy(tw, f); err != nil {
+		return fmt.Errorf("packing %s: %w", name, err)
+	}
+	return nil
+}
+
+// listFiles returns the slash-separated names of the regular files in dir.
+func listFiles(dir string) ([]string, error) {
+	var files []string
+	err := filepath.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		if d.IsDir() {
+			return nil
+		}
+		if !d.Type().IsRegular() {
+			return fmt.Errorf("%s is not a regular file", p)
+		}
+		rel, err := filepath.Rel(dir, p)
+		if err != nil {
+			return err
+		}
+		files = append(files, filepath.ToSlash(rel))
+		return nil
+	})
+	if err != nil {
+		return nil, fmt.Errorf("listing %s: %w", dir, err)
+	}
+	return files, nil
+}
+
+// Checksums maps a file name to its hex sha256.
+type Checksums map[string]string
+
+// ParseChecksums reads a checksum manifest strictly: "<64 hex>  <name>" per
+// line, names valid archive entries, none twice.
+func ParseChecksums(b []byte) (Checksums, error) {
+	if len(b) > 256<<20 {
+		return nil, errors.New("checksum manifest is implausibly large")
+	}
+	c := Checksums{}
+	for i, line := range strings.Split(strings.TrimSuffix(string(b), "\n"), "\n") {
+		sum, name, ok := strings.Cut(line, "  ")
+		if !ok || len(sum) != 64 || strings.Trim(sum, "0123456789abcdef") != "" {
+			return nil, fmt.Errorf("checksum manifest line %d: not \"<sha256>  <name>\"", i+1)
+		}
+		if err := ValidName(name, false); err != nil || name == ChecksumFile {
+			return nil, fmt.Errorf("checksum manifest line %d: %q is not an archive file", i+1, name)
+		}
+		if _, dup := c[name]; dup {
+			return nil, fmt.Errorf("checksum manifest line %d: %s listed twice", i+1, name)
+		}
+		c[name] = sum
+	}
+	return c, nil
+}
+
+// Marshal writes the manifest sorted by name.
+func (c Checksums) Marshal() []byte {
+	names := make([]string, 0, len(c))
+	for n := range c {
+		names = append(names, n)
+	}
+	sort.Strings(names)
+	var b bytes.Buffer
+	for _, n := range names {
+		fmt.Fprintf(&b, "%s  %s\n", c[n], n)
+	}
+	return b.Bytes()
+}
+
+// VerifyChecksums checks every file of dir against the checksum manifest and
+// that the manifest and the directory list the same files: a file missing
+// (truncation), extra (smuggled in) or different is an error naming it. A
+// blob's name is its digest, and that is checked too.
+func VerifyChecksums(ctx context.Context, dir string) error {
+	b, err := os.ReadFile(filepath.Join(dir, ChecksumFile))
+	if err != nil {
+		return fmt.Errorf("archive has no readable checksum manifest: %w", err)
+	}
+	want, err := ParseChecksums(b)
+	if err != nil {
+		return err
+	}
+	files, err := listFiles(dir)
+	if err != nil {
+		return err
+	}
+	present := map[string]bool{}
+	for _, f := range files {
+		if f == ChecksumFile {
+			continue
+		}
+		present[f] = true
+		if _, ok := want[f]; !ok {
+			return fmt.Errorf("archive file %s is not in the checksum manifest", f)
+		}
+	}
+	names := make([]string, 0, len(want))
+	for n := range want {
+		names = append(names, n)
+	}
+	sort.Strings(names)
+	for _, n := range names {
+		if err := ctx.Err(); err != nil {
+			return err
+		}
+		if !present[n] {
+			return fmt.Errorf("archive lacks %s, which its checksum manifest lists (truncated?)", n)
+		}
+		got, err := fileSHA256(filepath.Join(dir, filepath.FromSlash(n)))
+		if err != nil {
+			return err
+		}
+		if got != want[n] {
+			return fmt.Errorf("archive file %s has sha256 %s, the checksum manifest says %s", n, got, want[n])
+		}
+		if blobName.MatchString(n) && path.Base(n) != got {
+			return fmt.Errorf("archive blob %s holds content with sha256 %s", n, got)
+		}
+	}
+	return nil
+}
+
+func fileSHA256(p string) (string, error) {
+	f, err := os.Open(p)
+	if err != nil {
+		return "", fmt.Errorf("hashing %s: %w", p, err)
+	}
+	defer f.Close()
+	h := sha256.New()
+	if _, err := io.Copy(h, f); err != nil {
+		return "", fmt.Errorf("hashing %s: %w", p, err)
+	}
+	return hex.EncodeToString(h.Sum(nil)), nil
+}

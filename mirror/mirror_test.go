@@ -1,0 +1,411 @@
+package mirror_test
+
+import (
+	"context"
+	"encoding/json"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/google/go-containerregistry/pkg/v1/remote"
+
+	"github.com/reloader-dev/reloader/mirror"
+	"github.com/reloader-dev/reloader/mirror/registry"
+	"github.com/reloader-dev/reloader/mirror/testrelease"
+	"github.com/reloader-dev/reloader/mirror/verify"
+	"github.com/reloader-dev/reloader/release"
+	testregistry "github.com/reloader-dev/reloader/test/registry"
+)
+
+func startInProcess(t *testing.T, wrap func(http.Handler) http.Handler) *testregistry.Registry {
+	t.Helper()
+	r, err := testregistry.StartInProcess(testregistry.InProcessOptions{Wrap: wrap})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		// go-containerregistry's shared transport (used to publish the
+		// test release) may hold connections that never carried a
+		// request; the server would wait on them.
+		remote.DefaultTransport.(*http.Transport).CloseIdleConnections()
+		_ = r.Stop()
+	})
+	return r
+}
+
+func newClient(t *testing.T) *registry.Client {
+	t.Helper()
+	c, err := registry.New(registry.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(c.Close)
+	return c
+}
+
+// fixture is a published key-signed release and the policy that trusts it.
+type fixture struct {
+	src    *testregistry.Registry
+	tamper *tamperer
+	rel    *testrelease.Release
+	signer testrelease.Signer
+	policy verify.Policy
+}
+
+func publish(t *testing.T, mutate func(*testrelease.Options)) fixture {
+	t.Helper()
+	tp := &tamperer{}
+	src := startInProcess(t, tp.wrap)
+	s, err := testrelease.NewKeySigner()
+	if err != nil {
+		t.Fatal(err)
+	}
+	opts := testrelease.Options{Registry: src.Host, Signer: s, Seed: 1}
+	if mutate != nil {
+		mutate(&opts)
+	}
+	rel, err := testrelease.Publish(context.Background(), opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return fixture{src: src, tamper: tp, rel: rel, signer: s, policy: verify.Policy{PublicKey: s.Key.Public()}}
+}
+
+func (f fixture) options(t *testing.T, target string) mirror.Options {
+	return mirror.Options{
+		Source:   &mirror.RegistrySource{Client: newClient(t), Name: "source"},
+		LockJSON: f.rel.LockJSON, LockBundle: f.rel.LockBundle,
+		Policy: f.policy, Client: newClient(t), Target: target,
+		Backoff: 10 * time.Millisecond,
+	}
+}
+
+// assertMirrored checks every artifact of the lock is at the target under its
+// digest, with its tag, and that the copy verifies offline from the target.
+func assertMirrored(t *testing.T, f fixture, target string, rc *mirror.Receipt) {
+	t.Helper()
+	ctx := context.Background()
+	c := newClient(t)
+	m, err := mirror.NewMapping(target, f.rel.Lock, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, a := range f.rel.Lock.Artifacts {
+		r, err := c.Repository(ctx, m.Repository(a.Repository), false)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, _, err := r.GetManifest(ctx, a.Digest); err != nil {
+			t.Errorf("%s %s %s not at the target by digest: %v", a.Kind, a.Name, a.Digest, err)
+		}
+		if a.Tag != "" {
+			d, ok, err := r.HeadManifest(ctx, a.Tag)
+			if err != nil || !ok || d.Digest != a.Digest {
+				t.Errorf("tag %s:%s points at %q (%v), want %s", r.Name, a.Tag, d.Digest, err, a.Digest)
+			}
+		}
+	}
+	src := &mirror.RegistrySource{Client: c, Map: m.Repository}
+	if _, err := mirror.Prepare(ctx, src, f.rel.LockJSON, f.rel.LockBundle, f.policy); err != nil {
+		t.Errorf("the copy does not verify at the target: %v", err)
+	}
+	for _, s := range rc.Verification.Subjects {
+		if !s.Verified {
+			t.Errorf("receipt: %s %s not verified", s.Kind, s.Name)
+		}
+	}
+}
+
+func TestCopyToRegistryWithReferrersAPIPreservesEveryDigest(t *testing.T) {
+	f := publish(t, nil)
+	dst := startInProcess(t, nil)
+	target := dst.Host + "/mirror/reloader"
+	rc, err := mirror.Mirror(context.Background(), f.options(t, target))
+	if err != nil {
+		t.Fatal(err)
+	}
+	assertMirrored(t, f, target, rc)
+	for repo, mode := range rc.Referrers {
+		if mode != "referrers-api" {
+			t.Errorf("%s: referrers mode %s, want referrers-api", repo, mode)
+		}
+	}
+	if rc.Stats.FallbackIndexes != 0 {
+		t.Errorf("wrote %d fallback indexes to a registry with the referrers API", rc.Stats.FallbackIndexes)
+	}
+	if rc.Stats.BlobsMounted+rc.Stats.BlobsPushed == 0 {
+		t.Error("no blob moved")
+	}
+}
+
+func TestCopyToDistributionWritesTagFallbackKeepingArtifactType(t *testing.T) {
+	if testing.Short() {
+		t.Skip("starts the distribution registry")
+	}
+	f := publish(t, nil)
+	dst, err := testregistry.StartDistribution(context.Background(), t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = dst.Stop() })
+	target := dst.Host + "/mirror"
+	rc, err := mirror.Mirror(context.Background(), f.options(t, target))
+	if err != nil {
+		t.Fatal(err)
+	}
+	assertMirrored(t, f, target, rc)
+	if rc.Stats.FallbackIndexes == 0 {
+		t.Fatal("no referrers fallback index written to a registry without the referrers API")
+	}
+	// The bundle referrer of the standard index must be listed in its
+	// fallback index with its artifactType and annotations.
+	ctx := context.Background()
+	idx := f.rel.Indexes["reloader"]
+	r, _ := newClient(t).Repository(ctx, target+"/reloader", false)
+	raw, _, err := r.GetManifest(ctx, strings.Replace(idx, ":", "-", 1))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var fi struct {
+		Manifests []struct {
+			Digest       string            `json:"digest"`
+			ArtifactType string            `json:"artifactType"`
+			Annotations  map[string]string `json:"annotations"`
+		} `json:"manifests"`
+	}
+	if err := json.Unmarshal(raw, &fi); err != nil {
+		t.Fatal(err)
+	}
+	found := false
+	for _, d := range fi.Manifests {
+		if d.ArtifactType == testrelease.BundleType {
+			found = true
+			if d.Annotations["dev.sigstore.bundle.predicateType"] == "" {
+				t.Errorf("fallback descriptor %s lost its annotations", d.Digest)
+			}
+		}
+	}
+	if !found {
+		t.Errorf("fallback index lists no bundle referrer: %s", raw)
+	}
+	// A re-run does nothing but look.
+	rc2, err := mirror.Mirror(context.Background(), f.options(t, target))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if rc2.Stats.BlobsPushed != 0 || rc2.Stats.ManifestsPushed != 0 || rc2.Stats.TagsWritten != 0 || rc2.Stats.FallbackIndexes != 0 {
+		t.Errorf("re-run wrote: %+v", rc2.Stats)
+	}
+}
+
+// countingHandler records writes, so rejection tests can prove nothing was
+// pushed.
+type countingHandler struct {
+	mu     sync.Mutex
+	writes []string
+}
+
+func (c *countingHandler) wrap(h http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.Method == http.MethodPut || r.Method == http.MethodPost || r.Method == http.MethodPatch {
+			c.mu.Lock()
+			c.writes = append(c.writes, r.Method+" "+r.URL.Path)
+			c.mu.Unlock()
+		}
+		h.ServeHTTP(w, r)
+	})
+}
+
+func (c *countingHandler) manifestWrites() int {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	n := 0
+	for _, w := range c.writes {
+		if strings.Contains(w, "/manifests/") {
+			n++
+		}
+	}
+	return n
+}
+
+func (c *countingHandler) count() int {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return len(c.writes)
+}
+
+func TestCopyRejectsBeforePushingAnything(t *testing.T) {
+	ctx := context.Background()
+	cases := []struct {
+		name   string
+		fix    func(t *testing.T) fixture
+		tamper func(t *testing.T, f fixture)
+		want   string
+	}{
+		{
+			name: "a flipped byte in a blob",
+			fix:  func(t *testing.T) fixture { return publish(t, nil) },
+			tamper: func(t *testing.T, f fixture) {
+				f.tamper.arm(lastLayer(t, f.rel.Lock.Find(release.KindImage, "reloader")[0]))
+			},
+			want: "digest",
+		},
+		{
+			name:   "a changed manifest",
+			fix:    func(t *testing.T) fixture { return publish(t, nil) },
+			tamper: func(t *testing.T, f fixture) { f.tamper.arm(f.rel.Chart) },
+			want:   "digest",
+		},
+		{
+			name: "a removed signature",
+			fix:  func(t *testing.T) fixture { return publish(t, nil) },
+			tamper: func(t *testing.T, f fixture) {
+				l := *f.rel.Lock
+				l.Artifacts = nil
+				for _, a := range f.rel.Lock.Artifacts {
+					if a.Kind == release.KindSignature && a.Subject == f.rel.Chart {
+						continue
+					}
+					l.Artifacts = append(l.Artifacts, a)
+				}
+				resign(t, f, &l)
+			},
+			want: "no signature verified",
+		},
+		{
+			name: "a signature by another key",
+			fix: func(t *testing.T) fixture {
+				other, err := testrelease.NewKeySigner()
+				if err != nil {
+					t.Fatal(err)
+				}
+				return publish(t, func(o *testrelease.Options) { o.SignaturesBy = &other })
+			},
+			tamper: func(*testing.T, fixture) {},
+			want:   "verification failed",
+		},
+		{
+			name: "a lock signed by another key",
+			fix:  func(t *testing.T) fixture { return publish(t, nil) },
+			tamper: func(t *testing.T, f fixture) {
+				other, err := testrelease.NewKeySigner()
+				if err != nil {
+					t.Fatal(err)
+				}
+				*f.rel = *republishLockWith(t, f, other)
+			},
+			want: "lock's signature",
+		},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			f := tc.fix(t)
+			tc.tamper(t, f)
+			var ch countingHandler
+			dst := startInProcess(t, ch.wrap)
+			_, err := mirror.Mirror(ctx, f.options(t, dst.Host+"/mirror"))
+			if err == nil {
+				t.Fatal("tampered release was mirrored")
+			}
+			if !strings.Contains(err.Error(), tc.want) {
+				t.Errorf("error %q does not mention %q", err, tc.want)
+			}
+			if n := ch.manifestWrites(); n != 0 {
+				t.Errorf("%d manifest or tag writes reached the target: %v", n, ch.writes)
+			}
+			if tc.name != "a flipped byte in a blob" && ch.count() != 0 {
+				// Only a blob streamed from the source can turn out wrong
+				// after the first write; then the registry refuses to
+				// commit it (checked below) and nothing refers to it.
+				t.Errorf("%d writes reached the target before the rejection: %v", ch.count(), ch.writes)
+			}
+			if d := f.tamper.digest; d != "" {
+				r, _ := newClient(t).Repository(ctx, dst.Host+"/mirror/reloader", false)
+				if _, ok, _ := r.HeadBlob(ctx, d); ok {
+					t.Errorf("tampered blob %s was committed at the target", d)
+				}
+			}
+		})
+	}
+}
+
+// tamperer sits in front of the source registry and, once armed, flips the
+// last byte of whatever it serves under one digest: a corrupted disk, a
+// hostile mirror.
+type tamperer struct {
+	mu     sync.Mutex
+	digest string
+}
+
+func (tp *tamperer) arm(digest string) {
+	tp.mu.Lock()
+	tp.digest = digest
+	tp.mu.Unlock()
+}
+
+func (tp *tamperer) wrap(h http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		tp.mu.Lock()
+		d := tp.digest
+		tp.mu.Unlock()
+		if d == "" || r.Method != http.MethodGet || !strings.HasSuffix(r.URL.Path, "/"+d) {
+			h.ServeHTTP(w, r)
+			return
+		}
+		rec := httptest.NewRecorder()
+		h.ServeHTTP(rec, r)
+		body := rec.Body.Bytes()
+		if len(body) > 0 {
+			body[len(body)-1] ^= 0x01
+		}
+		for k, v := range rec.Header() {
+			w.Header()[k] = v
+		}
+		w.WriteHeader(rec.Code)
+		_, _ = w.Write(body)
+	})
+}
+
+// lastLayer returns the digest of the last layer of manifest a.
+func lastLayer(t *testing.T, a release.Artifact) string {
+	t.Helper()
+	ctx := context.Background()
+	r, err := newClient(t).Repository(ctx, a.Repository, false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	raw, _, err := r.GetManifest(ctx, a.Digest)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var m struct {
+		Layers []struct{ Digest string } `json:"layers"`
+	}
+	if err := json.Unmarshal(raw, &m); err != nil {
+		t.Fatal(err)
+	}
+	return m.Layers[len(m.Layers)-1].Digest
+}
+
+func resign(t *testing.T, f fixture, l *release.Lock) {
+	t.Helper()
+	*f.rel = *republishLockWith(t, fixture{src: f.src, rel: &testrelease.Release{Lock: l}, signer: f.signer}, f.signer)
+}
+
+func republishLockWith(t *testing.T, f fixture, s testrelease.Signer) *testrelease.Release {
+	t.Helper()
+	lockJSON, err := f.rel.Lock.Marshal()
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, err := testrelease.SignLock(s, lockJSON)
+	if err != nil {
+		t.Fatal(err)
+	}
+	out := *f.rel
+	out.LockJSON, out.LockBundle = lockJSON, b
+	return &out
+}

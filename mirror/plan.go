@@ -1,0 +1,108 @@
+package mirror
+
+import (
+	"context"
+	"fmt"
+
+	"github.com/reloader-dev/reloader/mirror/registry"
+	"github.com/reloader-dev/reloader/mirror/verify"
+	"github.com/reloader-dev/reloader/release"
+)
+
+// PlanArtifact is one artifact of the lock and where it would go.
+type PlanArtifact struct {
+	Kind     release.Kind `json:"kind"`
+	Name     string       `json:"name"`
+	Platform string       `json:"platform,omitempty"`
+	Digest   string       `json:"digest"`
+	Target   string       `json:"target,omitempty"`
+	Tag      string       `json:"tag,omitempty"`
+	Present  bool         `json:"presentAtTarget"`
+}
+
+// PlanResult is what a mirror run would do; making it moves nothing.
+type PlanResult struct {
+	Version      string            `json:"version"`
+	Source       string            `json:"source"`
+	Trust        verify.Summary    `json:"trust"`
+	LockSigner   release.Signer    `json:"lockSigner"`
+	Verification *verify.Result    `json:"verification"`
+	Artifacts    []PlanArtifact    `json:"artifacts"`
+	Manifests    int               `json:"manifests"`
+	Blobs        int               `json:"blobs"`
+	TotalBytes   int64             `json:"totalBytes"`
+	BytesPresent int64             `json:"bytesPresentAtTarget"`
+	BytesToMove  int64             `json:"bytesToMove"`
+	Target       string            `json:"target,omitempty"`
+	Referrers    map[string]string `json:"targetReferrers,omitempty"`
+}
+
+// PlanOptions configures Plan.
+type PlanOptions struct {
+	Source               Source
+	LockJSON, LockBundle []byte
+	Policy               verify.Policy
+	// Client and Target are optional: without them the plan says what the
+	// release holds, with them also what the target already has.
+	Client *registry.Client
+	Target string
+	Repos  map[string]string
+}
+
+// Plan verifies the release offline and reports what a copy would move.
+func Plan(ctx context.Context, opts PlanOptions) (*PlanResult, error) {
+	prep, err := Prepare(ctx, opts.Source, opts.LockJSON, opts.LockBundle, opts.Policy)
+	if err != nil {
+		return nil, err
+	}
+	g := prep.Graph
+	res := &PlanResult{Version: prep.Lock.Version, Source: opts.Source.String(), Trust: opts.Policy.Summary(),
+		LockSigner: prep.Lock.Signer, Verification: prep.Verification, Manifests: len(g.Nodes)}
+	var m *Mapping
+	if opts.Client != nil && opts.Target != "" {
+		if m, err = NewMapping(opts.Target, prep.Lock, opts.Repos); err != nil {
+			return nil, err
+		}
+		res.Target, res.Referrers = m.Target, map[string]string{}
+	}
+	for _, rb := range g.Blobs() {
+		res.Blobs++
+		res.TotalBytes += rb.Size
+		if m == nil {
+			continue
+		}
+		r, err := opts.Client.Repository(ctx, m.Repository(rb.Repository), false)
+		if err != nil {
+			return nil, err
+		}
+		if _, ok, err := r.HeadBlob(ctx, rb.Digest); err != nil {
+			return nil, fmt.Errorf("checking %s@%s at the target: %w", r.Name, rb.Digest, err)
+		} else if ok {
+			res.BytesPresent += rb.Size
+		}
+	}
+	res.BytesToMove = res.TotalBytes - res.BytesPresent
+	for _, a := range prep.Lock.Artifacts {
+		pa := PlanArtifact{Kind: a.Kind, Name: a.Name, Platform: a.Platform, Digest: a.Digest, Tag: a.Tag}
+		if m != nil {
+			pa.Target = m.Repository(a.Repository)
+			r, err := opts.Client.Repository(ctx, pa.Target, false)
+			if err != nil {
+				return nil, err
+			}
+			if _, ok, err := r.HeadManifest(ctx, a.Digest); err == nil && ok {
+				pa.Present = true
+			}
+			if _, seen := res.Referrers[pa.Target]; !seen && a.Subject == "" {
+				res.Referrers[pa.Target] = "unknown (repository empty)"
+			}
+			if pa.Present {
+				if _, ok, err := r.Referrers(ctx, a.Digest); err == nil {
+					res.Referrers[pa.Target] = map[bool]string{true: "referrers-api", false: "tag-fallback"}[ok]
+				}
+			}
+		}
+		res.Artifacts = append(res.Artifacts, pa)
+	}
+	return res, nil
+}

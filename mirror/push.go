@@ -1,0 +1,561 @@
+package mirror
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"sort"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"golang.org/x/sync/errgroup"
+
+	"github.com/reloader-dev/reloader/mirror/progress"
+	"github.com/reloader-dev/reloader/mirror/registry"
+	"github.com/reloader-dev/reloader/mirror/verify"
+	"github.com/reloader-dev/reloader/release"
+)
+
+// Options configures Mirror.
+type Options struct {
+	// Source is where the release is read from.
+	Source Source
+	// LockJSON and LockBundle are the release lock and its Sigstore bundle.
+	LockJSON, LockBundle []byte
+	// Policy is whom to trust; verification refuses an incomplete one.
+	Policy verify.Policy
+	// Client talks to the target registry.
+	Client *registry.Client
+	// Target is the target location ("harbor.example/project"); Repos
+	// maps individual repositories (see Mapping).
+	Target string
+	Repos  map[string]string
+	// LockRepository receives the lock as an OCI artifact tagged with the
+	// release version, relative to Target; "" means "reloader-release".
+	LockRepository string
+	// Concurrency bounds parallel blob transfers (default 4).
+	Concurrency int
+	// Retries is how many times a transfer is retried after a temporary
+	// failure (0 means 5, negative means none), with exponential backoff
+	// from Backoff (default 200ms).
+	Retries int
+	Backoff time.Duration
+	// Progress receives progress; nil reports nothing.
+	Progress progress.Reporter
+}
+
+func (o *Options) defaults() {
+	if o.Concurrency <= 0 {
+		o.Concurrency = 4
+	}
+	if o.Retries == 0 {
+		o.Retries = 5
+	}
+	if o.Retries < 0 {
+		o.Retries = 0
+	}
+	if o.Backoff <= 0 {
+		o.Backoff = 200 * time.Millisecond
+	}
+	if o.Progress == nil {
+		o.Progress = progress.Discard{}
+	}
+	if o.LockRepository == "" {
+		o.LockRepository = "reloader-release"
+	}
+}
+
+// Stats counts what a run did; a re-run of a complete copy pushes nothing.
+type Stats struct {
+	BlobsPushed      int   `json:"blobsPushed"`
+	BlobsMounted     int   `json:"blobsMounted"`
+	BlobsPresent     int   `json:"blobsPresent"`
+	BytesPushed      int64 `json:"bytesPushed"`
+	ManifestsPushed  int   `json:"manifestsPushed"`
+	ManifestsPresent int   `json:"manifestsPresent"`
+	FallbackIndexes  int   `json:"fallbackIndexes"`
+	TagsWritten      int   `json:"tagsWritten"`
+	TagsPresent      int   `json:"tagsPresent"`
+	Retries          int   `json:"retries"`
+}
+
+// ReceiptEntry says where one artifact of the lock went.
+type ReceiptEntry struct {
+	Kind     release.Kind `json:"kind"`
+	Name     string       `json:"name"`
+	Variant  string       `json:"variant,omitempty"`
+	Platform string       `json:"platform,omitempty"`
+	Source   string       `json:"source"`
+	Target   string       `json:"target"`
+	Tag      string       `json:"tag,omitempty"`
+}
+
+// Receipt is the record of a completed, verified mirror run.
+type Receipt struct {
+	Version      string            `json:"version"`
+	LockDigest   string            `json:"lockDigest"`
+	Lock         string            `json:"lock"`
+	Target       string            `json:"target"`
+	Referrers    map[string]string `json:"referrers"`
+	Verification *verify.Result    `json:"verification"`
+	Entries      []ReceiptEntry    `json:"entries"`
+	Stats        Stats             `json:"stats"`
+	Duration     string            `json:"duration"`
+}
+
+// Prepared is a release verified at its source, ready to be written.
+type Prepared struct {
+	Lock         *release.Lock
+	LockResult   verify.LockResult
+	Graph        *Graph
+	Verification *verify.Result
+}
+
+// Prepare verifies the lock, fetches every manifest by digest and verifies
+// every signature, all before anything is written anywhere.
+func Prepare(ctx context.Context, src Source, lockJSON, lockBundle []byte, p verify.Policy) (*Prepared, error) {
+	l, lr, err := verify.VerifyLock(lockJSON, lockBundle, p)
+	if err != nil {
+		return nil, err
+	}
+	g, err := Build(ctx, l, src)
+	if err != nil {
+		return nil, err
+	}
+	res, err := verify.Release(ctx, l, graphContent{g: g, src: src}, p)
+	if err != nil {
+		return nil, err
+	}
+	res.Lock = lr
+	if err := res.Err(); err != nil {
+		return nil, &VerificationError{Result: res, Err: err}
+	}
+	return &Prepared{Lock: l, LockResult: lr, Graph: g, Verification: res}, nil
+}
+
+// VerificationError is a release that did not verify; Result says where.
+type VerificationError struct {
+	Result *verify.Result
+	Err    error
+}
+
+func (e *VerificationError) Error() string { return "verification failed: " + e.Err.Error() }
+func (e *VerificationError) Unwrap() error { return e.Err }
+
+// Mirror verifies the release at its source, writes it to the target in a
+// safe order, verifies it again as stored at the target, and only then
+// writes tags. It returns the receipt of a complete run.
+func Mirror(ctx context.Context, opts Options) (*Receipt, error) {
+	opts.defaults()
+	start := time.Now()
+	prep, err := Prepare(ctx, opts.Source, opts.LockJSON, opts.LockBundle, opts.Policy)
+	if err != nil {
+		return nil, err
+	}
+	m, err := NewMapping(opts.Target, prep.Lock, opts.Repos)
+	if err != nil {
+		return nil, err
+	}
+	w := &writer{opts: opts, m: m, g: prep.Graph, present: map[string]string{}}
+	if err := w.blobs(ctx); err != nil {
+		return nil, err
+	}
+	if err := w.manifests(ctx); err != nil {
+		return nil, err
+	}
+	// Read back: every manifest by digest from the target, every signature
+	// verified again from the target's bytes, every blob present.
+	opts.Progress.Phase("verifying at target", int64(len(prep.Graph.Nodes)), false)
+	tsrc := &RegistrySource{Client: opts.Client, Map: m.Repository, Name: "target " + m.Target}
+	tprep, err := Prepare(ctx, tsrc, opts.LockJSON, opts.LockBundle, opts.Policy)
+	opts.Progress.Done()
+	if err != nil {
+		return nil, fmt.Errorf("verifying the copy at the target (no tag was written): %w", err)
+	}
+	if err := w.checkBlobs(ctx); err != nil {
+		return nil, fmt.Errorf("verifying the copy at the target (no tag was written): %w", err)
+	}
+	refs, err := w.referrers(ctx)
+	if err != nil {
+		return nil, err
+	}
+	if err := w.tags(ctx); err != nil {
+		return nil, err
+	}
+	if err := w.pushLock(ctx, prep.Lock); err != nil {
+		return nil, err
+	}
+	rc := &Receipt{
+		Version: prep.Lock.Version, LockDigest: prep.LockResult.Digest,
+		Lock:   m.Target + "/" + opts.LockRepository + ":" + prep.Lock.Version,
+		Target: m.Target, Referrers: refs, Verification: tprep.Verification,
+		Stats: w.stats, Duration: time.Since(start).Round(time.Millisecond).String(),
+	}
+	for _, a := range prep.Lock.Artifacts {
+		rc.Entries = append(rc.Entries, ReceiptEntry{
+			Kind: a.Kind, Name: a.Name, Variant: a.Variant, Platform: a.Platform,
+			Source: a.Repository + "@" + a.Digest, Target: m.Repository(a.Repository) + "@" + a.Digest, Tag: a.Tag,
+		})
+	}
+	return rc, nil
+}
+
+type writer struct {
+	opts  Options
+	m     *Mapping
+	g     *Graph
+	stats Stats
+	bytes atomic.Int64
+	mu    sync.Mutex
+	// present maps a blob digest to a target repository path known to
+	// hold it, for cross-repository mounts.
+	present map[string]string
+}
+
+func (w *writer) repo(ctx context.Context, lockRepo string) (*registry.Repository, error) {
+	return w.opts.Client.Repository(ctx, w.m.Repository(lockRepo), true)
+}
+
+// retry runs fn until it succeeds, fails for good, or attempts run out.
+func (w *writer) retry(ctx context.Context, what string, fn func() error) error {
+	delay := w.opts.Backoff
+	for attempt := 0; ; attempt++ {
+		err := fn()
+		if err == nil {
+			return nil
+		}
+		if IsDigestMismatch(err) || !registry.Temporary(err) || attempt >= w.opts.Retries {
+			return fmt.Errorf("%s: %w", what, err)
+		}
+		w.mu.Lock()
+		w.stats.Retries++
+		w.mu.Unlock()
+		w.opts.Progress.Logf("retrying %s after: %v", what, err)
+		select {
+		case <-ctx.Done():
+			return fmt.Errorf("%s: %w", what, ctx.Err())
+		case <-time.After(delay):
+		}
+		delay *= 2
+	}
+}
+
+func (w *writer) blobs(ctx context.Context) error {
+	all := w.g.Blobs()
+	var total int64
+	for _, b := range all {
+		total += b.Size
+	}
+	w.opts.Progress.Phase("blobs", total, true)
+	defer w.opts.Progress.Done()
+	// Blobs shared by repositories go to one repository first, so the
+	// others can mount them instead of uploading again.
+	sort.SliceStable(all, func(i, j int) bool { return all[i].Repository < all[j].Repository })
+	byDigest := map[string][]RepoBlob{}
+	var order []string
+	for _, b := range all {
+		if _, ok := byDigest[b.Digest]; !ok {
+			order = append(order, b.Digest)
+		}
+		byDigest[b.Digest] = append(byDigest[b.Digest], b)
+	}
+	eg, ectx := errgroup.WithContext(ctx)
+	eg.SetLimit(w.opts.Concurrency)
+	for _, d := range order {
+		copies := byDigest[d]
+		eg.Go(func() error {
+			for _, rb := range copies {
+				if err := w.blob(ectx, rb); err != nil {
+					return err
+				}
+			}
+			return nil
+		})
+	}
+	return eg.Wait()
+}
+
+func (w *writer) blob(ctx context.Context, rb RepoBlob) error {
+	dst, err := w.repo(ctx, rb.Repository)
+	if err != nil {
+		return err
+	}
+	what := fmt.Sprintf("copying blob %s to %s", rb.Digest, dst.Name)
+	var exists bool
+	var size int64
+	if err := w.retry(ctx, what, func() (err error) { size, exists, err = dst.HeadBlob(ctx, rb.Digest); return err }); err != nil {
+		return err
+	}
+	if exists && (size == rb.Size || size == 0) {
+		w.mu.Lock()
+		w.stats.BlobsPresent++
+		w.present[rb.Digest] = dst.Path()
+		w.mu.Unlock()
+		w.opts.Progress.Add(rb.Size)
+		return nil
+	}
+	w.mu.Lock()
+	from := w.present[rb.Digest]
+	w.mu.Unlock()
+	if from != "" && from != dst.Path() {
+		var mounted bool
+		if err := w.retry(ctx, what, func() (err error) { mounted, err = dst.MountBlob(ctx, rb.Digest, from); return err }); err != nil {
+			return err
+		}
+		if mounted {
+			w.mu.Lock()
+			w.stats.BlobsMounted++
+			w.mu.Unlock()
+			w.opts.Progress.Add(rb.Size)
+			return nil
+		}
+	}
+	err = w.retry(ctx, what, func() error {
+		rc, _, err := w.opts.Source.Blob(ctx, rb.Repository, rb.Digest)
+		if err != nil {
+			return err
+		}
+		defer rc.Close()
+		vr := NewVerifyingReader(rc, rb.Digest, rb.Size)
+		cr := &countingReader{r: vr, add: w.opts.Progress.Add}
+		err = dst.PushBlob(ctx, rb.Digest, rb.Size, cr)
+		if m := vr.Mismatch(); m != nil {
+			return m
+		}
+		if err != nil {
+			// What was sent of a failed upload is not progress.
+			w.opts.Progress.Add(-cr.n)
+			return err
+		}
+		w.bytes.Add(cr.n)
+		return nil
+	})
+	if err != nil {
+		return err
+	}
+	w.mu.Lock()
+	w.stats.BlobsPushed++
+	w.stats.BytesPushed += rb.Size
+	w.present[rb.Digest] = dst.Path()
+	w.mu.Unlock()
+	return nil
+}
+
+type countingReader struct {
+	r   io.Reader
+	n   int64
+	add func(int64)
+}
+
+func (c *countingReader) Read(p []byte) (int, error) {
+	n, err := c.r.Read(p)
+	c.n += int64(n)
+	c.add(int64(n))
+	return n, err
+}
+
+// manifests pushes every manifest by digest, in graph order (dependencies
+// first), so registries that check references (distribution, Harbor) accept
+// each one and no tag is touched.
+func (w *writer) manifests(ctx context.Context) error {
+	w.opts.Progress.Phase("manifests", int64(len(w.g.Nodes)), false)
+	defer w.opts.Progress.Done()
+	for _, n := range w.g.Nodes {
+		dst, err := w.repo(ctx, n.Repository)
+		if err != nil {
+			return err
+		}
+		what := fmt.Sprintf("pushing manifest %s@%s", dst.Name, n.Digest)
+		var exists bool
+		if err := w.retry(ctx, what, func() (err error) { _, exists, err = dst.HeadManifest(ctx, n.Digest); return err }); err != nil {
+			return err
+		}
+		if exists {
+			w.stats.ManifestsPresent++
+		} else {
+			if err := w.retry(ctx, what, func() error { _, err := dst.PutManifest(ctx, n.Digest, n.MediaType, n.Raw); return err }); err != nil {
+				return err
+			}
+			w.stats.ManifestsPushed++
+		}
+		w.opts.Progress.Add(1)
+	}
+	return nil
+}
+
+func (w *writer) checkBlobs(ctx context.Context) error {
+	for _, rb := range w.g.Blobs() {
+		dst, err := w.repo(ctx, rb.Repository)
+		if err != nil {
+			return err
+		}
+		size, ok, err := dst.HeadBlob(ctx, rb.Digest)
+		if err != nil {
+			return fmt.Errorf("checking blob %s@%s: %w", dst.Name, rb.Digest, err)
+		}
+		if !ok || (size != 0 && size != rb.Size) {
+			return fmt.Errorf("blob %s@%s is missing or has %d bytes, not %d", dst.Name, rb.Digest, size, rb.Size)
+		}
+	}
+	return nil
+}
+
+// referrers makes every referrer discoverable at the target. A registry with
+// the referrers API lists them itself; for one without, the OCI tag-fallback
+// index (tag "sha256-<hex>") is written, merged with what is already there
+// and keeping each descriptor's artifactType and annotations.
+func (w *writer) referrers(ctx context.Context) (map[string]string, error) {
+	bySubject := map[string][]*Node{}
+	var keys []string
+	for _, n := range w.g.Nodes {
+		if n.Subject != "" {
+			k := n.Repository + "@" + n.Subject
+			if _, ok := bySubject[k]; !ok {
+				keys = append(keys, k)
+			}
+			bySubject[k] = append(bySubject[k], n)
+		}
+	}
+	sort.Strings(keys)
+	modes := map[string]string{}
+	for _, k := range keys {
+		refs := bySubject[k]
+		repo, subject := refs[0].Repository, refs[0].Subject
+		dst, err := w.repo(ctx, repo)
+		if err != nil {
+			return nil, err
+		}
+		_, supported, err := dst.Referrers(ctx, subject)
+		if err != nil {
+			return nil, fmt.Errorf("probing the referrers API of %s: %w", dst.Name, err)
+		}
+		if supported {
+			modes[dst.Name] = "referrers-api"
+			continue
+		}
+		modes[dst.Name] = "tag-fallback"
+		if err := w.fallback(ctx, dst, subject, refs); err != nil {
+			return nil, err
+		}
+	}
+	return modes, nil
+}
+
+func (w *writer) fallback(ctx context.Context, dst *registry.Repository, subject string, refs []*Node) error {
+	tag := strings.Replace(subject, ":", "-", 1)
+	idx := manifestDoc{}
+	var existing []descriptor
+	raw, _, err := dst.GetManifest(ctx, tag)
+	switch {
+	case err == nil:
+		if err := json.Unmarshal(raw, &idx); err != nil {
+			return fmt.Errorf("decoding the referrers fallback index %s:%s: %w", dst.Name, tag, err)
+		}
+		existing = idx.Manifests
+	case registry.IsNotFound(err):
+	default:
+		return fmt.Errorf("reading the referrers fallback index %s:%s: %w", dst.Name, tag, err)
+	}
+	have := map[string]bool{}
+	for _, d := range existing {
+		have[d.Digest] = true
+	}
+	merged := existing
+	for _, n := range refs {
+		if have[n.Digest] {
+			continue
+		}
+		merged = append(merged, descriptor{MediaType: n.MediaType, Digest: n.Digest, Size: n.Size, ArtifactType: n.ArtifactType, Annotations: n.Annotations})
+	}
+	if len(merged) == len(existing) {
+		w.stats.TagsPresent++
+		return nil
+	}
+	out, err := json.Marshal(struct {
+		SchemaVersion int          `json:"schemaVersion"`
+		MediaType     string       `json:"mediaType"`
+		Manifests     []descriptor `json:"manifests"`
+	}{2, "application/vnd.oci.image.index.v1+json", merged})
+	if err != nil {
+		return fmt.Errorf("encoding the referrers fallback index: %w", err)
+	}
+	err = w.retry(ctx, "writing referrers fallback index "+dst.Name+":"+tag, func() error {
+		_, err := dst.PutManifest(ctx, tag, "application/vnd.oci.image.index.v1+json", out)
+		return err
+	})
+	if err != nil {
+		return err
+	}
+	w.stats.FallbackIndexes++
+	return nil
+}
+
+// tags writes the lock's tags last, each only after everything it names has
+// been verified at the target.
+func (w *writer) tags(ctx context.Context) error {
+	for _, n := range w.g.Nodes {
+		tag := n.Tag()
+		if tag == "" {
+			continue
+		}
+		dst, err := w.repo(ctx, n.Repository)
+		if err != nil {
+			return err
+		}
+		what := fmt.Sprintf("tagging %s:%s", dst.Name, tag)
+		var d registry.Descriptor
+		var exists bool
+		if err := w.retry(ctx, what, func() (err error) { d, exists, err = dst.HeadManifest(ctx, tag); return err }); err != nil {
+			return err
+		}
+		if exists && d.Digest == n.Digest {
+			w.stats.TagsPresent++
+			continue
+		}
+		if err := w.retry(ctx, what, func() error { _, err := dst.PutManifest(ctx, tag, n.MediaType, n.Raw); return err }); err != nil {
+			return err
+		}
+		d, exists, err = dst.HeadManifest(ctx, tag)
+		if err != nil || !exists || (d.Digest != "" && d.Digest != n.Digest) {
+			return fmt.Errorf("%s: reading the tag back gave %q (%v), not %s", what, d.Digest, err, n.Digest)
+		}
+		w.stats.TagsWritten++
+	}
+	return nil
+}
+
+// pushLock stores the lock and its bundle at the target, so the
+// disconnected side can verify from the registry alone.
+func (w *writer) pushLock(ctx context.Context, l *release.Lock) error {
+	art, err := NewLockArtifact(w.opts.LockJSON, w.opts.LockBundle)
+	if err != nil {
+		return err
+	}
+	dst, err := w.opts.Client.Repository(ctx, w.m.Target+"/"+w.opts.LockRepository, true)
+	if err != nil {
+		return err
+	}
+	for _, b := range art.Blobs {
+		_, ok, err := dst.HeadBlob(ctx, b.Digest)
+		if err != nil {
+			return fmt.Errorf("storing the lock in %s: %w", dst.Name, err)
+		}
+		if !ok {
+			if err := w.retry(ctx, "storing the lock in "+dst.Name, func() error {
+				return dst.PushBlob(ctx, b.Digest, int64(len(b.Data)), strings.NewReader(string(b.Data)))
+			}); err != nil {
+				return err
+			}
+		}
+	}
+	if err := w.retry(ctx, "storing the lock in "+dst.Name, func() error {
+		_, err := dst.PutManifest(ctx, l.Version, LockArtifactManifestType, art.Manifest)
+		return err
+	}); err != nil {
+		return err
+	}
+	return nil
+}

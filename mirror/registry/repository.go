@@ -1,0 +1,262 @@
+package registry
+
+import (
+	"bytes"
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net/http"
+	"net/url"
+	"strconv"
+	"strings"
+)
+
+// Accepted is every manifest media type a mirror may meet; registries serve
+// the stored bytes unchanged when the stored type is in the list.
+var accepted = strings.Join([]string{
+	"application/vnd.oci.image.index.v1+json",
+	"application/vnd.oci.image.manifest.v1+json",
+	"application/vnd.docker.distribution.manifest.list.v2+json",
+	"application/vnd.docker.distribution.manifest.v2+json",
+	"application/vnd.oci.artifact.manifest.v1+json",
+}, ", ")
+
+// Repository is one repository of one registry.
+type Repository struct {
+	// Name is "host/path" as given.
+	Name      string
+	path      string
+	host      string
+	base      string
+	hc        *http.Client
+	userAgent string
+}
+
+// Host is the registry part of the repository name.
+func (r *Repository) Host() string { return r.host }
+
+// Path is the repository path without the registry.
+func (r *Repository) Path() string { return r.path }
+
+func (r *Repository) url(kind, ref string) string {
+	return r.base + "/v2/" + r.path + "/" + kind + "/" + ref
+}
+
+func (r *Repository) do(ctx context.Context, method, u string, body io.Reader, hdr map[string]string) (*http.Response, error) {
+	req, err := http.NewRequestWithContext(ctx, method, u, body)
+	if err != nil {
+		return nil, fmt.Errorf("building %s %s: %w", method, u, err)
+	}
+	for k, v := range hdr {
+		req.Header.Set(k, v)
+	}
+	req.Header.Set("User-Agent", r.userAgent)
+	resp, err := r.hc.Do(req)
+	if err != nil {
+		return nil, fmt.Errorf("%s %s: %w", method, u, err)
+	}
+	return resp, nil
+}
+
+func errorFrom(resp *http.Response) error {
+	b, _ := io.ReadAll(io.LimitReader(resp.Body, 4096))
+	return &Error{Method: resp.Request.Method, URL: resp.Request.URL.Redacted(), Status: resp.StatusCode, Body: string(b)}
+}
+
+// Descriptor is what a registry says about a manifest or blob.
+type Descriptor struct {
+	MediaType string
+	Digest    string
+	Size      int64
+}
+
+// HeadManifest tells whether ref (a tag or digest) exists. A 403 on a tag is
+// taken as absent: Artifactory answers a missing tag that way.
+func (r *Repository) HeadManifest(ctx context.Context, ref string) (Descriptor, bool, error) {
+	resp, err := r.do(ctx, http.MethodHead, r.url("manifests", ref), nil, map[string]string{"Accept": accepted})
+	if err != nil {
+		return Descriptor{}, false, err
+	}
+	defer resp.Body.Close()
+	switch {
+	case resp.StatusCode == http.StatusOK:
+		size, _ := strconv.ParseInt(resp.Header.Get("Content-Length"), 10, 64)
+		return Descriptor{MediaType: resp.Header.Get("Content-Type"), Digest: resp.Header.Get("Docker-Content-Digest"), Size: size}, true, nil
+	case resp.StatusCode == http.StatusNotFound, resp.StatusCode == http.StatusForbidden && !strings.HasPrefix(ref, "sha256:"):
+		return Descriptor{}, false, nil
+	}
+	return Descriptor{}, false, errorFrom(resp)
+}
+
+// GetManifest returns the stored bytes of a manifest and its media type. When
+// ref is a digest the bytes are checked against it, so a registry cannot hand
+// back different content under a digest.
+func (r *Repository) GetManifest(ctx context.Context, ref string) ([]byte, string, error) {
+	resp, err := r.do(ctx, http.MethodGet, r.url("manifests", ref), nil, map[string]string{"Accept": accepted})
+	if err != nil {
+		return nil, "", err
+	}
+	defer resp.Body.Close()
+	if resp.StatusCode != http.StatusOK {
+		if resp.StatusCode == http.StatusForbidden && !strings.HasPrefix(ref, "sha256:") {
+			resp.StatusCode = http.StatusNotFound
+		}
+		return nil, "", errorFrom(resp)
+	}
+	b, err := io.ReadAll(io.LimitReader(resp.Body, MaxManifestBytes+1))
+	if err != nil {
+		return nil, "", fmt.Errorf("reading manifest %s@%s: %w", r.Name, ref, err)
+	}
+	if len(b) > MaxManifestBytes {
+		return nil, "", fmt.Errorf("manifest %s@%s is larger than %d bytes", r.Name, ref, MaxManifestBytes)
+	}
+	if strings.HasPrefix(ref, "sha256:") {
+		if got := Digest(b); got != ref {
+			return nil, "", fmt.Errorf("manifest %s@%s: registry served content with digest %s", r.Name, ref, got)
+		}
+	}
+	return b, resp.Header.Get("Content-Type"), nil
+}
+
+// PutManifest stores raw under ref (a digest or a tag). It returns whether the
+// registry acknowledged the manifest's subject (the OCI-Subject header), which
+// means it maintains the referrers list itself.
+func (r *Repository) PutManifest(ctx context.Context, ref, mediaType string, raw []byte) (subjectAcknowledged bool, err error) {
+	resp, err := r.do(ctx, http.MethodPut, r.url("manifests", ref), bytes.NewReader(raw), map[string]string{"Content-Type": mediaType})
+	if err != nil {
+		return false, err
+	}
+	defer resp.Body.Close()
+	if resp.StatusCode != http.StatusCreated && resp.StatusCode != http.StatusOK && resp.StatusCode != http.StatusAccepted {
+		return false, errorFrom(resp)
+	}
+	if d := resp.Header.Get("Docker-Content-Digest"); d != "" && d != Digest(raw) {
+		return false, fmt.Errorf("registry stored manifest %s@%s under digest %s, not %s", r.Name, ref, d, Digest(raw))
+	}
+	return resp.Header.Get("OCI-Subject") != "", nil
+}
+
+// HeadBlob tells whether the blob exists and its size.
+func (r *Repository) HeadBlob(ctx context.Context, digest string) (int64, bool, error) {
+	resp, err := r.do(ctx, http.MethodHead, r.url("blobs", digest), nil, nil)
+	if err != nil {
+		return 0, false, err
+	}
+	defer resp.Body.Close()
+	switch resp.StatusCode {
+	case http.StatusOK:
+		size, _ := strconv.ParseInt(resp.Header.Get("Content-Length"), 10, 64)
+		return size, true, nil
+	case http.StatusNotFound:
+		return 0, false, nil
+	}
+	return 0, false, errorFrom(resp)
+}
+
+// GetBlob opens a blob for streaming. The caller checks the digest while
+// reading (see VerifyingReader); the body is never buffered here.
+func (r *Repository) GetBlob(ctx context.Context, digest string) (io.ReadCloser, int64, error) {
+	resp, err := r.do(ctx, http.MethodGet, r.url("blobs", digest), nil, nil)
+	if err != nil {
+		return nil, 0, err
+	}
+	if resp.StatusCode != http.StatusOK {
+		defer resp.Body.Close()
+		return nil, 0, errorFrom(resp)
+	}
+	return resp.Body, resp.ContentLength, nil
+}
+
+// MountBlob asks the registry to link a blob from another repository of the
+// same registry. It reports false when the registry declined (it then opened
+// an upload session, which is abandoned) so the caller uploads instead.
+func (r *Repository) MountBlob(ctx context.Context, digest, fromPath string) (bool, error) {
+	q := url.Values{"mount": {digest}, "from": {fromPath}}
+	resp, err := r.do(ctx, http.MethodPost, r.base+"/v2/"+r.path+"/blobs/uploads/?"+q.Encode(), nil, nil)
+	if err != nil {
+		return false, err
+	}
+	defer resp.Body.Close()
+	switch resp.StatusCode {
+	case http.StatusCreated:
+		return true, nil
+	case http.StatusAccepted:
+		return false, nil
+	}
+	return false, errorFrom(resp)
+}
+
+// PushBlob streams size bytes from body as the blob digest in one request
+// (POST then a single PUT), so memory use does not depend on blob size. The
+// registry checks the digest before committing; a body cut short or wrong
+// leaves nothing behind.
+func (r *Repository) PushBlob(ctx context.Context, digest string, size int64, body io.Reader) error {
+	resp, err := r.do(ctx, http.MethodPost, r.base+"/v2/"+r.path+"/blobs/uploads/", nil, nil)
+	if err != nil {
+		return err
+	}
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusAccepted {
+		return errorFrom(resp)
+	}
+	loc, err := resp.Request.URL.Parse(resp.Header.Get("Location"))
+	if err != nil {
+		return fmt.Errorf("upload location for %s in %s: %w", digest, r.Name, err)
+	}
+	q := loc.Query()
+	q.Set("digest", digest)
+	loc.RawQuery = q.Encode()
+	req, err := http.NewRequestWithContext(ctx, http.MethodPut, loc.String(), io.NopCloser(body))
+	if err != nil {
+		return fmt.Errorf("building upload of %s: %w", digest, err)
+	}
+	req.ContentLength = size
+	req.Header.Set("Content-Type", "application/octet-stream")
+	req.Header.Set("User-Agent", r.userAgent)
+	presp, err := r.hc.Do(req)
+	if err != nil {
+		return fmt.Errorf("uploading blob %s to %s: %w", digest, r.Name, err)
+	}
+	defer presp.Body.Close()
+	if presp.StatusCode != http.StatusCreated {
+		return errorFrom(presp)
+	}
+	return nil
+}
+
+// Referrers reads the referrers of digest through the OCI referrers API.
+// supported is false when the registry has no such API (a 404 that is not a
+// registry error about the repository, or a non-index answer).
+func (r *Repository) Referrers(ctx context.Context, digest string) (index []byte, supported bool, err error) {
+	resp, err := r.do(ctx, http.MethodGet, r.url("referrers", digest), nil, map[string]string{"Accept": "application/vnd.oci.image.index.v1+json"})
+	if err != nil {
+		return nil, false, err
+	}
+	defer resp.Body.Close()
+	if resp.StatusCode == http.StatusOK {
+		b, err := io.ReadAll(io.LimitReader(resp.Body, MaxManifestBytes))
+		if err != nil {
+			return nil, false, fmt.Errorf("reading referrers of %s@%s: %w", r.Name, digest, err)
+		}
+		var probe struct {
+			Manifests json.RawMessage `json:"manifests"`
+		}
+		if json.Unmarshal(b, &probe) != nil || probe.Manifests == nil {
+			return nil, false, nil
+		}
+		return b, true, nil
+	}
+	if resp.StatusCode == http.StatusNotFound || resp.StatusCode == http.StatusMethodNotAllowed || resp.StatusCode == http.StatusBadRequest {
+		return nil, false, nil
+	}
+	return nil, false, errorFrom(resp)
+}
+
+// Digest is the sha256 digest string of b.
+func Digest(b []byte) string {
+	s := sha256.Sum256(b)
+	return "sha256:" + hex.EncodeToString(s[:])
+}

@@ -1,0 +1,192 @@
+// Package verify decides, offline, whether a release may be trusted: the lock's
+// signature, and every signature the lock lists, in both formats (cosign's
+// .sig/.att tag signatures, verified with cosign's pkg/cosign, and Sigstore
+// bundles attached as OCI referrers, verified with sigstore-go). The trust
+// policy is a value the caller builds from what the user asked for; the
+// result can be inspected artifact by artifact. Nothing here opens a network
+// connection: keys and trusted roots come from files.
+package verify
+
+import (
+	"bytes"
+	"crypto"
+	"crypto/sha256"
+	"crypto/x509"
+	"encoding/hex"
+	"encoding/pem"
+	"errors"
+	"fmt"
+	"os"
+	"regexp"
+
+	"github.com/sigstore/sigstore-go/pkg/root"
+	"github.com/sigstore/sigstore/pkg/cryptoutils"
+
+	"github.com/reloader-dev/reloader/release"
+)
+
+// Policy says whom to trust. Either PublicKey is set (key-based signing), or
+// a certificate identity (Identity or IdentityRegexp) with its OIDC Issuer and
+// the TrustedRoot that anchors keyless certificates.
+type Policy struct {
+	PublicKey crypto.PublicKey
+
+	Identity       string
+	IdentityRegexp string
+	Issuer         string
+	TrustedRoot    *root.TrustedRoot
+	// TrustedRootSource says where TrustedRoot came from, for reports.
+	TrustedRootSource string
+	// TransparencyLogThreshold, when above zero, requires that many verified
+	// transparency log entries on every keyless bundle.
+	TransparencyLogThreshold int
+}
+
+// Keyless reports whether the policy trusts certificate identities.
+func (p Policy) Keyless() bool { return p.PublicKey == nil }
+
+// Validate checks the policy is complete; an incomplete policy would trust
+// too much, so verification refuses it.
+func (p Policy) Validate() error {
+	if p.PublicKey != nil {
+		if p.Identity != "" || p.IdentityRegexp != "" {
+			return errors.New("trust policy: give a public key or a certificate identity, not both")
+		}
+		return nil
+	}
+	if p.Identity == "" && p.IdentityRegexp == "" {
+		return errors.New("trust policy: no public key and no certificate identity: refusing to trust anyone who signs")
+	}
+	if p.Identity != "" && p.IdentityRegexp != "" {
+		return errors.New("trust policy: give a certificate identity or an identity regexp, not both")
+	}
+	if p.IdentityRegexp != "" {
+		if _, err := regexp.Compile(p.IdentityRegexp); err != nil {
+			return fmt.Errorf("trust policy: identity regexp: %w", err)
+		}
+	}
+	if p.Issuer == "" {
+		return errors.New("trust policy: a keyless identity needs its OIDC issuer")
+	}
+	if p.TrustedRoot == nil {
+		return errors.New("trust policy: keyless verification needs a trusted root (trusted_root.json)")
+	}
+	return nil
+}
+
+// Summary is the policy in words and fingerprints, for plans and reports.
+type Summary struct {
+	Mode           string `json:"mode"`
+	KeySHA256      string `json:"keySha256,omitempty"`
+	Identity       string `json:"identity,omitempty"`
+	IdentityRegexp string `json:"identityRegexp,omitempty"`
+	Issuer         string `json:"issuer,omitempty"`
+	TrustedRoot    string `json:"trustedRoot,omitempty"`
+}
+
+// Summary describes the policy.
+func (p Policy) Summary() Summary {
+	if !p.Keyless() {
+		return Summary{Mode: "key", KeySHA256: KeyFingerprint(p.PublicKey)}
+	}
+	return Summary{Mode: "keyless", Identity: p.Identity, IdentityRegexp: p.IdentityRegexp, Issuer: p.Issuer, TrustedRoot: p.TrustedRootSource}
+}
+
+// KeyFingerprint is the hex sha256 of the key's DER encoding.
+func KeyFingerprint(k crypto.PublicKey) string {
+	der, err := x509.MarshalPKIXPublicKey(k)
+	if err != nil {
+		return "unencodable key"
+	}
+	s := sha256.Sum256(der)
+	return hex.EncodeToString(s[:])
+}
+
+// MatchesSigner checks the lock names the signer the policy trusts, so a lock
+// signed by a trusted key cannot redirect users to expect someone else.
+func (p Policy) MatchesSigner(s release.Signer) error {
+	if !p.Keyless() {
+		if s.PublicKey == "" {
+			return fmt.Errorf("the lock expects keyless signer %q but the policy trusts key sha256:%s", s.Identity+s.IdentityRegexp, KeyFingerprint(p.PublicKey))
+		}
+		k, err := ParsePublicKey([]byte(s.PublicKey))
+		if err != nil {
+			return fmt.Errorf("the lock's signer key: %w", err)
+		}
+		if KeyFingerprint(k) != KeyFingerprint(p.PublicKey) {
+			return fmt.Errorf("the lock names signer key sha256:%s but the policy trusts sha256:%s", KeyFingerprint(k), KeyFingerprint(p.PublicKey))
+		}
+		return nil
+	}
+	if !s.Keyless() {
+		return errors.New("the lock expects key-based signatures but the policy trusts a certificate identity")
+	}
+	if s.Issuer != p.Issuer {
+		return fmt.Errorf("the lock names OIDC issuer %q but the policy trusts %q", s.Issuer, p.Issuer)
+	}
+	if p.Identity != "" && s.Identity != "" && s.Identity != p.Identity {
+		return fmt.Errorf("the lock names identity %q but the policy trusts %q", s.Identity, p.Identity)
+	}
+	return nil
+}
+
+// PolicyFiles names the files and values a policy is built from.
+type PolicyFiles struct {
+	// KeyFile is a PEM public key (cosign.pub).
+	KeyFile        string
+	Identity       string
+	IdentityRegexp string
+	Issuer         string
+	// TrustedRootFile is a trusted_root.json.
+	TrustedRootFile string
+	// TrustedRootJSON is used when TrustedRootFile is empty (e.g. the copy
+	// carried in an archive).
+	TrustedRootJSON   []byte
+	TrustedRootSource string
+}
+
+// LoadPolicy builds a Policy from files; it reads only the local disk.
+func LoadPolicy(f PolicyFiles) (Policy, error) {
+	p := Policy{Identity: f.Identity, IdentityRegexp: f.IdentityRegexp, Issuer: f.Issuer}
+	if f.KeyFile != "" {
+		b, err := os.ReadFile(f.KeyFile)
+		if err != nil {
+			return Policy{}, fmt.Errorf("reading public key %s: %w", f.KeyFile, err)
+		}
+		k, err := ParsePublicKey(b)
+		if err != nil {
+			return Policy{}, fmt.Errorf("public key %s: %w", f.KeyFile, err)
+		}
+		p.PublicKey = k
+		return p, p.Validate()
+	}
+	rootJSON, src := f.TrustedRootJSON, f.TrustedRootSource
+	if f.TrustedRootFile != "" {
+		b, err := os.ReadFile(f.TrustedRootFile)
+		if err != nil {
+			return Policy{}, fmt.Errorf("reading trusted root %s: %w", f.TrustedRootFile, err)
+		}
+		rootJSON, src = b, f.TrustedRootFile
+	}
+	if len(rootJSON) > 0 {
+		tr, err := root.NewTrustedRootFromJSON(rootJSON)
+		if err != nil {
+			return Policy{}, fmt.Errorf("parsing trusted root %s: %w", src, err)
+		}
+		p.TrustedRoot, p.TrustedRootSource = tr, src
+	}
+	return p, p.Validate()
+}
+
+// ParsePublicKey reads a PEM public key.
+func ParsePublicKey(b []byte) (crypto.PublicKey, error) {
+	blk, _ := pem.Decode(bytes.TrimSpace(b))
+	if blk == nil {
+		return nil, errors.New("no PEM block")
+	}
+	k, err := cryptoutils.UnmarshalPEMToPublicKey(pem.EncodeToMemory(blk))
+	if err != nil {
+		return nil, fmt.Errorf("parsing PEM public key: %w", err)
+	}
+	return k, nil
+}
