@@ -293,7 +293,7 @@ func revision(t *testing.T, cs kubernetes.Interface, ns, name string) int64 {
 func managers(d *appsv1.Deployment) string {
 	var b strings.Builder
 	for _, m := range d.ManagedFields {
-		fmt.Fprintf(&b, "[%s %s %s] ", m.Manager, m.Operation, string(m.FieldsV1.Raw))
+		fmt.Fprintf(&b, "[%s %s %s] ", m.Manager, m.Operation, m.FieldsV1.GetRawString())
 	}
 	return b.String()
 }

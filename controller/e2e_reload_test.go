@@ -10,7 +10,6 @@ import (
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/kubernetes"
 
 	"github.com/reloader-dev/reloader/controller"
@@ -430,11 +429,4 @@ func TestPausePeriod(t *testing.T) {
 		_, at := d.Annotations["deployment.reloader.stakater.com/paused-at"]
 		return !d.Spec.Paused && !at, "still paused after the pause period"
 	})
-}
-
-// patchDeploymentAnnotation sets one metadata annotation.
-func patchDeploymentAnnotation(ctx context.Context, cs kubernetes.Interface, ns, name, key, value string) error {
-	body := fmt.Sprintf(`{"metadata":{"annotations":{%q:%q}}}`, key, value)
-	_, err := cs.AppsV1().Deployments(ns).Patch(ctx, name, types.MergePatchType, []byte(body), metav1.PatchOptions{})
-	return err
 }
