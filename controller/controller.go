@@ -69,6 +69,11 @@ type Options struct {
 	// ResourceSelector is a label selector applied server-side to the
 	// ConfigMap and Secret watches.
 	ResourceSelector string
+	// MinReloadInterval is the least time between two reloads of one
+	// workload (0: no limit). Changes arriving sooner are coalesced into the
+	// next reload, so a flapping Secret cannot create thousands of
+	// ReplicaSets.
+	MinReloadInterval time.Duration
 	// Workers is the number of concurrent syncs (default 4).
 	Workers int
 	// FieldManager names the controller in managedFields (default "reloader").

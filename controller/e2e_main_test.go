@@ -25,6 +25,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/kubernetes"
 
+	"github.com/reloader-dev/reloader/controller/hash"
 	"github.com/reloader-dev/reloader/test/controlplane"
 	"github.com/reloader-dev/reloader/test/process"
 	"github.com/reloader-dev/reloader/test/tools"
@@ -80,6 +81,12 @@ type reloaderProc struct {
 // kubeconfig is given) and a free metrics port, and waits for /readyz.
 func startReloader(t *testing.T, kubeconfig string, args ...string) *reloaderProc {
 	t.Helper()
+	return startReloaderEnv(t, kubeconfig, nil, args...)
+}
+
+// startReloaderEnv is startReloader with environment variables (KEY=value).
+func startReloaderEnv(t *testing.T, kubeconfig string, env []string, args ...string) *reloaderProc {
+	t.Helper()
 	if kubeconfig == "" {
 		kubeconfig = cp.AdminKubeconfig
 	}
@@ -89,7 +96,7 @@ func startReloader(t *testing.T, kubeconfig string, args ...string) *reloaderPro
 	}
 	addr := "127.0.0.1:" + strconv.Itoa(port)
 	full := append([]string{"--kubeconfig=" + kubeconfig, "--metrics-addr=" + addr}, args...)
-	p, err := process.Start(process.Options{Name: "reloader", Path: reloaderBin, Args: full, Dir: t.TempDir()})
+	p, err := process.Start(process.Options{Name: "reloader", Path: reloaderBin, Args: full, Env: env, Dir: t.TempDir()})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -342,4 +349,12 @@ func waitRecorded(t *testing.T, cs kubernetes.Interface, ns, name string) {
 		_, rolled := d.Annotations["deployment.kubernetes.io/revision"]
 		return recorded && rolled, fmt.Sprintf("Deployment %s/%s: applied-hashes recorded %v, first revision %v", ns, name, recorded, rolled)
 	})
+}
+
+func hashOfSecret(data map[string]string) string {
+	b := map[string][]byte{}
+	for k, v := range data {
+		b[k] = []byte(v)
+	}
+	return hash.Secret(b)
 }

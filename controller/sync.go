@@ -138,7 +138,30 @@ func (c *Controller) sync(ctx context.Context, key workload.Key) error {
 		c.enqueuedAt.Delete(key)
 		return nil
 	}
+	if wait := c.tooSoon(v); wait > 0 {
+		// Storm control: the record is left as it is, so the deferred sync
+		// still sees the difference and applies the latest state once.
+		c.o.Metrics.Coalesced.Inc()
+		c.queue.AddAfter(key, wait)
+		return nil
+	}
 	return c.apply(ctx, v, reloads, nextText)
+}
+
+// LastReload is our annotation, on the workload's metadata, holding when the
+// controller last rolled it: the durable clock of storm control.
+const LastReload = "reloader.dev/last-reload"
+
+// tooSoon returns how long a reload of v must wait under MinReloadInterval.
+func (c *Controller) tooSoon(v workload.View) time.Duration {
+	if c.o.MinReloadInterval <= 0 {
+		return 0
+	}
+	last, err := time.Parse(time.RFC3339Nano, v.Object.GetAnnotations()[LastReload])
+	if err != nil {
+		return 0
+	}
+	return last.Add(c.o.MinReloadInterval).Sub(c.o.Now())
 }
 
 // watchedSet lists the resources the workload watches, with their current
@@ -269,13 +292,23 @@ func (c *Controller) apply(ctx context.Context, v workload.View, reloads []reloa
 			ch.TemplateAnnotations = map[string]string{c.o.Names.LastReloadedFrom: string(src)}
 		}
 	}
+	if ch.Rollout() && c.o.MinReloadInterval > 0 {
+		now := c.o.Now().UTC().Format(time.RFC3339Nano)
+		if ch.MetaAnnotations == nil {
+			ch.MetaAnnotations = map[string]*string{}
+		}
+		ch.MetaAnnotations[LastReload] = &now
+	}
 	if v.Kind == workload.Deployment && ch.Rollout() {
 		if s, ok := v.Object.GetAnnotations()[c.o.Names.PausePeriod]; ok {
 			if _, err := parsePausePeriod(s); err == nil {
 				paused := true
 				at := c.o.Now().UTC().Format(time.RFC3339)
 				ch.Paused = &paused
-				ch.MetaAnnotations = map[string]*string{c.o.Names.PausedAt: &at}
+				if ch.MetaAnnotations == nil {
+					ch.MetaAnnotations = map[string]*string{}
+				}
+				ch.MetaAnnotations[c.o.Names.PausedAt] = &at
 			}
 		}
 	}

@@ -48,6 +48,8 @@ type Options struct {
 	HARenewDeadline time.Duration
 	HARetryPeriod   time.Duration
 
+	MinReloadInterval time.Duration
+
 	EnablePProf bool
 	PProfAddr   string
 	MetricsAddr string
@@ -105,6 +107,7 @@ func (o *Options) AddFlags(fs *pflag.FlagSet) {
 	fs.DurationVar(&o.HARenewDeadline, "ha-renew-deadline", o.HARenewDeadline, "Leader election renew deadline")
 	fs.DurationVar(&o.HARetryPeriod, "ha-retry-period", o.HARetryPeriod, "Leader election retry period")
 
+	fs.DurationVar(&o.MinReloadInterval, "min-reload-interval", o.MinReloadInterval, "Least time between two reloads of one workload; changes arriving sooner are coalesced into the next reload (0: no limit)")
 	fs.BoolVar(&o.EnablePProf, "enable-pprof", o.EnablePProf, "Serve pprof on --pprof-addr (never on the metrics address)")
 	fs.StringVar(&o.PProfAddr, "pprof-addr", o.PProfAddr, "Address of the pprof server")
 	fs.StringVar(&o.MetricsAddr, "metrics-addr", o.MetricsAddr, "Address of the /metrics, /live and /readyz server")
@@ -134,6 +137,10 @@ type Resolved struct {
 	Logger     *slog.Logger
 	PodName    string
 	PodNS      string
+	// MetaNamespace and DeploymentName (RELOADER_NAMESPACE,
+	// RELOADER_DEPLOYMENT_NAME) say where to publish reloader-meta-info.
+	MetaNamespace  string
+	DeploymentName string
 }
 
 // Resolve validates everything and fails with a message naming the flag.
@@ -146,7 +153,11 @@ func (o *Options) Resolve(getenv func(string) string) (*Resolved, error) {
 	if err != nil {
 		bad("%v", err)
 	}
-	co := controller.Options{Names: o.Names, AutoReloadAll: o.AutoReloadAll, Workers: o.Workers, Logger: logger}
+	co := controller.Options{Names: o.Names, AutoReloadAll: o.AutoReloadAll, Workers: o.Workers, Logger: logger,
+		MinReloadInterval: o.MinReloadInterval}
+	if o.MinReloadInterval < 0 {
+		bad("--min-reload-interval=%s: must not be negative", o.MinReloadInterval)
+	}
 	switch o.ReloadStrategy {
 	case string(controller.EnvVars), string(controller.Annotations):
 		co.Strategy = controller.Strategy(o.ReloadStrategy)
@@ -233,7 +244,8 @@ func (o *Options) Resolve(getenv func(string) string) (*Resolved, error) {
 	if o.WebhookURL != "" {
 		bad("--webhook-url: webhook mode is not in this release yet")
 	}
-	r := &Resolved{Controller: co, Logger: logger}
+	r := &Resolved{Controller: co, Logger: logger,
+		MetaNamespace: getenv("RELOADER_NAMESPACE"), DeploymentName: getenv("RELOADER_DEPLOYMENT_NAME")}
 	if o.EnableHA {
 		r.PodName, r.PodNS = getenv("POD_NAME"), getenv("POD_NAMESPACE")
 		if r.PodName == "" {

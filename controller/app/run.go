@@ -28,6 +28,7 @@ import (
 
 	"github.com/reloader-dev/reloader/controller"
 	"github.com/reloader-dev/reloader/controller/buildinfo"
+	"github.com/reloader-dev/reloader/controller/metainfo"
 	"github.com/reloader-dev/reloader/controller/metrics"
 )
 
@@ -121,6 +122,15 @@ func Run(ctx context.Context, o *Options, r *Resolved) error {
 
 	if err := c.Start(ctx); err != nil {
 		return err
+	}
+	if r.MetaNamespace != "" {
+		info := metainfo.Info{Namespace: r.MetaNamespace, DeploymentName: r.DeploymentName, Options: o.effective(r)}
+		if err := metainfo.Publish(ctx, cs, info); err != nil {
+			// Operational metadata only: worth a warning, not an outage.
+			log.Warn("publishing reloader-meta-info", "error", err)
+		}
+	} else {
+		log.Info("RELOADER_NAMESPACE is not set; not publishing reloader-meta-info")
 	}
 	if !o.EnableHA {
 		leading.Store(true)

@@ -30,6 +30,7 @@ type Collectors struct {
 	WorkloadsMatched    *prometheus.CounterVec
 	InvalidAnnotations  *prometheus.CounterVec
 	CacheSynced         prometheus.Gauge
+	Coalesced           prometheus.Counter
 
 	countByNamespace bool
 }
@@ -86,10 +87,12 @@ func New(reg prometheus.Registerer, o Options) *Collectors {
 			Help: "Invalid reload annotations found on workloads or resources, by workload kind."}, []string{"workload_kind"}),
 		CacheSynced: prometheus.NewGauge(prometheus.GaugeOpts{Namespace: ns, Name: "cache_synced",
 			Help: "1 once every informer cache has synced."}),
+		Coalesced: prometheus.NewCounter(prometheus.CounterOpts{Namespace: ns, Name: "reload_coalesced_total",
+			Help: "Reloads deferred by the minimum reload interval; their changes are applied together by a later reload."}),
 	}
 	reg.MustRegister(c.Reloaded, c.ReconcileTotal, c.ReconcileDuration, c.ActionTotal, c.ActionLatency,
 		c.SkippedTotal, c.QueueDepth, c.QueueAdds, c.QueueLatency, c.ErrorsTotal, c.RetriesTotal, c.EventsReceived,
-		c.EventsProcessed, c.WorkloadsScanned, c.WorkloadsMatched, c.InvalidAnnotations, c.CacheSynced)
+		c.EventsProcessed, c.WorkloadsScanned, c.WorkloadsMatched, c.InvalidAnnotations, c.CacheSynced, c.Coalesced)
 	if o.CountByNamespace {
 		reg.MustRegister(c.ReloadedByNamespace)
 	}

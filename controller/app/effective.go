@@ -1,0 +1,84 @@
+package app
+
+// effectiveOptions are the options as published in reloader-meta-info, with
+// the original's JSON field names. Secrets are redacted: the ConfigMap is
+// readable by anyone who can read ConfigMaps in the controller's namespace.
+type effectiveOptions struct {
+	AutoReloadAll                      bool     `json:"autoReloadAll"`
+	ConfigmapUpdateOnChangeAnnotation  string   `json:"configmapUpdateOnChangeAnnotation"`
+	SecretUpdateOnChangeAnnotation     string   `json:"secretUpdateOnChangeAnnotation"`
+	ReloaderAutoAnnotation             string   `json:"reloaderAutoAnnotation"`
+	IgnoreResourceAnnotation           string   `json:"ignoreResourceAnnotation"`
+	ConfigmapReloaderAutoAnnotation    string   `json:"configmapReloaderAutoAnnotation"`
+	SecretReloaderAutoAnnotation       string   `json:"secretReloaderAutoAnnotation"`
+	ConfigmapExcludeReloaderAnnotation string   `json:"configmapExcludeReloaderAnnotation"`
+	SecretExcludeReloaderAnnotation    string   `json:"secretExcludeReloaderAnnotation"`
+	AutoSearchAnnotation               string   `json:"autoSearchAnnotation"`
+	SearchMatchAnnotation              string   `json:"searchMatchAnnotation"`
+	RolloutStrategyAnnotation          string   `json:"rolloutStrategyAnnotation"`
+	PauseDeploymentAnnotation          string   `json:"pauseDeploymentAnnotation"`
+	PauseDeploymentTimeAnnotation      string   `json:"pauseDeploymentTimeAnnotation"`
+	LogFormat                          string   `json:"logFormat"`
+	LogLevel                           string   `json:"logLevel"`
+	IsArgoRollouts                     bool     `json:"isArgoRollouts"`
+	ReloadStrategy                     string   `json:"reloadStrategy"`
+	ReloadOnCreate                     bool     `json:"reloadOnCreate"`
+	ReloadOnDelete                     bool     `json:"reloadOnDelete"`
+	SyncAfterRestart                   bool     `json:"syncAfterRestart"`
+	EnableHA                           bool     `json:"enableHA"`
+	EnableCSIIntegration               bool     `json:"enableCSIIntegration"`
+	WebhookURL                         string   `json:"webhookUrl"`
+	ResourcesToIgnore                  []string `json:"resourcesToIgnore"`
+	WorkloadTypesToIgnore              []string `json:"workloadTypesToIgnore"`
+	Namespaces                         []string `json:"namespaces"`
+	NamespaceSelectors                 []string `json:"namespaceSelectors"`
+	ResourceSelectors                  []string `json:"resourceSelectors"`
+	NamespacesToIgnore                 []string `json:"namespacesToIgnore"`
+	EnablePProf                        bool     `json:"enablePProf"`
+	PProfAddr                          string   `json:"pprofAddr"`
+	ReloadMinInterval                  string   `json:"reloadMinInterval"`
+}
+
+func (o *Options) effective(r *Resolved) effectiveOptions {
+	redact := func(s string) string {
+		if s == "" {
+			return ""
+		}
+		return "<redacted>"
+	}
+	c := r.Controller
+	return effectiveOptions{
+		AutoReloadAll:                      o.AutoReloadAll,
+		ConfigmapUpdateOnChangeAnnotation:  o.Names.ConfigMapReload,
+		SecretUpdateOnChangeAnnotation:     o.Names.SecretReload,
+		ReloaderAutoAnnotation:             o.Names.Auto,
+		IgnoreResourceAnnotation:           o.Names.Ignore,
+		ConfigmapReloaderAutoAnnotation:    o.Names.ConfigMapAuto,
+		SecretReloaderAutoAnnotation:       o.Names.SecretAuto,
+		ConfigmapExcludeReloaderAnnotation: o.Names.ConfigMapExclude,
+		SecretExcludeReloaderAnnotation:    o.Names.SecretExclude,
+		AutoSearchAnnotation:               o.Names.Search,
+		SearchMatchAnnotation:              o.Names.Match,
+		RolloutStrategyAnnotation:          o.Names.RolloutStrategy,
+		PauseDeploymentAnnotation:          o.Names.PausePeriod,
+		PauseDeploymentTimeAnnotation:      o.Names.PausedAt,
+		LogFormat:                          o.LogFormat,
+		LogLevel:                           o.LogLevel,
+		ReloadStrategy:                     string(c.Strategy),
+		ReloadOnCreate:                     c.ReloadOnCreate,
+		ReloadOnDelete:                     c.ReloadOnDelete,
+		SyncAfterRestart:                   o.SyncAfterRestart,
+		EnableHA:                           o.EnableHA,
+		EnableCSIIntegration:               o.EnableCSI,
+		WebhookURL:                         redact(o.WebhookURL),
+		ResourcesToIgnore:                  o.ResourcesToIgnore,
+		WorkloadTypesToIgnore:              o.IgnoredWorkloads,
+		Namespaces:                         c.Namespaces,
+		NamespaceSelectors:                 o.NamespaceSelectors,
+		ResourceSelectors:                  o.ResourceSelectors,
+		NamespacesToIgnore:                 o.NamespacesToIgnore,
+		EnablePProf:                        o.EnablePProf,
+		PProfAddr:                          o.PProfAddr,
+		ReloadMinInterval:                  c.MinReloadInterval.String(),
+	}
+}
