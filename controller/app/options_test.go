@@ -1,0 +1,94 @@
+package app
+
+import (
+	"strings"
+	"testing"
+
+	"github.com/spf13/pflag"
+)
+
+func resolve(t *testing.T, env map[string]string, args ...string) (*Resolved, error) {
+	t.Helper()
+	o := DefaultOptions()
+	fs := pflag.NewFlagSet("reloader", pflag.ContinueOnError)
+	o.AddFlags(fs)
+	if err := fs.Parse(args); err != nil {
+		t.Fatal(err)
+	}
+	return o.Resolve(func(k string) string { return env[k] })
+}
+
+func TestDefaultsAreTheOriginals(t *testing.T) {
+	r, err := resolve(t, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := r.Controller
+	if c.Strategy != "env-vars" || c.ReloadOnCreate || c.ReloadOnDelete || c.AutoReloadAll || len(c.Namespaces) != 0 {
+		t.Fatalf("defaults differ from stakater/Reloader's: %+v", c)
+	}
+	if c.Names.Auto != "reloader.stakater.com/auto" || c.Names.ConfigMapReload != "configmap.reloader.stakater.com/reload" {
+		t.Fatalf("annotation names: %+v", c.Names)
+	}
+}
+
+func TestInvalidValuesFailAtStartNamingTheFlag(t *testing.T) {
+	cases := map[string][]string{
+		"--reload-strategy":                    {"--reload-strategy=rolling"},
+		"--reload-on-create":                   {"--reload-on-create=sometimes"},
+		"--resources-to-ignore":                {"--resources-to-ignore=pods"},
+		"only configMaps or secrets, not both": {"--resources-to-ignore=configMaps,secrets"},
+		"--ignored-workload-types":             {"--ignored-workload-types=deployments"},
+		"--namespace-selector":                 {"--namespace-selector=a b c"},
+		"--log-format":                         {"--log-format=xml"},
+		"--log-level":                          {"--log-level=loud"},
+		"--min-reload-interval":                {"--min-reload-interval=-1s"},
+		"--auto-annotation":                    {"--auto-annotation="},
+		"POD_NAME":                             {"--enable-ha"},
+		"--is-Argo-Rollouts":                   {"--is-Argo-Rollouts=true"},
+	}
+	for want, args := range cases {
+		t.Run(want, func(t *testing.T) {
+			_, err := resolve(t, nil, args...)
+			if err == nil || !strings.Contains(err.Error(), want) {
+				t.Fatalf("%v: got %v, want an error naming %s", args, err, want)
+			}
+		})
+	}
+}
+
+func TestSelectorsAcceptTheOriginalsSyntax(t *testing.T) {
+	r, err := resolve(t, nil, "--resource-label-selector=team:payments,reload=*", "--namespace-selector=env=prod")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := r.Controller.ResourceSelector; got != "reload,team=payments" && got != "team=payments,reload" {
+		t.Fatalf("resource selector = %q", got)
+	}
+	if got := r.Controller.NamespaceSelector.String(); got != "env=prod" {
+		t.Fatalf("namespace selector = %q", got)
+	}
+}
+
+func TestKubernetesNamespaceSelectsSingleNamespaceMode(t *testing.T) {
+	r, err := resolve(t, map[string]string{"KUBERNETES_NAMESPACE": "team-a"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(r.Controller.Namespaces) != 1 || r.Controller.Namespaces[0] != "team-a" {
+		t.Fatalf("namespaces = %v", r.Controller.Namespaces)
+	}
+	r, err = resolve(t, map[string]string{"KUBERNETES_NAMESPACE": "team-a"}, "--namespaces=x,y")
+	if err != nil || len(r.Controller.Namespaces) != 2 {
+		t.Fatalf("--namespaces must win over KUBERNETES_NAMESPACE: %v %v", r, err)
+	}
+}
+
+func TestMetaInfoRedactsTheWebhookURL(t *testing.T) {
+	o := DefaultOptions()
+	o.WebhookURL = "https://hooks.example/services/T000/SECRET"
+	eff := o.effective(&Resolved{})
+	if eff.WebhookURL != "<redacted>" {
+		t.Fatalf("webhookUrl published as %q", eff.WebhookURL)
+	}
+}
