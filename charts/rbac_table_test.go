@@ -136,8 +136,8 @@ func rbacTable(lockName string) []row {
 		{"metadata configmaps in the release namespace always", "", []string{"configmaps"}, []string{"get", "list", "watch", "create", "update"}, nil, releaseNamespace, always},
 		{"lease create in the release namespace in HA", "coordination.k8s.io", []string{"leases"}, []string{"create"}, nil, releaseNamespace, setup.ha},
 		{"lease get/update of the lock in HA", "coordination.k8s.io", []string{"leases"}, []string{"get", "update"}, []string{lockName}, releaseNamespace, setup.ha},
-		{"rollouts only with Argo Rollouts", "argoproj.io", []string{"rollouts"}, []string{"get", "list", "update", "patch"}, nil, watched, func(s setup) bool { return s.argo }},
-		{"deploymentconfigs only with OpenShift", "apps.openshift.io", []string{"deploymentconfigs"}, []string{"get", "list", "update", "patch"}, nil, watched, func(s setup) bool { return s.openshift }},
+		{"rollouts only with Argo Rollouts", "argoproj.io", []string{"rollouts"}, []string{"get", "list", "watch", "update", "patch"}, nil, watched, func(s setup) bool { return s.argo }},
+		{"deploymentconfigs only with OpenShift", "apps.openshift.io", []string{"deploymentconfigs"}, []string{"get", "list", "watch", "update", "patch"}, nil, watched, func(s setup) bool { return s.openshift }},
 	}
 }
 

@@ -19,12 +19,15 @@ import (
 	"k8s.io/apimachinery/pkg/runtime"
 	utilruntime "k8s.io/apimachinery/pkg/util/runtime"
 	"k8s.io/apimachinery/pkg/util/wait"
+	"k8s.io/client-go/dynamic"
+	"k8s.io/client-go/dynamic/dynamicinformer"
 	"k8s.io/client-go/informers"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/tools/cache"
 	"k8s.io/client-go/tools/record"
 	"k8s.io/client-go/util/workqueue"
 
+	"github.com/reloader-dev/reloader/controller/alerts"
 	"github.com/reloader-dev/reloader/controller/annotations"
 	"github.com/reloader-dev/reloader/controller/metrics"
 	"github.com/reloader-dev/reloader/controller/refs"
@@ -74,6 +77,17 @@ type Options struct {
 	// next reload, so a flapping Secret cannot create thousands of
 	// ReplicaSets.
 	MinReloadInterval time.Duration
+	// ArgoRollouts, OpenShift and CSI enable the custom kinds: Argo Rollouts,
+	// DeploymentConfigs, and Secrets Store CSI SecretProviderClasses. They
+	// are reached through Dynamic.
+	ArgoRollouts, OpenShift, CSI bool
+	Dynamic                      dynamic.Interface
+	// Notify, when set, is told about every reload (alert sinks). It must
+	// not block.
+	Notify func(alerts.Event)
+	// Webhook, when set, is the original's --webhook-url mode: a change is
+	// sent to it instead of rolling the workload.
+	Webhook *alerts.Webhook
 	// Workers is the number of concurrent syncs (default 4).
 	Workers int
 	// FieldManager names the controller in managedFields (default "reloader").
@@ -102,8 +116,12 @@ type Controller struct {
 // scope holds the informers of one namespace, or of the whole cluster.
 type scope struct {
 	configFactory, workloadFactory informers.SharedInformerFactory
+	dynamicFactory                 dynamicinformer.DynamicSharedInformerFactory
 	config                         map[refs.Kind]cache.SharedIndexInformer
 	workloads                      map[workload.Kind]cache.SharedIndexInformer
+	// spcStatuses holds SecretProviderClassPodStatuses (CSI), indexed by
+	// class: they carry what a class's mounts hold.
+	spcStatuses cache.SharedIndexInformer
 }
 
 const (
@@ -137,6 +155,9 @@ func New(cs kubernetes.Interface, o Options) (*Controller, error) {
 	}
 	if o.Metrics == nil || o.Recorder == nil {
 		return nil, errors.New("controller options: Metrics and Recorder are required")
+	}
+	if (o.ArgoRollouts || o.OpenShift || o.CSI) && o.Dynamic == nil {
+		return nil, errors.New("controller options: Argo Rollouts, OpenShift and CSI support need a dynamic client")
 	}
 	c := &Controller{
 		o:  o,
@@ -192,17 +213,41 @@ func (c *Controller) newScope(ns string) (*scope, error) {
 	if !c.o.IgnoreSecrets {
 		s.config[refs.Secret] = s.configFactory.Core().V1().Secrets().Informer()
 	}
+	if c.o.Dynamic != nil {
+		s.dynamicFactory = dynamicinformer.NewFilteredDynamicSharedInformerFactory(c.o.Dynamic, 0, ns, nil)
+	}
+	if c.o.CSI {
+		if err := c.addCSI(s); err != nil {
+			return nil, err
+		}
+	}
 	for kind, inf := range s.config {
+		if kind == refs.SecretProviderClass {
+			continue // its own handlers, see addCSI
+		}
 		if _, err := inf.AddEventHandler(c.configHandler(kind)); err != nil {
 			return nil, fmt.Errorf("watching %ss: %w", kind, err)
 		}
 	}
-	for _, kind := range workload.Kinds() {
+	kinds := workload.Kinds()
+	if c.o.ArgoRollouts {
+		kinds = append(kinds, workload.Rollout)
+	}
+	if c.o.OpenShift {
+		kinds = append(kinds, workload.DeploymentConfig)
+	}
+	for _, kind := range kinds {
 		if c.o.IgnoredKinds[kind] {
 			continue
 		}
 		var inf cache.SharedIndexInformer
 		switch kind {
+		case workload.Rollout, workload.DeploymentConfig:
+			gvr, _ := workload.GVR(kind)
+			inf = s.dynamicFactory.ForResource(gvr).Informer()
+			if err := inf.SetTransform(workload.CustomFromUnstructured); err != nil {
+				return nil, fmt.Errorf("caching %ss: %w", kind, err)
+			}
 		case workload.Deployment:
 			inf = s.workloadFactory.Apps().V1().Deployments().Informer()
 		case workload.StatefulSet:
@@ -236,6 +281,12 @@ func (c *Controller) Start(ctx context.Context) error {
 	for _, s := range c.scopes {
 		s.configFactory.Start(ctx.Done())
 		s.workloadFactory.Start(ctx.Done())
+		if s.dynamicFactory != nil {
+			s.dynamicFactory.Start(ctx.Done())
+		}
+		if s.spcStatuses != nil {
+			synced = append(synced, s.spcStatuses.HasSynced)
+		}
 		for _, inf := range s.config {
 			synced = append(synced, inf.HasSynced)
 		}
@@ -427,7 +478,10 @@ func (c *Controller) triggerAnnotationsChanged(o, n metav1.Object) bool {
 // using it, those naming resources of its kind by pattern, and (searchToo,
 // when the resource carries or carried the match annotation) those that search.
 func (c *Controller) configChanged(kind refs.Kind, obj metav1.Object, searchToo bool) {
-	ns := obj.GetNamespace()
+	c.configChangedName(kind, obj.GetNamespace(), obj.GetName(), searchToo)
+}
+
+func (c *Controller) configChangedName(kind refs.Kind, ns, name string, searchToo bool) {
 	if c.ignoredNamespace(ns) {
 		return
 	}
@@ -438,7 +492,7 @@ func (c *Controller) configChanged(kind refs.Kind, obj metav1.Object, searchToo 
 	for wk, inf := range s.workloads {
 		idx := inf.GetIndexer()
 		var objs []any
-		for _, q := range [][2]string{{indexRef, ns + "/" + string(kind) + "/" + obj.GetName()}, {indexNamed, ns + "/" + string(kind)}} {
+		for _, q := range [][2]string{{indexRef, ns + "/" + string(kind) + "/" + name}, {indexNamed, ns + "/" + string(kind)}} {
 			found, err := idx.ByIndex(q[0], q[1])
 			if err == nil {
 				objs = append(objs, found...)
@@ -495,7 +549,7 @@ func (c *Controller) indexNamed(obj any) ([]string, error) {
 	}
 	w := annotations.Workload{Meta: v.Object.GetAnnotations(), Template: v.Template.Annotations}
 	var out []string
-	for _, k := range []refs.Kind{refs.ConfigMap, refs.Secret} {
+	for _, k := range []refs.Kind{refs.ConfigMap, refs.Secret, refs.SecretProviderClass} {
 		if c.o.Names.HasNamedReload(w, k) {
 			out = append(out, v.Object.GetNamespace()+"/"+string(k))
 		}
@@ -571,7 +625,34 @@ func (c *Controller) configsIn(kind refs.Kind, ns string) []metav1.Object {
 }
 
 func (c *Controller) kindIgnored(k refs.Kind) bool {
-	return (k == refs.ConfigMap && c.o.IgnoreConfigMaps) || (k == refs.Secret && c.o.IgnoreSecrets)
+	return (k == refs.ConfigMap && c.o.IgnoreConfigMaps) || (k == refs.Secret && c.o.IgnoreSecrets) ||
+		(k == refs.SecretProviderClass && !c.o.CSI)
+}
+
+// state is what a sync knows of one watched resource.
+type state struct {
+	annotations map[string]string
+	hash        string
+	exists      bool
+}
+
+// lookup reads a resource's state from the caches. A SecretProviderClass's
+// content is what its mounts report (SecretProviderClassPodStatuses); its
+// own object only carries annotations.
+func (c *Controller) lookup(kind refs.Kind, ns, name string) state {
+	obj, ok := c.config(kind, ns, name)
+	var st state
+	if ok {
+		st.annotations = obj.GetAnnotations()
+	}
+	if kind == refs.SecretProviderClass {
+		st.hash, st.exists = c.spcHash(ns, name)
+		return st
+	}
+	if ok {
+		st.hash, st.exists = cachedHash(obj), true
+	}
+	return st
 }
 
 // ---- cache transforms ----
@@ -655,6 +736,8 @@ func eventObject(v workload.View) runtime.Object {
 	case *batchv1.CronJob:
 		return o
 	case *batchv1.Job:
+		return o
+	case *workload.Custom:
 		return o
 	}
 	return nil

@@ -14,6 +14,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 
+	"github.com/reloader-dev/reloader/controller/alerts"
 	"github.com/reloader-dev/reloader/controller/annotations"
 	"github.com/reloader-dev/reloader/controller/hash"
 	"github.com/reloader-dev/reloader/controller/refs"
@@ -110,7 +111,9 @@ func (c *Controller) sync(ctx context.Context, key workload.Key) error {
 		switch {
 		case prev == wt.hash:
 		case prev == "":
-			if c.o.ReloadOnCreate {
+			// A SecretProviderClass "appears" when its first pod mounts it:
+			// that is the workload starting, not a change to roll for.
+			if c.o.ReloadOnCreate && res.Kind != refs.SecretProviderClass {
 				reloads = append(reloads, reload{res, wt, created})
 			}
 		case wt.hash == "":
@@ -132,7 +135,7 @@ func (c *Controller) sync(ctx context.Context, key workload.Key) error {
 		// Record the baseline (or a resource no longer watched) without
 		// touching the template: this rolls nothing.
 		ch := workload.Change{RecordKey: annotations.Applied, Record: nextText}
-		if err := workload.Apply(ctx, c.cs, v, ch, workload.Options{FieldManager: c.o.FieldManager}); err != nil {
+		if err := workload.Apply(ctx, c.cs, v, ch, c.writeOptions()); err != nil {
 			return fmt.Errorf("recording applied hashes: %w", err)
 		}
 		c.enqueuedAt.Delete(key)
@@ -183,25 +186,22 @@ func (c *Controller) watchedSet(v workload.View, w annotations.Workload) (map[re
 		if c.kindIgnored(r.Kind) {
 			continue
 		}
-		obj, exists := c.config(r.Kind, ns, r.Name)
-		var ann map[string]string
-		if exists {
-			ann = obj.GetAnnotations()
-		}
-		d := c.o.Names.Decide(w, annotations.Resource{Kind: r.Kind, Name: r.Name, Annotations: ann}, c.o.AutoReloadAll)
+		st := c.lookup(r.Kind, ns, r.Name)
+		d := c.o.Names.Decide(w, annotations.Resource{Kind: r.Kind, Name: r.Name, Annotations: st.annotations}, c.o.AutoReloadAll)
 		addErrs(d.Errors)
 		if !d.Reload {
 			continue
 		}
 		wt := watched{auto: d.Auto, optional: r.Optional}
-		if exists {
-			wt.hash = cachedHash(obj)
-		} else if !r.Optional && c.o.ResourceSelector == "" {
+		if st.exists {
+			wt.hash = st.hash
+		} else if !r.Optional && c.o.ResourceSelector == "" && r.Kind != refs.SecretProviderClass {
+			// A SecretProviderClass has no status until a pod mounts it.
 			problems = append(problems, fmt.Sprintf("uses %s %q, which does not exist", kindTitle(r.Kind), r.Name))
 		}
 		set[resource{r.Kind, r.Name}] = wt
 	}
-	for _, k := range []refs.Kind{refs.ConfigMap, refs.Secret} {
+	for _, k := range []refs.Kind{refs.ConfigMap, refs.Secret, refs.SecretProviderClass} {
 		if c.kindIgnored(k) || !c.o.Names.HasNamedReload(w, k) {
 			continue
 		}
@@ -210,12 +210,13 @@ func (c *Controller) watchedSet(v workload.View, w annotations.Workload) (map[re
 			if _, done := set[res]; done {
 				continue
 			}
-			d := c.o.Names.Decide(w, annotations.Resource{Kind: k, Name: res.Name, Annotations: obj.GetAnnotations()}, c.o.AutoReloadAll)
+			st := c.lookup(k, ns, res.Name)
+			d := c.o.Names.Decide(w, annotations.Resource{Kind: k, Name: res.Name, Annotations: st.annotations}, c.o.AutoReloadAll)
 			addErrs(d.Errors)
 			// An unused resource can only be watched by name: auto and search
 			// need a container that uses it.
 			if d.Reload && !d.Auto {
-				set[res] = watched{hash: cachedHash(obj)}
+				set[res] = watched{hash: st.hash}
 			}
 		}
 	}
@@ -261,6 +262,14 @@ func (c *Controller) apply(ctx context.Context, v workload.View, reloads []reloa
 	ch := workload.Change{RecordKey: annotations.Applied, Record: nextText}
 	var applied []reload
 	spec := &v.Template.Spec
+	if v.Kind == workload.Rollout && v.Object.GetAnnotations()[c.o.Names.RolloutStrategy] == "restart" {
+		// Argo's restart strategy: restart the pods in place through
+		// spec.restartAt, leaving the template (and its revision) alone.
+		at := c.o.Now().UTC().Format(time.RFC3339)
+		ch.RestartAt = &at
+		applied = reloads
+		reloads = nil
+	}
 	for _, r := range reloads {
 		container, ok := refs.ContainerFor(spec, r.res.Kind, r.res.Name, r.w.auto)
 		if !ok {
@@ -313,8 +322,11 @@ func (c *Controller) apply(ctx context.Context, v workload.View, reloads []reloa
 		}
 	}
 
+	if c.o.Webhook != nil && ch.Rollout() {
+		return c.sendWebhook(ctx, v, applied, nextText)
+	}
 	start := c.o.Now()
-	err := workload.Apply(ctx, c.cs, v, ch, workload.Options{FieldManager: c.o.FieldManager})
+	err := workload.Apply(ctx, c.cs, v, ch, c.writeOptions())
 	latency := time.Duration(0)
 	if t, ok := c.enqueuedAt.Load(key); ok {
 		latency = c.o.Now().Sub(t.(time.Time))
@@ -342,7 +354,36 @@ func (c *Controller) apply(ctx context.Context, v workload.View, reloads []reloa
 		describe(applied), key.Namespace, key.Name, v.Kind, key.Namespace)
 	c.o.Recorder.Event(eventObject(v), corev1.EventTypeNormal, "Reloaded", msg)
 	c.o.Logger.Info("reloaded", "workload", key.String(), "resources", describe(applied), "latency", latency.String())
+	if c.o.Notify != nil {
+		c.o.Notify(alertEvent(v, applied, c.o.Now()))
+	}
 	return nil
+}
+
+// sendWebhook is --webhook-url mode: the change goes to the webhook instead
+// of the workload. Only the record is written, after the webhook accepted
+// it, so each change is sent until delivered and then never again.
+func (c *Controller) sendWebhook(ctx context.Context, v workload.View, applied []reload, nextText string) error {
+	if err := c.o.Webhook.Send(ctx, alertEvent(v, applied, c.o.Now())); err != nil {
+		c.o.Metrics.ErrorsTotal.WithLabelValues("webhook").Inc()
+		return fmt.Errorf("sending the webhook for %s: %w", v.Key(), err)
+	}
+	ch := workload.Change{RecordKey: annotations.Applied, Record: nextText}
+	if err := workload.Apply(ctx, c.cs, v, ch, c.writeOptions()); err != nil {
+		return fmt.Errorf("recording the applied hashes after the webhook: %w", err)
+	}
+	c.enqueuedAt.Delete(v.Key())
+	c.o.Logger.Info("sent webhook instead of reloading", "workload", v.Key().String(), "resources", describe(applied))
+	return nil
+}
+
+func alertEvent(v workload.View, applied []reload, now time.Time) alerts.Event {
+	key := v.Key()
+	e := alerts.Event{Workload: alerts.Object{Kind: string(v.Kind), Namespace: key.Namespace, Name: key.Name}, Time: now}
+	for _, r := range applied {
+		e.Resources = append(e.Resources, alerts.Object{Kind: kindTitle(r.res.Kind), Namespace: key.Namespace, Name: r.res.Name})
+	}
+	return e
 }
 
 // resumeIfPauseOver resumes a Deployment this controller paused once its
@@ -368,7 +409,7 @@ func (c *Controller) resumeIfPauseOver(ctx context.Context, v workload.View) (ti
 	// Period over, or no longer readable: never leave a Deployment paused.
 	resume := false
 	ch := workload.Change{Paused: &resume, MetaAnnotations: map[string]*string{c.o.Names.PausedAt: nil}}
-	if err := workload.Apply(ctx, c.cs, v, ch, workload.Options{FieldManager: c.o.FieldManager}); err != nil {
+	if err := workload.Apply(ctx, c.cs, v, ch, c.writeOptions()); err != nil {
 		return 0, fmt.Errorf("resuming paused %s: %w", v.Key(), err)
 	}
 	c.o.Logger.Info("resumed after pause period", "workload", v.Key().String())
@@ -416,17 +457,27 @@ type reloadSource struct {
 }
 
 func typeName(k refs.Kind) string {
-	if k == refs.Secret {
+	switch k {
+	case refs.Secret:
 		return "SECRET"
+	case refs.SecretProviderClass:
+		return "SECRETPROVIDERCLASS"
 	}
 	return "CONFIGMAP"
 }
 
 func kindTitle(k refs.Kind) string {
-	if k == refs.Secret {
+	switch k {
+	case refs.Secret:
 		return "Secret"
+	case refs.SecretProviderClass:
+		return "SecretProviderClass"
 	}
 	return "ConfigMap"
+}
+
+func (c *Controller) writeOptions() workload.Options {
+	return workload.Options{FieldManager: c.o.FieldManager, Dynamic: c.o.Dynamic}
 }
 
 // EnvVarName is the original's reload variable name:

@@ -27,6 +27,9 @@ type Names struct {
 	Ignore           string // reloader.stakater.com/ignore (resource)
 	PausePeriod      string // deployment.reloader.stakater.com/pause-period
 	PausedAt         string // deployment.reloader.stakater.com/paused-at
+	SPCAuto          string // secretproviderclass.reloader.stakater.com/auto
+	SPCReload        string // secretproviderclass.reloader.stakater.com/reload
+	SPCExclude       string // secretproviderclasses.exclude.reloader.stakater.com/reload
 	RolloutStrategy  string // reloader.stakater.com/rollout-strategy
 	LastReloadedFrom string // reloader.stakater.com/last-reloaded-from (pod template)
 }
@@ -46,6 +49,9 @@ func Defaults() Names {
 		Ignore:           "reloader.stakater.com/ignore",
 		PausePeriod:      "deployment.reloader.stakater.com/pause-period",
 		PausedAt:         "deployment.reloader.stakater.com/paused-at",
+		SPCAuto:          "secretproviderclass.reloader.stakater.com/auto",
+		SPCReload:        "secretproviderclass.reloader.stakater.com/reload",
+		SPCExclude:       "secretproviderclasses.exclude.reloader.stakater.com/reload",
 		RolloutStrategy:  "reloader.stakater.com/rollout-strategy",
 		LastReloadedFrom: "reloader.stakater.com/last-reloaded-from",
 	}
@@ -84,22 +90,31 @@ type Decision struct {
 }
 
 func (n Names) reload(kind refs.Kind) string {
-	if kind == refs.Secret {
+	switch kind {
+	case refs.Secret:
 		return n.SecretReload
+	case refs.SecretProviderClass:
+		return n.SPCReload
 	}
 	return n.ConfigMapReload
 }
 
 func (n Names) typedAuto(kind refs.Kind) string {
-	if kind == refs.Secret {
+	switch kind {
+	case refs.Secret:
 		return n.SecretAuto
+	case refs.SecretProviderClass:
+		return n.SPCAuto
 	}
 	return n.ConfigMapAuto
 }
 
 func (n Names) exclude(kind refs.Kind) string {
-	if kind == refs.Secret {
+	switch kind {
+	case refs.Secret:
 		return n.SecretExclude
+	case refs.SecretProviderClass:
+		return n.SPCExclude
 	}
 	return n.ConfigMapExclude
 }
@@ -122,7 +137,7 @@ func (n Names) Interested(w Workload, autoReloadAll bool) bool {
 		return true
 	}
 	for _, m := range []map[string]string{w.Meta, w.Template} {
-		for _, k := range []string{n.Auto, n.ConfigMapAuto, n.SecretAuto, n.ConfigMapReload, n.SecretReload, n.Search} {
+		for _, k := range []string{n.Auto, n.ConfigMapAuto, n.SecretAuto, n.SPCAuto, n.ConfigMapReload, n.SecretReload, n.SPCReload, n.Search} {
 			if _, ok := m[k]; ok {
 				return true
 			}

@@ -16,6 +16,7 @@ import (
 	"k8s.io/apimachinery/pkg/labels"
 
 	"github.com/reloader-dev/reloader/controller"
+	"github.com/reloader-dev/reloader/controller/alerts"
 	"github.com/reloader-dev/reloader/controller/annotations"
 	"github.com/reloader-dev/reloader/controller/workload"
 )
@@ -68,7 +69,7 @@ func DefaultOptions() *Options {
 		ReloadOnDelete:  "false",
 		LogLevel:        "info",
 		IsArgoRollouts:  "false",
-		IsOpenShift:     "false",
+		IsOpenShift:     "",
 		HALockName:      "stakater-reloader-lock",
 		HALeaseDuration: 15 * time.Second,
 		HARenewDeadline: 10 * time.Second,
@@ -97,7 +98,7 @@ func (o *Options) AddFlags(fs *pflag.FlagSet) {
 	fs.StringVar(&o.LogFormat, "log-format", o.LogFormat, "Log format: \"\" (text) or json")
 	fs.StringVar(&o.LogLevel, "log-level", o.LogLevel, "Log level: trace, debug, info, warning, error, fatal or panic")
 	fs.StringVar(&o.IsArgoRollouts, "is-Argo-Rollouts", o.IsArgoRollouts, "Reload Argo Rollouts (true|false)")
-	fs.StringVar(&o.IsOpenShift, "is-openshift", o.IsOpenShift, "Reload OpenShift DeploymentConfigs (true|false)")
+	fs.StringVar(&o.IsOpenShift, "is-openshift", o.IsOpenShift, "Reload OpenShift DeploymentConfigs (true|false; unset: on when the apps.openshift.io API is served)")
 	fs.BoolVar(&o.EnableCSI, "enable-csi-integration", o.EnableCSI, "Reload on Secrets Store CSI SecretProviderClassPodStatus changes")
 	fs.StringVar(&o.WebhookURL, "webhook-url", o.WebhookURL, "Send a webhook instead of reloading")
 
@@ -230,19 +231,15 @@ func (o *Options) Resolve(getenv func(string) string) (*Resolved, error) {
 			bad("--%s: annotation name must not be empty", flag)
 		}
 	}
-	// Kept out of this release rather than accepted and silently ignored:
-	// a user who asks for them must know they are not active.
-	if parseBoolFlag("is-Argo-Rollouts", o.IsArgoRollouts, bad) {
-		bad("--is-Argo-Rollouts: Argo Rollouts support is not in this release yet")
-	}
-	if parseBoolFlag("is-openshift", o.IsOpenShift, bad) {
-		bad("--is-openshift: DeploymentConfig support is not in this release yet")
-	}
-	if o.EnableCSI {
-		bad("--enable-csi-integration: Secrets Store CSI support is not in this release yet")
-	}
+	co.ArgoRollouts = parseBoolFlag("is-Argo-Rollouts", o.IsArgoRollouts, bad)
+	co.OpenShift = parseBoolFlag("is-openshift", o.IsOpenShift, bad)
+	co.CSI = o.EnableCSI
 	if o.WebhookURL != "" {
-		bad("--webhook-url: webhook mode is not in this release yet")
+		wh, err := alerts.NewWebhook(alerts.Options{URL: o.WebhookURL, Logger: logger})
+		if err != nil {
+			bad("--webhook-url: %v", err)
+		}
+		co.Webhook = wh
 	}
 	r := &Resolved{Controller: co, Logger: logger,
 		MetaNamespace: getenv("RELOADER_NAMESPACE"), DeploymentName: getenv("RELOADER_DEPLOYMENT_NAME")}

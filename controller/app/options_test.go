@@ -45,7 +45,7 @@ func TestInvalidValuesFailAtStartNamingTheFlag(t *testing.T) {
 		"--min-reload-interval":                {"--min-reload-interval=-1s"},
 		"--auto-annotation":                    {"--auto-annotation="},
 		"POD_NAME":                             {"--enable-ha"},
-		"--is-Argo-Rollouts":                   {"--is-Argo-Rollouts=true"},
+		"--is-Argo-Rollouts":                   {"--is-Argo-Rollouts=maybe"},
 	}
 	for want, args := range cases {
 		t.Run(want, func(t *testing.T) {

@@ -16,6 +16,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 	"github.com/spf13/cobra"
 	corev1 "k8s.io/api/core/v1"
+	"k8s.io/client-go/dynamic"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/kubernetes/scheme"
 	typedcorev1 "k8s.io/client-go/kubernetes/typed/core/v1"
@@ -27,6 +28,7 @@ import (
 	"k8s.io/klog/v2"
 
 	"github.com/reloader-dev/reloader/controller"
+	"github.com/reloader-dev/reloader/controller/alerts"
 	"github.com/reloader-dev/reloader/controller/buildinfo"
 	"github.com/reloader-dev/reloader/controller/metainfo"
 	"github.com/reloader-dev/reloader/controller/metrics"
@@ -86,14 +88,38 @@ func Run(ctx context.Context, o *Options, r *Resolved) error {
 		return fmt.Errorf("building the Kubernetes client: %w", err)
 	}
 
+	dyn, err := dynamic.NewForConfig(cfg)
+	if err != nil {
+		return fmt.Errorf("building the dynamic client: %w", err)
+	}
+	co := r.Controller
+	co.Dynamic = dyn
+	if err := detectAPIs(cs, &co, o.IsOpenShift == ""); err != nil {
+		return err
+	}
+
 	reg := prometheus.NewRegistry()
 	reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	m := metrics.New(reg, metrics.Options{CountByNamespace: os.Getenv("METRICS_COUNT_BY_NAMESPACE") == "enabled"})
 
+	ao, alertsOn, err := alerts.OptionsFromEnv(os.Getenv)
+	if err != nil {
+		return err
+	}
+	if alertsOn {
+		ao.Registerer, ao.Logger = reg, log
+		n, err := alerts.New(ao)
+		if err != nil {
+			return fmt.Errorf("configuring alerts: %w", err)
+		}
+		go func() { _ = n.Run(ctx) }()
+		co.Notify = n.Notify
+		log.Info("alerts on", "sink", ao.Sink, "webhook", ao.Redacted().URL)
+	}
+
 	broadcaster := record.NewBroadcaster(record.WithContext(ctx))
 	broadcaster.StartRecordingToSink(&typedcorev1.EventSinkImpl{Interface: cs.CoreV1().Events("")})
 	defer broadcaster.Shutdown()
-	co := r.Controller
 	co.Metrics = m
 	co.Recorder = broadcaster.NewRecorder(scheme.Scheme, corev1.EventSource{Component: "reloader"})
 	c, err := controller.New(cs, co)

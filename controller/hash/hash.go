@@ -49,6 +49,18 @@ func Of(obj any) (string, bool) {
 	return "", false
 }
 
+// SecretProviderClassPodStatus fingerprints what a Secrets Store CSI mount
+// holds, as the original does: every object's "id=version" and the class
+// name.
+func SecretProviderClassPodStatus(className string, objects map[string]string) string {
+	pairs := make([]string, 0, len(objects)+1)
+	for id, version := range objects {
+		pairs = append(pairs, id+"="+version)
+	}
+	pairs = append(pairs, "SecretProviderClassName="+className)
+	return sum(pairs)
+}
+
 // Empty is the fingerprint of a resource with no data: what the original
 // records when a resource is deleted under the annotations strategy.
 func Empty() string { return sum(nil) }

@@ -15,7 +15,13 @@ type Kind string
 const (
 	ConfigMap Kind = "configmap"
 	Secret    Kind = "secret"
+	// SecretProviderClass is a Secrets Store CSI class, used through a CSI
+	// volume's volumeAttributes.secretProviderClass.
+	SecretProviderClass Kind = "secretproviderclass"
 )
+
+// SecretProviderClassAttribute is the CSI volume attribute naming the class.
+const SecretProviderClassAttribute = "secretProviderClass"
 
 // Ref is one resource the pod template uses.
 type Ref struct {
@@ -52,6 +58,9 @@ func Find(spec *corev1.PodSpec) []Ref {
 		}
 		if v.Secret != nil {
 			add(Secret, v.Secret.SecretName, v.Secret.Optional)
+		}
+		if v.CSI != nil {
+			add(SecretProviderClass, v.CSI.VolumeAttributes[SecretProviderClassAttribute], nil)
 		}
 		if v.Projected != nil {
 			for j := range v.Projected.Sources {
@@ -140,6 +149,10 @@ func volumeFor(vols []corev1.Volume, kind Kind, name string) string {
 			}
 		case Secret:
 			if v.Secret != nil && v.Secret.SecretName == name {
+				return v.Name
+			}
+		case SecretProviderClass:
+			if v.CSI != nil && v.CSI.VolumeAttributes[SecretProviderClassAttribute] == name {
 				return v.Name
 			}
 		}

@@ -14,7 +14,9 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/client-go/dynamic"
 	"k8s.io/client-go/kubernetes"
 )
 
@@ -43,15 +45,22 @@ type Change struct {
 	MetaAnnotations map[string]*string
 	// Paused sets spec.paused on a Deployment when not nil.
 	Paused *bool
+	// RestartAt sets spec.restartAt on an Argo Rollout (its "restart"
+	// strategy) instead of changing the template.
+	RestartAt *string
 }
 
-// Rollout reports whether the change touches the pod template.
-func (c Change) Rollout() bool { return len(c.Env) > 0 || len(c.TemplateAnnotations) > 0 }
+// Rollout reports whether the change rolls the workload.
+func (c Change) Rollout() bool {
+	return len(c.Env) > 0 || len(c.TemplateAnnotations) > 0 || c.RestartAt != nil
+}
 
 // Options are the write options every request uses.
 type Options struct {
 	// FieldManager names the controller in managedFields.
 	FieldManager string
+	// Dynamic reaches custom workload kinds (Rollout, DeploymentConfig).
+	Dynamic dynamic.Interface
 }
 
 // Apply writes the change. Deployments, StatefulSets and DaemonSets get one
@@ -68,6 +77,8 @@ func Apply(ctx context.Context, cs kubernetes.Interface, v View, c Change, o Opt
 		return reloadCronJob(ctx, cs, v, c, o)
 	case Job:
 		return recreateJob(ctx, cs, v, c, o)
+	case Rollout, DeploymentConfig:
+		return patchCustom(ctx, v, c, o)
 	}
 	return fmt.Errorf("applying a change to %s: unsupported kind", v.Key())
 }
@@ -120,6 +131,45 @@ func patchTemplate(ctx context.Context, cs kubernetes.Interface, v View, c Chang
 	case DaemonSet:
 		_, err = cs.AppsV1().DaemonSets(ns).Patch(ctx, name, types.StrategicMergePatchType, data, po)
 	}
+	if err != nil {
+		return fmt.Errorf("patching %s: %w", v.Key(), err)
+	}
+	return nil
+}
+
+// patchCustom writes a change to a custom workload with a JSON merge patch
+// (custom resources take no strategic merge patch). Lists are replaced whole
+// by a merge patch, so the template is sent complete, computed from the
+// cached object; the resourceVersion guard turns any concurrent edit into a
+// conflict that is retried from fresh state.
+func patchCustom(ctx context.Context, v View, c Change, o Options) error {
+	gvr, _ := GVR(v.Kind)
+	if o.Dynamic == nil {
+		return fmt.Errorf("patching %s: no dynamic client", v.Key())
+	}
+	spec := map[string]any{}
+	if len(c.Env) > 0 || len(c.TemplateAnnotations) > 0 {
+		t := v.Template.DeepCopy()
+		ApplyToTemplate(t, c)
+		raw, err := runtime.DefaultUnstructuredConverter.ToUnstructured(t)
+		if err != nil {
+			return fmt.Errorf("encoding the template of %s: %w", v.Key(), err)
+		}
+		spec["template"] = raw
+	}
+	if c.RestartAt != nil {
+		spec["restartAt"] = *c.RestartAt
+	}
+	body := map[string]any{"metadata": metaPatch(v, c)}
+	if len(spec) > 0 {
+		body["spec"] = spec
+	}
+	data, err := json.Marshal(body)
+	if err != nil {
+		return fmt.Errorf("encoding the patch of %s: %w", v.Key(), err)
+	}
+	_, err = o.Dynamic.Resource(gvr).Namespace(v.Object.GetNamespace()).Patch(ctx, v.Object.GetName(), types.MergePatchType, data,
+		metav1.PatchOptions{FieldManager: o.FieldManager})
 	if err != nil {
 		return fmt.Errorf("patching %s: %w", v.Key(), err)
 	}

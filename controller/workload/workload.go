@@ -23,7 +23,8 @@ const (
 	Job         Kind = "Job"
 )
 
-// Kinds lists every kind, in the order the controller starts their informers.
+// Kinds lists the built-in kinds, in the order the controller starts their
+// informers; Rollout and DeploymentConfig are added when enabled.
 func Kinds() []Kind { return []Kind{Deployment, StatefulSet, DaemonSet, CronJob, Job} }
 
 // Key identifies one workload; it is what the work queue holds.
@@ -63,6 +64,8 @@ func ViewOf(obj any) (View, error) {
 		return View{Kind: CronJob, Object: o, Template: &o.Spec.JobTemplate.Spec.Template}, nil
 	case *batchv1.Job:
 		return View{Kind: Job, Object: o, Template: &o.Spec.Template}, nil
+	case *Custom:
+		return View{Kind: Kind(o.Kind), Object: o, Template: &o.Template}, nil
 	}
 	return View{}, fmt.Errorf("%T is not a workload kind the controller reloads", obj)
 }

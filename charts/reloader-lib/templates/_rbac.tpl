@@ -1,7 +1,7 @@
 {{/*
 RBAC, least privilege. The rules are the table in charts/reloader/README.md,
 row by row, with two deliberate additions: `watch` on deployments,
-statefulsets, daemonsets, cronjobs and jobs, because the controller is
+statefulsets, daemonsets, cronjobs, jobs, rollouts and deploymentconfigs, because the controller is
 level-triggered and keeps informers (list+watch) on workloads; and `patch` on
 cronjobs and jobs, because it records what it applied on their metadata. The rendered rules carry a comment
 saying so, for the reviewer reading `helm template` output.
@@ -53,12 +53,12 @@ itself: its metadata ConfigMap and, in HA mode, its leader-election Lease.
 {{- if $r.isArgoRollouts }}
 - apiGroups: [argoproj.io]
   resources: [rollouts]
-  verbs: [get, list, update, patch]
+  verbs: [get, list, watch, update, patch]
 {{- end }}
 {{- if $r.isOpenshift }}
 - apiGroups: [apps.openshift.io]
   resources: [deploymentconfigs]
-  verbs: [get, list, update, patch]
+  verbs: [get, list, watch, update, patch]
 {{- end }}
 {{- end -}}
 

@@ -1,0 +1,109 @@
+package app
+
+import (
+	"context"
+	"fmt"
+	"strings"
+
+	authorizationv1 "k8s.io/api/authorization/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/client-go/kubernetes"
+
+	"github.com/reloader-dev/reloader/controller"
+	"github.com/reloader-dev/reloader/controller/workload"
+)
+
+// detectAPIs checks that the custom kinds asked for are served, and turns
+// DeploymentConfig support on when the OpenShift API exists and the user did
+// not decide (--is-openshift unset), as the original does.
+func detectAPIs(cs kubernetes.Interface, co *controller.Options, openshiftAuto bool) error {
+	served := func(gvr schema.GroupVersionResource) (bool, error) {
+		list, err := cs.Discovery().ServerResourcesForGroupVersion(gvr.GroupVersion().String())
+		if apierrors.IsNotFound(err) {
+			return false, nil
+		}
+		if err != nil {
+			return false, fmt.Errorf("discovering %s: %w", gvr.GroupVersion(), err)
+		}
+		for _, r := range list.APIResources {
+			if r.Name == gvr.Resource {
+				return true, nil
+			}
+		}
+		return false, nil
+	}
+	require := func(flag string, gvrs ...schema.GroupVersionResource) error {
+		var missing []string
+		for _, g := range gvrs {
+			ok, err := served(g)
+			if err != nil {
+				return err
+			}
+			if !ok {
+				missing = append(missing, g.Resource+"."+g.Group+"/"+g.Version)
+			}
+		}
+		if len(missing) > 0 {
+			return fmt.Errorf("%s: the apiserver does not serve %s (is the CRD installed?)", flag, strings.Join(missing, ", "))
+		}
+		return nil
+	}
+	if co.ArgoRollouts {
+		gvr, _ := workload.GVR(workload.Rollout)
+		if err := require("--is-Argo-Rollouts", gvr); err != nil {
+			return err
+		}
+	}
+	dc, _ := workload.GVR(workload.DeploymentConfig)
+	if co.OpenShift {
+		if err := require("--is-openshift", dc); err != nil {
+			return err
+		}
+	} else if openshiftAuto {
+		ok, err := served(dc)
+		if err != nil {
+			return err
+		}
+		// Served is not enough: a controller installed without the rights to
+		// watch DeploymentConfigs would never get its caches in sync. Turn
+		// the kind on only when this identity may list and watch it.
+		if ok {
+			ok, err = mayWatch(cs, dc, co.Namespaces)
+			if err != nil {
+				return err
+			}
+		}
+		co.OpenShift = ok
+	}
+	if co.CSI {
+		if err := require("--enable-csi-integration", controller.CSIResources()...); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// mayWatch asks the apiserver whether this identity may list and watch gvr
+// in every namespace it watches (all namespaces when the list is empty).
+func mayWatch(cs kubernetes.Interface, gvr schema.GroupVersionResource, namespaces []string) (bool, error) {
+	if len(namespaces) == 0 {
+		namespaces = []string{""}
+	}
+	for _, ns := range namespaces {
+		for _, verb := range []string{"list", "watch"} {
+			review := &authorizationv1.SelfSubjectAccessReview{Spec: authorizationv1.SelfSubjectAccessReviewSpec{
+				ResourceAttributes: &authorizationv1.ResourceAttributes{Namespace: ns, Verb: verb, Group: gvr.Group, Version: gvr.Version, Resource: gvr.Resource},
+			}}
+			res, err := cs.AuthorizationV1().SelfSubjectAccessReviews().Create(context.Background(), review, metav1.CreateOptions{})
+			if err != nil {
+				return false, fmt.Errorf("checking access to %s: %w", gvr.Resource, err)
+			}
+			if !res.Status.Allowed {
+				return false, nil
+			}
+		}
+	}
+	return true, nil
+}

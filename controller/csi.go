@@ -1,0 +1,154 @@
+package controller
+
+import (
+	"fmt"
+	"strconv"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/client-go/tools/cache"
+
+	"github.com/reloader-dev/reloader/controller/hash"
+	"github.com/reloader-dev/reloader/controller/refs"
+	"github.com/reloader-dev/reloader/controller/workload"
+)
+
+// Secrets Store CSI resources, reached through the dynamic client so the
+// controller needs no CSI driver Go module.
+func spcGVR() schema.GroupVersionResource {
+	return schema.GroupVersionResource{Group: "secrets-store.csi.x-k8s.io", Version: "v1", Resource: "secretproviderclasses"}
+}
+
+func spcpsGVR() schema.GroupVersionResource {
+	return schema.GroupVersionResource{Group: "secrets-store.csi.x-k8s.io", Version: "v1", Resource: "secretproviderclasspodstatuses"}
+}
+
+// CSIResources are the resources CSI integration needs the apiserver to serve.
+func CSIResources() []schema.GroupVersionResource {
+	return []schema.GroupVersionResource{spcGVR(), spcpsGVR()}
+}
+
+const indexClass = "reloader/spc-class" // "<ns>/<class>" of a SecretProviderClassPodStatus
+
+// spcStatus is what the cache keeps of a SecretProviderClassPodStatus: which
+// class it reports on and the hash of what the mount holds.
+type spcStatus struct {
+	workload.Meta
+	Class string
+	Hash  string
+}
+
+func (s *spcStatus) DeepCopyObject() runtime.Object {
+	out := &spcStatus{Class: s.Class, Hash: s.Hash}
+	out.TypeMeta = s.TypeMeta
+	s.ObjectMeta.DeepCopyInto(&out.ObjectMeta)
+	return out
+}
+
+// spcStatusFromUnstructured hashes a pod status as the original does and
+// keeps nothing else of it.
+func spcStatusFromUnstructured(obj any) (any, error) {
+	u, ok := obj.(*unstructured.Unstructured)
+	if !ok {
+		return obj, nil
+	}
+	meta, err := workload.MetaFromUnstructured(u)
+	if err != nil {
+		return nil, err
+	}
+	class, _, _ := unstructured.NestedString(u.Object, "status", "secretProviderClassName")
+	objects := map[string]string{}
+	list, _, _ := unstructured.NestedSlice(u.Object, "status", "objects")
+	for _, item := range list {
+		m, ok := item.(map[string]any)
+		if !ok {
+			continue
+		}
+		id, _ := m["id"].(string)
+		version, _ := m["version"].(string)
+		objects[id] = version
+	}
+	return &spcStatus{Meta: *meta.(*workload.Meta), Class: class, Hash: hash.SecretProviderClassPodStatus(class, objects)}, nil
+}
+
+func (c *Controller) addCSI(s *scope) error {
+	spc := s.dynamicFactory.ForResource(spcGVR()).Informer()
+	if err := spc.SetTransform(workload.MetaFromUnstructured); err != nil {
+		return fmt.Errorf("caching SecretProviderClasses: %w", err)
+	}
+	if _, err := spc.AddEventHandler(cache.ResourceEventHandlerFuncs{
+		// Only annotations (ignore, match) of the class itself matter.
+		UpdateFunc: func(old, cur any) {
+			o, n := old.(metav1.Object), cur.(metav1.Object)
+			if c.triggerAnnotationsChanged(o, n) {
+				c.configChanged(refs.SecretProviderClass, n, true)
+			}
+		},
+	}); err != nil {
+		return fmt.Errorf("watching SecretProviderClasses: %w", err)
+	}
+	s.config[refs.SecretProviderClass] = spc
+
+	st := s.dynamicFactory.ForResource(spcpsGVR()).Informer()
+	if err := st.SetTransform(spcStatusFromUnstructured); err != nil {
+		return fmt.Errorf("caching SecretProviderClassPodStatuses: %w", err)
+	}
+	if err := st.AddIndexers(cache.Indexers{indexClass: func(obj any) ([]string, error) {
+		if s, ok := obj.(*spcStatus); ok && s.Class != "" {
+			return []string{s.Namespace + "/" + s.Class}, nil
+		}
+		return nil, nil
+	}}); err != nil {
+		return fmt.Errorf("indexing SecretProviderClassPodStatuses: %w", err)
+	}
+	changed := func(obj any) {
+		if d, ok := obj.(cache.DeletedFinalStateUnknown); ok {
+			obj = d.Obj
+		}
+		if s, ok := obj.(*spcStatus); ok && s.Class != "" {
+			c.o.Metrics.EventsReceived.WithLabelValues("update", "secretproviderclasspodstatuses").Inc()
+			c.configChangedName(refs.SecretProviderClass, s.Namespace, s.Class, false)
+		}
+	}
+	if _, err := st.AddEventHandler(cache.ResourceEventHandlerFuncs{
+		AddFunc: changed,
+		UpdateFunc: func(old, cur any) {
+			o, n := old.(*spcStatus), cur.(*spcStatus)
+			if o.Hash != n.Hash || o.Class != n.Class {
+				changed(cur)
+			}
+		},
+		DeleteFunc: changed,
+	}); err != nil {
+		return fmt.Errorf("watching SecretProviderClassPodStatuses: %w", err)
+	}
+	s.spcStatuses = st
+	return nil
+}
+
+// spcHash is the hash of what the class's mounts hold now: the status
+// written last (highest resourceVersion). During a rotation the first mount to
+// see the new secret moves it, pods started afterwards report the same, so
+// one rotation is one reload.
+func (c *Controller) spcHash(ns, class string) (string, bool) {
+	s := c.scopeFor(ns)
+	if s == nil || s.spcStatuses == nil {
+		return "", false
+	}
+	objs, err := s.spcStatuses.GetIndexer().ByIndex(indexClass, ns+"/"+class)
+	if err != nil || len(objs) == 0 {
+		return "", false
+	}
+	var best *spcStatus
+	var bestRV uint64
+	for _, o := range objs {
+		st := o.(*spcStatus)
+		rv, _ := strconv.ParseUint(st.ResourceVersion, 10, 64)
+		if best == nil || rv > bestRV {
+			best, bestRV = st, rv
+		}
+	}
+	return best.Hash, true
+}
