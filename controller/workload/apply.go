@@ -98,6 +98,20 @@ func metaPatch(v View, c Change) map[string]any {
 	return map[string]any{"resourceVersion": v.Object.GetResourceVersion(), "annotations": ann}
 }
 
+// encodePatch is the body every patch shares: the metadata part (record,
+// annotations, resourceVersion guard) and, when not empty, spec.
+func encodePatch(v View, c Change, spec map[string]any) ([]byte, error) {
+	body := map[string]any{"metadata": metaPatch(v, c)}
+	if len(spec) > 0 {
+		body["spec"] = spec
+	}
+	data, err := json.Marshal(body)
+	if err != nil {
+		return nil, fmt.Errorf("encoding the patch of %s: %w", v.Key(), err)
+	}
+	return data, nil
+}
+
 func patchTemplate(ctx context.Context, cs kubernetes.Interface, v View, c Change, o Options) error {
 	spec := map[string]any{}
 	if c.Rollout() {
@@ -113,13 +127,9 @@ func patchTemplate(ctx context.Context, cs kubernetes.Interface, v View, c Chang
 	if c.Paused != nil {
 		spec["paused"] = *c.Paused
 	}
-	body := map[string]any{"metadata": metaPatch(v, c)}
-	if len(spec) > 0 {
-		body["spec"] = spec
-	}
-	data, err := json.Marshal(body)
+	data, err := encodePatch(v, c, spec)
 	if err != nil {
-		return fmt.Errorf("encoding the patch of %s: %w", v.Key(), err)
+		return err
 	}
 	po := metav1.PatchOptions{FieldManager: o.FieldManager}
 	ns, name := v.Object.GetNamespace(), v.Object.GetName()
@@ -160,13 +170,9 @@ func patchCustom(ctx context.Context, v View, c Change, o Options) error {
 	if c.RestartAt != nil {
 		spec["restartAt"] = *c.RestartAt
 	}
-	body := map[string]any{"metadata": metaPatch(v, c)}
-	if len(spec) > 0 {
-		body["spec"] = spec
-	}
-	data, err := json.Marshal(body)
+	data, err := encodePatch(v, c, spec)
 	if err != nil {
-		return fmt.Errorf("encoding the patch of %s: %w", v.Key(), err)
+		return err
 	}
 	_, err = o.Dynamic.Resource(gvr).Namespace(v.Object.GetNamespace()).Patch(ctx, v.Object.GetName(), types.MergePatchType, data,
 		metav1.PatchOptions{FieldManager: o.FieldManager})
@@ -240,9 +246,9 @@ func reloadCronJob(ctx context.Context, cs kubernetes.Interface, v View, c Chang
 			return fmt.Errorf("creating Job %s/%s for %s: %w", cj.Namespace, job.Name, v.Key(), err)
 		}
 	}
-	data, err := json.Marshal(map[string]any{"metadata": metaPatch(v, c)})
+	data, err := encodePatch(v, c, nil)
 	if err != nil {
-		return fmt.Errorf("encoding the patch of %s: %w", v.Key(), err)
+		return err
 	}
 	if _, err := cs.BatchV1().CronJobs(cj.Namespace).Patch(ctx, cj.Name, types.MergePatchType, data, metav1.PatchOptions{FieldManager: o.FieldManager}); err != nil {
 		return fmt.Errorf("recording the applied hashes on %s: %w", v.Key(), err)
