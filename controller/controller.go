@@ -695,7 +695,12 @@ func stripConfig(obj any) (any, error) {
 	}
 	ann[hashKey] = h
 	m.SetAnnotations(ann)
+	// Nothing else of a ConfigMap's or Secret's metadata is ever read
+	// (label selection happens in the apiserver): keep the cache minimal.
 	m.SetManagedFields(nil)
+	m.SetLabels(nil)
+	m.SetOwnerReferences(nil)
+	m.SetFinalizers(nil)
 	return obj, nil
 }
 

@@ -10,20 +10,20 @@ import (
 	"crypto/sha1" //nolint:gosec // compatibility fingerprint, not a security boundary
 	"encoding/base64"
 	"encoding/hex"
+	"io"
 	"sort"
-	"strings"
 
 	corev1 "k8s.io/api/core/v1"
 )
 
 // ConfigMap fingerprints data and binaryData.
 func ConfigMap(data map[string]string, binaryData map[string][]byte) string {
-	pairs := make([]string, 0, len(data)+len(binaryData))
+	pairs := make([]pair, 0, len(data)+len(binaryData))
 	for k, v := range data {
-		pairs = append(pairs, k+"="+v)
+		pairs = append(pairs, pair{k, v})
 	}
 	for k, v := range binaryData {
-		pairs = append(pairs, k+"="+base64.StdEncoding.EncodeToString(v))
+		pairs = append(pairs, pair{k, base64.StdEncoding.EncodeToString(v)})
 	}
 	return sum(pairs)
 }
@@ -31,9 +31,11 @@ func ConfigMap(data map[string]string, binaryData map[string][]byte) string {
 // Secret fingerprints a Secret's data (stringData is folded into data by the
 // apiserver, so it is covered).
 func Secret(data map[string][]byte) string {
-	pairs := make([]string, 0, len(data))
+	pairs := make([]pair, 0, len(data))
 	for k, v := range data {
-		pairs = append(pairs, k+"="+string(v))
+		// unsafe.String would avoid this copy too; a Secret value is at most
+		// 1 MiB and this runs once per change, so keep it plain.
+		pairs = append(pairs, pair{k, string(v)})
 	}
 	return sum(pairs)
 }
@@ -53,11 +55,11 @@ func Of(obj any) (string, bool) {
 // holds, as the original does: every object's "id=version" and the class
 // name.
 func SecretProviderClassPodStatus(className string, objects map[string]string) string {
-	pairs := make([]string, 0, len(objects)+1)
+	pairs := make([]pair, 0, len(objects)+1)
 	for id, version := range objects {
-		pairs = append(pairs, id+"="+version)
+		pairs = append(pairs, pair{id, version})
 	}
-	pairs = append(pairs, "SecretProviderClassName="+className)
+	pairs = append(pairs, pair{"SecretProviderClassName", className})
 	return sum(pairs)
 }
 
@@ -65,9 +67,57 @@ func SecretProviderClassPodStatus(className string, objects map[string]string) s
 // records when a resource is deleted under the annotations strategy.
 func Empty() string { return sum(nil) }
 
-func sum(pairs []string) string {
-	sort.Strings(pairs)
+// pair is one "key=value" of the original's hash input, kept apart so the
+// input is streamed into SHA-1 instead of being joined into one large copy.
+type pair struct{ k, v string }
+
+// less orders pairs as the original's sort of the joined "k=v" strings.
+func less(a, b pair) bool {
+	return compareJoined(a, b) < 0
+}
+
+// compareJoined compares a.k+"="+a.v with b.k+"="+b.v without building them.
+func compareJoined(a, b pair) int {
+	at := func(p pair, i int) (byte, bool) {
+		switch {
+		case i < len(p.k):
+			return p.k[i], true
+		case i == len(p.k):
+			return '=', true
+		case i-len(p.k)-1 < len(p.v):
+			return p.v[i-len(p.k)-1], true
+		}
+		return 0, false
+	}
+	for i := 0; ; i++ {
+		x, okA := at(a, i)
+		y, okB := at(b, i)
+		switch {
+		case !okA && !okB:
+			return 0
+		case !okA:
+			return -1
+		case !okB:
+			return 1
+		case x != y:
+			if x < y {
+				return -1
+			}
+			return 1
+		}
+	}
+}
+
+func sum(pairs []pair) string {
+	sort.Slice(pairs, func(i, j int) bool { return less(pairs[i], pairs[j]) })
 	h := sha1.New() //nolint:gosec // see package comment
-	_, _ = h.Write([]byte(strings.Join(pairs, ";")))
+	for i, p := range pairs {
+		if i > 0 {
+			_, _ = io.WriteString(h, ";")
+		}
+		_, _ = io.WriteString(h, p.k)
+		_, _ = io.WriteString(h, "=")
+		_, _ = io.WriteString(h, p.v)
+	}
 	return hex.EncodeToString(h.Sum(nil))
 }

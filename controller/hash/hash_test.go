@@ -3,6 +3,8 @@ package hash
 import (
 	"crypto/sha1" //nolint:gosec
 	"encoding/hex"
+	"sort"
+	"strings"
 	"testing"
 )
 
@@ -45,4 +47,30 @@ func TestHashIgnoresMapOrderButNotContent(t *testing.T) {
 	if a != b || a == c {
 		t.Fatalf("order must not matter and content must: %s %s %s", a, b, c)
 	}
+}
+
+// The streamed hash orders pairs exactly as sorting the joined "k=v" strings
+// does, including keys that are prefixes of others ('.' sorts before '=').
+func TestOrderMatchesSortingJoinedPairs(t *testing.T) {
+	data := map[string]string{"a": "1", "a.b": "2", "a=": "3", "": "x", "b": ""}
+	got := ConfigMap(data, nil)
+	want := sha1hex("=x;a.b=2;a=1;a==3;b=")
+	if got != want {
+		t.Fatalf("hash %s, want %s", got, want)
+	}
+}
+
+func FuzzHashEqualsJoinedSort(f *testing.F) {
+	f.Add("a", "1", "a.b", "2", "a=", "3")
+	f.Fuzz(func(t *testing.T, k1, v1, k2, v2, k3, v3 string) {
+		m := map[string]string{k1: v1, k2: v2, k3: v3}
+		var joined []string
+		for k, v := range m {
+			joined = append(joined, k+"="+v)
+		}
+		sort.Strings(joined)
+		if got, want := ConfigMap(m, nil), sha1hex(strings.Join(joined, ";")); got != want {
+			t.Fatalf("hash of %v = %s, want %s", m, got, want)
+		}
+	})
 }

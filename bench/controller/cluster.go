@@ -1,0 +1,266 @@
+package main
+
+import (
+	"context"
+	"crypto/rand"
+	"fmt"
+	"os"
+	"path/filepath"
+	"time"
+
+	"golang.org/x/sync/errgroup"
+	appsv1 "k8s.io/api/apps/v1"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/rest"
+
+	"github.com/reloader-dev/reloader/test/controlplane"
+)
+
+const (
+	// Identities of the controllers, so the apiserver's audit log tells their
+	// requests apart from the driver's and from the apiserver's own.
+	controllerUser = "reloader-bench-controller"
+	floorUser      = "reloader-bench-floor"
+
+	workloadNS   = "bench-workloads"
+	firstName    = "first-reload" // the Deployment and Secret of the first-reload measurement
+	autoKey      = "reloader.stakater.com/auto"
+	containerApp = "app"
+)
+
+// auditPolicy records only the two controller identities, at Metadata level:
+// enough to count requests by verb and resource without slowing the
+// apiserver down on the driver's 250 MB of creates.
+const auditPolicy = `apiVersion: audit.k8s.io/v1
+kind: Policy
+omitStages: ["RequestReceived"]
+rules:
+- level: Metadata
+  users: ["` + controllerUser + `", "` + floorUser + `"]
+- level: None
+`
+
+// cluster is the control plane and the driver's view of the objects in it.
+type cluster struct {
+	cp        *controlplane.ControlPlane
+	dir       string
+	auditPath string
+	// driver is the driver's own client; its transport counts every request
+	// so it can be subtracted from the apiserver's metrics.
+	driver   kubernetes.Interface
+	counter  *requestCounter
+	scaleNSs []string
+
+	configMaps []*corev1.ConfigMap // cfg-NNNN, by workload index; only the driver writes them
+	first      *corev1.Secret
+}
+
+func startCluster(ctx context.Context, dir string) (*cluster, error) {
+	policy := filepath.Join(dir, "audit-policy.yaml")
+	if err := os.WriteFile(policy, []byte(auditPolicy), 0o600); err != nil {
+		return nil, fmt.Errorf("writing the audit policy: %w", err)
+	}
+	auditPath := filepath.Join(dir, "audit.log")
+	cp, err := controlplane.Start(ctx, controlplane.Options{
+		ExtraAPIServerArgs: []string{"--audit-policy-file=" + policy, "--audit-log-path=" + auditPath, "--audit-log-maxsize=0"},
+	})
+	if err != nil {
+		return nil, fmt.Errorf("starting the control plane: %w", err)
+	}
+	c := &cluster{cp: cp, dir: dir, auditPath: auditPath, counter: newRequestCounter()}
+	c.driver, err = kubernetes.NewForConfig(c.driverConfig())
+	if err != nil {
+		_ = cp.Stop()
+		return nil, fmt.Errorf("building the driver's client: %w", err)
+	}
+	return c, nil
+}
+
+// driverConfig is the admin identity with a rate limit high enough never to
+// be the bottleneck, protobuf to keep the driver's CPU out of the way of the
+// controller's on a small machine, and the request counter.
+func (c *cluster) driverConfig() *rest.Config {
+	cfg := rest.CopyConfig(c.cp.Admin)
+	cfg.QPS, cfg.Burst = 5000, 10000
+	cfg.ContentType = "application/vnd.kubernetes.protobuf"
+	cfg.UserAgent = "reloader-bench-driver"
+	cfg.Wrap(c.counter.wrap)
+	return cfg
+}
+
+// identityKubeconfig writes a kubeconfig for user (system:masters, so any
+// controller's RBAC needs are met) and returns its path and client config.
+func (c *cluster) identityKubeconfig(user string) (string, *rest.Config, error) {
+	cfg, err := c.cp.UserConfig(user, "system:masters")
+	if err != nil {
+		return "", nil, fmt.Errorf("minting the identity %s: %w", user, err)
+	}
+	path := filepath.Join(c.dir, user+".kubeconfig")
+	if err := controlplane.WriteKubeconfig(cfg, path); err != nil {
+		return "", nil, err
+	}
+	return path, cfg, nil
+}
+
+func (c *cluster) namespaces() []string { return append([]string{workloadNS}, c.scaleNSs...) }
+
+func (c *cluster) stop() error { return c.cp.Stop() }
+
+// populate creates the namespaces, the scale data set (Secrets and
+// ConfigMaps nobody uses, spread over the namespaces), the workloads of the
+// latency and burst scenarios and the first-reload workload.
+func (c *cluster) populate(ctx context.Context, cfg Config) (SetupStats, error) {
+	t0 := time.Now()
+	for i := range cfg.Namespaces {
+		c.scaleNSs = append(c.scaleNSs, fmt.Sprintf("bench-scale-%02d", i))
+	}
+	for _, ns := range c.namespaces() {
+		if err := controlplane.EnsureNamespace(ctx, c.driver, ns); err != nil {
+			return SetupStats{}, err
+		}
+	}
+	blob := make([]byte, cfg.SecretBytes)
+	if _, err := rand.Read(blob); err != nil {
+		return SetupStats{}, fmt.Errorf("generating Secret data: %w", err)
+	}
+	if err := c.createScaleData(ctx, cfg, blob); err != nil {
+		return SetupStats{}, err
+	}
+	if err := c.createWorkloads(ctx, cfg, blob); err != nil {
+		return SetupStats{}, err
+	}
+	objects := cfg.Secrets + cfg.ConfigMaps + 2*cfg.Workloads + 2
+	bytes := int64(cfg.Secrets)*int64(cfg.SecretBytes) + int64(cfg.ConfigMaps)*int64(cfg.ConfigMapBytes)
+	return SetupStats{Objects: objects, DataMiB: float64(bytes) / (1 << 20), Seconds: time.Since(t0).Seconds()}, nil
+}
+
+func (c *cluster) createScaleData(ctx context.Context, cfg Config, blob []byte) error {
+	cmData := string(fill(cfg.ConfigMapBytes))
+	err := parallel(ctx, cfg.Secrets, cfg.CreateWorkers, func(ctx context.Context, i int) error {
+		ns := c.scaleNSs[i%len(c.scaleNSs)]
+		s := &corev1.Secret{
+			ObjectMeta: metav1.ObjectMeta{Name: fmt.Sprintf("secret-%05d", i), Namespace: ns},
+			// The index makes each Secret's hash distinct, as in real clusters.
+			Data: map[string][]byte{"id": []byte(fmt.Sprint(i)), "blob": blob},
+		}
+		if _, err := c.driver.CoreV1().Secrets(ns).Create(ctx, s, metav1.CreateOptions{}); err != nil {
+			return fmt.Errorf("creating Secret %s/%s: %w", ns, s.Name, err)
+		}
+		return nil
+	})
+	if err != nil {
+		return err
+	}
+	return parallel(ctx, cfg.ConfigMaps, cfg.CreateWorkers, func(ctx context.Context, i int) error {
+		ns := c.scaleNSs[i%len(c.scaleNSs)]
+		cm := &corev1.ConfigMap{
+			ObjectMeta: metav1.ObjectMeta{Name: fmt.Sprintf("config-%05d", i), Namespace: ns},
+			Data:       map[string]string{"id": fmt.Sprint(i), "data": cmData},
+		}
+		if _, err := c.driver.CoreV1().ConfigMaps(ns).Create(ctx, cm, metav1.CreateOptions{}); err != nil {
+			return fmt.Errorf("creating ConfigMap %s/%s: %w", ns, cm.Name, err)
+		}
+		return nil
+	})
+}
+
+// createWorkloads creates, in workloadNS, one ConfigMap and one opted-in
+// Deployment using it per workload, and the Secret and Deployment of the
+// first-reload measurement.
+func (c *cluster) createWorkloads(ctx context.Context, cfg Config, blob []byte) error {
+	c.configMaps = make([]*corev1.ConfigMap, cfg.Workloads)
+	err := parallel(ctx, cfg.Workloads, cfg.CreateWorkers, func(ctx context.Context, i int) error {
+		cm := &corev1.ConfigMap{
+			ObjectMeta: metav1.ObjectMeta{Name: configMapName(i), Namespace: workloadNS},
+			Data:       map[string]string{"value": "initial"},
+		}
+		created, err := c.driver.CoreV1().ConfigMaps(workloadNS).Create(ctx, cm, metav1.CreateOptions{})
+		if err != nil {
+			return fmt.Errorf("creating ConfigMap %s: %w", cm.Name, err)
+		}
+		c.configMaps[i] = created
+		from := corev1.EnvFromSource{ConfigMapRef: &corev1.ConfigMapEnvSource{LocalObjectReference: corev1.LocalObjectReference{Name: cm.Name}}}
+		return c.createDeployment(ctx, deploymentName(i), from)
+	})
+	if err != nil {
+		return err
+	}
+	s := &corev1.Secret{
+		ObjectMeta: metav1.ObjectMeta{Name: firstName, Namespace: workloadNS},
+		Data:       map[string][]byte{"blob": blob, "rev": []byte("0")},
+	}
+	if c.first, err = c.driver.CoreV1().Secrets(workloadNS).Create(ctx, s, metav1.CreateOptions{}); err != nil {
+		return fmt.Errorf("creating Secret %s: %w", firstName, err)
+	}
+	from := corev1.EnvFromSource{SecretRef: &corev1.SecretEnvSource{LocalObjectReference: corev1.LocalObjectReference{Name: firstName}}}
+	return c.createDeployment(ctx, firstName, from)
+}
+
+func (c *cluster) createDeployment(ctx context.Context, name string, from corev1.EnvFromSource) error {
+	labels := map[string]string{"app": name}
+	d := &appsv1.Deployment{
+		ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: workloadNS, Annotations: map[string]string{autoKey: "true"}},
+		Spec: appsv1.DeploymentSpec{
+			Selector: &metav1.LabelSelector{MatchLabels: labels},
+			Template: corev1.PodTemplateSpec{
+				ObjectMeta: metav1.ObjectMeta{Labels: labels},
+				Spec: corev1.PodSpec{Containers: []corev1.Container{{
+					Name: containerApp, Image: "registry.invalid/bench:1", EnvFrom: []corev1.EnvFromSource{from},
+				}}},
+			},
+		},
+	}
+	if _, err := c.driver.AppsV1().Deployments(workloadNS).Create(ctx, d, metav1.CreateOptions{}); err != nil {
+		return fmt.Errorf("creating Deployment %s: %w", name, err)
+	}
+	return nil
+}
+
+// bumpConfigMap changes workload i's ConfigMap with one UPDATE. The driver is
+// its only writer, so the resourceVersion it holds is current.
+func (c *cluster) bumpConfigMap(ctx context.Context, i int, value string) error {
+	cm := c.configMaps[i].DeepCopy()
+	cm.Data["value"] = value
+	updated, err := c.driver.CoreV1().ConfigMaps(workloadNS).Update(ctx, cm, metav1.UpdateOptions{})
+	if err != nil {
+		return fmt.Errorf("updating ConfigMap %s: %w", cm.Name, err)
+	}
+	c.configMaps[i] = updated
+	return nil
+}
+
+func (c *cluster) bumpFirstSecret(ctx context.Context, rev int) error {
+	s := c.first.DeepCopy()
+	s.Data["rev"] = []byte(fmt.Sprint(rev))
+	updated, err := c.driver.CoreV1().Secrets(workloadNS).Update(ctx, s, metav1.UpdateOptions{})
+	if err != nil {
+		return fmt.Errorf("updating Secret %s: %w", firstName, err)
+	}
+	c.first = updated
+	return nil
+}
+
+func configMapName(i int) string  { return fmt.Sprintf("cfg-%04d", i) }
+func deploymentName(i int) string { return fmt.Sprintf("app-%04d", i) }
+
+// parallel runs fn for 0..n-1 on at most workers goroutines and returns the
+// first error.
+func parallel(ctx context.Context, n, workers int, fn func(context.Context, int) error) error {
+	g, ctx := errgroup.WithContext(ctx)
+	g.SetLimit(max(workers, 1))
+	for i := range n {
+		g.Go(func() error { return fn(ctx, i) })
+	}
+	return g.Wait()
+}
+
+// fill returns n printable bytes.
+func fill(n int) []byte {
+	b := make([]byte, n)
+	for i := range b {
+		b[i] = 'a' + byte(i%26)
+	}
+	return b
+}

@@ -1,0 +1,314 @@
+package main
+
+import (
+	"bufio"
+	"context"
+	"crypto/sha1" //nolint:gosec // the floor writes the same SHA-1 marker Reloader writes; not a security use
+	"encoding/hex"
+	"encoding/json"
+	"fmt"
+	"io"
+	"maps"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"slices"
+	"strings"
+	"sync"
+	"text/template"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/client-go/informers"
+	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/rest"
+	"k8s.io/client-go/tools/cache"
+
+	"github.com/reloader-dev/reloader/test/process"
+	"github.com/reloader-dev/reloader/test/tools"
+)
+
+// Placeholders are what -controller and -ready-url may refer to.
+type Placeholders struct {
+	Reloader    string // ./cmd/reloader, built on first use
+	Kubeconfig  string // the controller's own identity
+	MetricsAddr string // a free 127.0.0.1 port
+	PprofAddr   string // another free 127.0.0.1 port
+	Namespaces  string // every namespace the scenarios use, comma-separated
+}
+
+// commandLine renders the -controller template. {{.Reloader}} triggers a
+// build of ./cmd/reloader, so a foreign controller does not pay for it.
+func commandLine(ctx context.Context, tmpl string, p *Placeholders, dir string) ([]string, error) {
+	if strings.Contains(tmpl, ".Reloader") {
+		bin, err := buildReloader(ctx, dir)
+		if err != nil {
+			return nil, err
+		}
+		p.Reloader = bin
+	}
+	s, err := render(tmpl, p)
+	if err != nil {
+		return nil, fmt.Errorf("rendering -controller: %w", err)
+	}
+	args := strings.Fields(s)
+	if len(args) == 0 {
+		return nil, fmt.Errorf("-controller is empty")
+	}
+	if !strings.Contains(args[0], "/") {
+		if args[0], err = exec.LookPath(args[0]); err != nil {
+			return nil, fmt.Errorf("finding the controller binary: %w", err)
+		}
+	}
+	return args, nil
+}
+
+func render(tmpl string, p *Placeholders) (string, error) {
+	t, err := template.New("cmd").Option("missingkey=error").Parse(tmpl)
+	if err != nil {
+		return "", err
+	}
+	var b strings.Builder
+	if err := t.Execute(&b, p); err != nil {
+		return "", err
+	}
+	return b.String(), nil
+}
+
+func buildReloader(ctx context.Context, dir string) (string, error) {
+	root, err := tools.RepoRoot()
+	if err != nil {
+		return "", err
+	}
+	bin := filepath.Join(dir, "reloader")
+	cmd := exec.CommandContext(ctx, "go", "build", "-o", bin, "./cmd/reloader")
+	cmd.Dir = root
+	if out, err := cmd.CombinedOutput(); err != nil {
+		return "", fmt.Errorf("building ./cmd/reloader: %w\n%s", err, out)
+	}
+	return bin, nil
+}
+
+func placeholders(c *cluster, kubeconfig string) (*Placeholders, error) {
+	metrics, err := process.FreePort()
+	if err != nil {
+		return nil, err
+	}
+	pprof, err := process.FreePort()
+	if err != nil {
+		return nil, err
+	}
+	return &Placeholders{
+		Kubeconfig:  kubeconfig,
+		MetricsAddr: fmt.Sprintf("127.0.0.1:%d", metrics),
+		PprofAddr:   fmt.Sprintf("127.0.0.1:%d", pprof),
+		Namespaces:  strings.Join(c.namespaces(), ","),
+	}, nil
+}
+
+// startController launches the controller under test. It returns at once:
+// the first-reload measurement starts its clock here.
+func startController(args []string, dir string) (*process.Process, error) {
+	p, err := process.Start(process.Options{Name: "controller", Path: args[0], Args: args[1:], Dir: dir})
+	if err != nil {
+		return nil, fmt.Errorf("starting the controller: %w", err)
+	}
+	return p, nil
+}
+
+// waitHTTP200 polls url until it answers 200 and returns when it did.
+func waitHTTP200(ctx context.Context, p *process.Process, url string) (time.Time, error) {
+	var at time.Time
+	err := p.WaitFor(ctx, 20*time.Millisecond, func(ctx context.Context) error {
+		req, err := http.NewRequestWithContext(ctx, http.MethodGet, url, nil)
+		if err != nil {
+			return err
+		}
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			return err
+		}
+		resp.Body.Close()
+		if resp.StatusCode != http.StatusOK {
+			return fmt.Errorf("GET %s: %s", url, resp.Status)
+		}
+		at = time.Now()
+		return nil
+	})
+	return at, err
+}
+
+// memory reads the resident set of pid from /proc, in MiB: VmRSS now, VmHWM
+// (the peak), and RssAnon and RssFile, which tell the heap and the runtime
+// apart from the mapped pages of the binary.
+func memory(pid int) (map[string]float64, error) {
+	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", pid))
+	if err != nil {
+		return nil, fmt.Errorf("reading the controller's memory: %w", err)
+	}
+	out := map[string]float64{}
+	for line := range strings.SplitSeq(string(b), "\n") {
+		name, rest, ok := strings.Cut(line, ":")
+		if !ok || (name != "VmRSS" && name != "VmHWM" && name != "RssAnon" && name != "RssFile") {
+			continue
+		}
+		var kb float64
+		if _, err := fmt.Sscanf(strings.TrimSpace(rest), "%g kB", &kb); err != nil {
+			return nil, fmt.Errorf("parsing %s in /proc/%d/status: %w", name, pid, err)
+		}
+		out[name] = kb / 1024
+	}
+	if _, ok := out["VmRSS"]; !ok {
+		return nil, fmt.Errorf("no VmRSS in /proc/%d/status", pid)
+	}
+	return out, nil
+}
+
+// goMemstats reads the go_memstats_*_bytes gauges from a Prometheus
+// endpoint, in MiB, keyed without prefix and suffix; nil when unavailable.
+func goMemstats(ctx context.Context, url string) map[string]float64 {
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, url, nil)
+	if err != nil {
+		return nil
+	}
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		return nil
+	}
+	defer resp.Body.Close()
+	if resp.StatusCode != http.StatusOK {
+		return nil
+	}
+	out := map[string]float64{}
+	sc := bufio.NewScanner(resp.Body)
+	for sc.Scan() {
+		name, value, ok := strings.Cut(sc.Text(), " ")
+		if !ok || !strings.HasPrefix(name, "go_memstats_") || !strings.HasSuffix(name, "_bytes") {
+			continue
+		}
+		var v float64
+		if _, err := fmt.Sscanf(value, "%g", &v); err == nil {
+			out[strings.TrimSuffix(strings.TrimPrefix(name, "go_memstats_"), "_bytes")] = v / (1 << 20)
+		}
+	}
+	if len(out) == 0 {
+		return nil
+	}
+	return out
+}
+
+// saveHeapProfile fetches the controller's heap profile, for finding where
+// the memory goes when the RSS target is missed.
+func saveHeapProfile(ctx context.Context, pprofAddr, path string) error {
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, "http://"+pprofAddr+"/debug/pprof/heap", nil)
+	if err != nil {
+		return err
+	}
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		return fmt.Errorf("fetching the heap profile: %w", err)
+	}
+	defer resp.Body.Close()
+	if resp.StatusCode != http.StatusOK {
+		return fmt.Errorf("fetching the heap profile: %s", resp.Status)
+	}
+	f, err := os.Create(path)
+	if err != nil {
+		return fmt.Errorf("writing the heap profile: %w", err)
+	}
+	if _, err := io.Copy(f, resp.Body); err != nil {
+		f.Close()
+		return fmt.Errorf("writing the heap profile: %w", err)
+	}
+	return f.Close()
+}
+
+// floor is the ideal controller the figures are compared with: one informer
+// on the workload namespace's ConfigMaps and, per change, one strategic-merge
+// PATCH of the Deployment known to use it, sent at once from its own
+// goroutine. It has no workload cache, no queue, no Events and no record of
+// applied hashes: whatever a real controller adds on top is its cost.
+type floor struct {
+	cs     kubernetes.Interface
+	target map[string]string // ConfigMap name -> Deployment name
+	mu     sync.Mutex
+	first  error
+}
+
+func startFloor(ctx context.Context, cfg *rest.Config, workloads int) (*floor, error) {
+	cfg = rest.CopyConfig(cfg)
+	cfg.QPS, cfg.Burst = 5000, 10000
+	cfg.ContentType = "application/vnd.kubernetes.protobuf"
+	cs, err := kubernetes.NewForConfig(cfg)
+	if err != nil {
+		return nil, fmt.Errorf("building the floor's client: %w", err)
+	}
+	fl := &floor{cs: cs, target: map[string]string{}}
+	for i := range workloads {
+		fl.target[configMapName(i)] = deploymentName(i)
+	}
+	f := informers.NewSharedInformerFactoryWithOptions(cs, 0, informers.WithNamespace(workloadNS))
+	inf := f.Core().V1().ConfigMaps().Informer()
+	if _, err := inf.AddEventHandler(cache.ResourceEventHandlerFuncs{UpdateFunc: func(o, n any) { fl.changed(ctx, o, n) }}); err != nil {
+		return nil, fmt.Errorf("watching ConfigMaps in the floor: %w", err)
+	}
+	f.Start(ctx.Done())
+	if !cache.WaitForCacheSync(ctx.Done(), inf.HasSynced) {
+		return nil, fmt.Errorf("syncing the floor's ConfigMap watch: %w", ctx.Err())
+	}
+	return fl, nil
+}
+
+func (fl *floor) changed(ctx context.Context, o, n any) {
+	old, ok1 := o.(*corev1.ConfigMap)
+	cm, ok2 := n.(*corev1.ConfigMap)
+	if !ok1 || !ok2 || maps.Equal(old.Data, cm.Data) {
+		return
+	}
+	deploy, ok := fl.target[cm.Name]
+	if !ok {
+		return
+	}
+	patch, err := envPatch(cm)
+	if err != nil {
+		fl.fail(err)
+		return
+	}
+	go func() {
+		_, err := fl.cs.AppsV1().Deployments(cm.Namespace).Patch(ctx, deploy, types.StrategicMergePatchType, patch, metav1.PatchOptions{})
+		if err != nil && ctx.Err() == nil {
+			fl.fail(fmt.Errorf("floor: patching Deployment %s: %w", deploy, err))
+		}
+	}()
+}
+
+// fail keeps the first error, which the scenario reports.
+func (fl *floor) fail(err error) {
+	fl.mu.Lock()
+	defer fl.mu.Unlock()
+	if fl.first == nil {
+		fl.first = err
+	}
+}
+
+func (fl *floor) err() error {
+	fl.mu.Lock()
+	defer fl.mu.Unlock()
+	return fl.first
+}
+
+// envPatch sets STAKATER_<NAME>_CONFIGMAP to the ConfigMap's hash, the same
+// template change Reloader makes, so both runs cost the apiserver the same.
+func envPatch(cm *corev1.ConfigMap) ([]byte, error) {
+	h := sha1.New() //nolint:gosec // see import
+	for _, k := range slices.Sorted(maps.Keys(cm.Data)) {
+		fmt.Fprintf(h, "%s=%s;", k, cm.Data[k])
+	}
+	name := "STAKATER_" + strings.ToUpper(strings.ReplaceAll(cm.Name, "-", "_")) + "_CONFIGMAP"
+	env := map[string]any{"name": name, "value": hex.EncodeToString(h.Sum(nil))}
+	container := map[string]any{"name": containerApp, "env": []any{env}}
+	return json.Marshal(map[string]any{"spec": map[string]any{"template": map[string]any{"spec": map[string]any{"containers": []any{container}}}}})
+}

@@ -1,0 +1,224 @@
+// Command controller is the controller benchmark driver: it runs scenarios
+// against any Reloader-compatible controller, given as a command line, on a
+// real loopback control plane, and reports reload latency, burst time, memory
+// at scale, time to the first reload at scale and apiserver requests per
+// change, next to the figures of a minimal in-process "floor" controller.
+//
+//	go run ./bench/controller [-scale small] [-output json] [-controller '...']
+//
+// See README.md for the scenarios and flags.
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"os/signal"
+	"syscall"
+	"time"
+)
+
+// Config is one run of the driver.
+type Config struct {
+	Scale string `json:"scale"`
+	// Controller is the command line of the controller under test, a
+	// text/template with the placeholders of Placeholders.
+	Controller string `json:"controller"`
+	// ReadyURL is polled (templated like Controller) to report readiness;
+	// empty skips it.
+	ReadyURL string `json:"ready_url"`
+	// MetricsURL is scraped (templated) for the go_memstats_* gauges, to
+	// explain the RSS figure; empty or unanswered skips it.
+	MetricsURL string `json:"metrics_url"`
+	Output     string `json:"-"`
+
+	Workloads int           `json:"workloads"`
+	Changes   int           `json:"changes"`
+	Interval  time.Duration `json:"interval_ns"`
+	Burst     int           `json:"burst"`
+
+	Namespaces     int `json:"scale_namespaces"`
+	Secrets        int `json:"scale_secrets"`
+	SecretBytes    int `json:"scale_secret_bytes"`
+	ConfigMaps     int `json:"scale_configmaps"`
+	ConfigMapBytes int `json:"scale_configmap_bytes"`
+	CreateWorkers  int `json:"-"`
+
+	Floor       bool          `json:"floor"`
+	Idle        time.Duration `json:"idle_ns"`
+	Settle      time.Duration `json:"settle_ns"`
+	Timeout     time.Duration `json:"-"`
+	HeapProfile string        `json:"-"`
+}
+
+// DefaultController builds ./cmd/reloader ({{.Reloader}}) and points it at the
+// control plane; nothing else is set so the controller's defaults are measured.
+const DefaultController = "{{.Reloader}} --kubeconfig={{.Kubeconfig}} --metrics-addr={{.MetricsAddr}}"
+
+// presets are the named scales; "full" is the issue's profile and the default
+// of `make bench`, "small" is for quick runs, "tiny" is what the test runs.
+var presets = map[string]Config{
+	"full": {
+		Workloads: 200, Changes: 100, Interval: 100 * time.Millisecond, Burst: 200,
+		Namespaces: 50, Secrets: 5000, SecretBytes: 50 << 10, ConfigMaps: 2000, ConfigMapBytes: 1 << 10,
+		Idle: 5 * time.Second,
+	},
+	"small": {
+		Workloads: 50, Changes: 30, Interval: 100 * time.Millisecond, Burst: 50,
+		Namespaces: 5, Secrets: 200, SecretBytes: 50 << 10, ConfigMaps: 100, ConfigMapBytes: 1 << 10,
+		Idle: 3 * time.Second,
+	},
+	"tiny": {
+		Workloads: 5, Changes: 5, Interval: 50 * time.Millisecond, Burst: 5,
+		Namespaces: 2, Secrets: 10, SecretBytes: 1 << 10, ConfigMaps: 10, ConfigMapBytes: 256,
+		Idle: time.Second,
+	},
+}
+
+// Preset returns the named scale with the driver's common defaults.
+func Preset(name string) (Config, error) {
+	c, ok := presets[name]
+	if !ok {
+		return Config{}, fmt.Errorf("unknown scale %q (full, small or tiny)", name)
+	}
+	c.Scale = name
+	c.Controller = DefaultController
+	c.ReadyURL = "http://{{.MetricsAddr}}/readyz"
+	c.MetricsURL = "http://{{.MetricsAddr}}/metrics"
+	c.Output = "table"
+	c.CreateWorkers = 32
+	c.Floor = true
+	c.Settle = 2 * time.Second
+	c.Timeout = 30 * time.Minute
+	return c, nil
+}
+
+func main() {
+	cfg, err := parseFlags(os.Args[1:])
+	if err != nil {
+		if errors.Is(err, flag.ErrHelp) {
+			os.Exit(0)
+		}
+		fmt.Fprintln(os.Stderr, "bench/controller:", err)
+		os.Exit(2)
+	}
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	ctx, cancel := context.WithTimeout(ctx, cfg.Timeout)
+	defer cancel()
+
+	rep, err := Run(ctx, cfg, os.Stderr)
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "bench/controller:", err)
+		os.Exit(1)
+	}
+	if err := rep.Write(os.Stdout, cfg.Output); err != nil {
+		fmt.Fprintln(os.Stderr, "bench/controller: writing the report:", err)
+		os.Exit(1)
+	}
+}
+
+// parseFlags applies the -scale preset first, then every flag given
+// explicitly, so "-scale small -secrets 1000" means what it says.
+func parseFlags(args []string) (Config, error) {
+	fs := flag.NewFlagSet("bench/controller", flag.ContinueOnError)
+	scale := fs.String("scale", "full", "preset: full (the issue's profile), small (quick) or tiny")
+	var c Config
+	fs.StringVar(&c.Controller, "controller", DefaultController, "controller command line (text/template; placeholders {{.Reloader}} {{.Kubeconfig}} {{.MetricsAddr}} {{.PprofAddr}} {{.Namespaces}}); split on spaces, no quoting")
+	fs.StringVar(&c.ReadyURL, "ready-url", "http://{{.MetricsAddr}}/readyz", "readiness URL of the controller (templated); empty: none")
+	fs.StringVar(&c.MetricsURL, "metrics-url", "http://{{.MetricsAddr}}/metrics", "Prometheus endpoint of the controller (templated), read for go_memstats_*; empty: none")
+	fs.StringVar(&c.Output, "output", "table", "table or json")
+	fs.IntVar(&c.Workloads, "workloads", 0, "Deployments, each using its own ConfigMap")
+	fs.IntVar(&c.Changes, "changes", 0, "ConfigMap changes in the latency scenario")
+	fs.DurationVar(&c.Interval, "interval", 0, "spacing of the latency scenario's changes")
+	fs.IntVar(&c.Burst, "burst", 0, "ConfigMaps updated at once in the burst scenario (<= workloads)")
+	fs.IntVar(&c.Namespaces, "namespaces", 0, "namespaces of the scale data set")
+	fs.IntVar(&c.Secrets, "secrets", 0, "Secrets of the scale data set")
+	fs.IntVar(&c.SecretBytes, "secret-bytes", 0, "size of each Secret")
+	fs.IntVar(&c.ConfigMaps, "configmaps", 0, "ConfigMaps of the scale data set")
+	fs.IntVar(&c.ConfigMapBytes, "configmap-bytes", 0, "size of each ConfigMap")
+	fs.IntVar(&c.CreateWorkers, "create-workers", 0, "parallel creates while loading the data set")
+	fs.BoolVar(&c.Floor, "floor", true, "also run the in-process floor controller")
+	fs.DurationVar(&c.Idle, "idle", 0, "idle time before sampling the controller's RSS")
+	fs.DurationVar(&c.Settle, "settle", 0, "wait after a scenario before counting requests (late Events)")
+	fs.DurationVar(&c.Timeout, "timeout", 0, "overall deadline")
+	fs.StringVar(&c.HeapProfile, "heap-profile", "", "write the controller's heap profile here after the RSS sample (needs {{.PprofAddr}} in -controller)")
+	if err := fs.Parse(args); err != nil {
+		return Config{}, err
+	}
+	if fs.NArg() > 0 {
+		return Config{}, fmt.Errorf("unexpected arguments %v", fs.Args())
+	}
+	out, err := Preset(*scale)
+	if err != nil {
+		return Config{}, err
+	}
+	fs.Visit(func(f *flag.Flag) { override(&out, &c, f.Name) })
+	return out, out.validate()
+}
+
+// override copies the explicitly set flag name from set into out.
+func override(out, set *Config, name string) {
+	switch name {
+	case "controller":
+		out.Controller = set.Controller
+	case "ready-url":
+		out.ReadyURL = set.ReadyURL
+	case "metrics-url":
+		out.MetricsURL = set.MetricsURL
+	case "output":
+		out.Output = set.Output
+	case "workloads":
+		out.Workloads = set.Workloads
+	case "changes":
+		out.Changes = set.Changes
+	case "interval":
+		out.Interval = set.Interval
+	case "burst":
+		out.Burst = set.Burst
+	case "namespaces":
+		out.Namespaces = set.Namespaces
+	case "secrets":
+		out.Secrets = set.Secrets
+	case "secret-bytes":
+		out.SecretBytes = set.SecretBytes
+	case "configmaps":
+		out.ConfigMaps = set.ConfigMaps
+	case "configmap-bytes":
+		out.ConfigMapBytes = set.ConfigMapBytes
+	case "create-workers":
+		out.CreateWorkers = set.CreateWorkers
+	case "floor":
+		out.Floor = set.Floor
+	case "idle":
+		out.Idle = set.Idle
+	case "settle":
+		out.Settle = set.Settle
+	case "timeout":
+		out.Timeout = set.Timeout
+	case "heap-profile":
+		out.HeapProfile = set.HeapProfile
+	}
+}
+
+func (c Config) validate() error {
+	switch {
+	case c.Workloads < 1 || c.Changes < 1 || c.Burst < 1:
+		return errors.New("-workloads, -changes and -burst must be positive")
+	case c.Burst > c.Workloads:
+		return fmt.Errorf("-burst %d exceeds -workloads %d: each burst change needs its own workload", c.Burst, c.Workloads)
+	case c.Namespaces < 1 || c.Secrets < 1:
+		return errors.New("-namespaces and -secrets must be positive")
+	case c.Output != "table" && c.Output != "json":
+		return fmt.Errorf("-output %q: want table or json", c.Output)
+	}
+	return nil
+}
+
+// logf writes progress to w, timestamped, so a long run shows where it is.
+func logf(w io.Writer, format string, args ...any) {
+	fmt.Fprintf(w, "%s "+format+"\n", append([]any{time.Now().Format("15:04:05.000")}, args...)...)
+}
