@@ -56,5 +56,10 @@ fuzz:
 	  done; \
 	done
 
+## release-local: the whole release pipeline against a loopback registry with a
+## generated key; prints the lock. TRIVY=/path/to/trivy runs the real gate.
+release-local:
+	$(GO) run ./cmd/release local --out _out/release $(if $(TRIVY),--trivy $(TRIVY))
+
 clean-tools:
 	rm -rf "$${RELOADER_TOOLS_CACHE:-$${XDG_CACHE_HOME:-$$HOME/.cache}/reloader-dev/tools}"

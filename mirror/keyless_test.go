@@ -46,7 +46,9 @@ func publishKeyless(t *testing.T) (fixture, string) {
 
 func TestKeylessReleaseVerifiesOfflineAgainstTrustedRootOnDisk(t *testing.T) {
 	f, rootFile := publishKeyless(t)
-	p, err := verify.LoadPolicy(verify.PolicyFiles{Identity: workflowIdentity, Issuer: githubIssuer, TrustedRootFile: rootFile})
+	// VirtualSigstore's test CA logs to no CT log, so its certificates carry
+	// no SCT: the one verification this test must opt out of, explicitly.
+	p, err := verify.LoadPolicy(verify.PolicyFiles{Identity: workflowIdentity, Issuer: githubIssuer, TrustedRootFile: rootFile, IgnoreSCT: true})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -63,9 +65,9 @@ func TestKeylessReleaseVerifiesOfflineAgainstTrustedRootOnDisk(t *testing.T) {
 func TestKeylessWrongIdentityIsRejectedBeforePushing(t *testing.T) {
 	f, rootFile := publishKeyless(t)
 	for _, p := range []verify.PolicyFiles{
-		{Identity: "https://github.com/someone-else/fork/.github/workflows/release.yaml@refs/tags/v1.2.3", Issuer: githubIssuer, TrustedRootFile: rootFile},
-		{IdentityRegexp: `^https://github\.com/reloader-dev/reloader/.+@refs/heads/main$`, Issuer: githubIssuer, TrustedRootFile: rootFile},
-		{Identity: workflowIdentity, Issuer: "https://accounts.google.com", TrustedRootFile: rootFile},
+		{Identity: "https://github.com/someone-else/fork/.github/workflows/release.yaml@refs/tags/v1.2.3", Issuer: githubIssuer, TrustedRootFile: rootFile, IgnoreSCT: true},
+		{IdentityRegexp: `^https://github\.com/reloader-dev/reloader/.+@refs/heads/main$`, Issuer: githubIssuer, TrustedRootFile: rootFile, IgnoreSCT: true},
+		{Identity: workflowIdentity, Issuer: "https://accounts.google.com", TrustedRootFile: rootFile, IgnoreSCT: true},
 	} {
 		pol, err := verify.LoadPolicy(p)
 		if err != nil {
@@ -93,5 +95,26 @@ func TestKeylessPolicyNeedsATrustedRoot(t *testing.T) {
 	}
 	if _, err := verify.LoadPolicy(verify.PolicyFiles{Issuer: githubIssuer, TrustedRootJSON: []byte("{}")}); err == nil {
 		t.Fatal("a policy trusting any identity was accepted")
+	}
+}
+
+// Without the explicit opt-out, a certificate with no certificate
+// transparency timestamp is refused before anything is pushed: the default
+// policy requires one, as public Fulcio certificates always carry it.
+func TestKeylessWithoutSCTIsRejectedByDefault(t *testing.T) {
+	f, rootFile := publishKeyless(t)
+	pol, err := verify.LoadPolicy(verify.PolicyFiles{Identity: workflowIdentity, Issuer: githubIssuer, TrustedRootFile: rootFile})
+	if err != nil {
+		t.Fatal(err)
+	}
+	f.policy = pol
+	var ch countingHandler
+	dst := startInProcess(t, ch.wrap)
+	_, err = mirror.Mirror(context.Background(), f.options(t, dst.Host+"/keyless"))
+	if err == nil || !strings.Contains(err.Error(), "certificate timestamp") {
+		t.Fatalf("copy without SCTs: got %v, want a refusal naming the certificate timestamp", err)
+	}
+	if n := ch.count(); n != 0 {
+		t.Fatalf("%d writes reached the target before the refusal", n)
 	}
 }

@@ -83,6 +83,7 @@ type globals struct {
 	output         string
 	// policy
 	key, identity, identityRegexp, issuer, trustedRoot string
+	ignoreSCT                                          bool
 	// registry
 	caFile          string
 	insecure, plain bool
@@ -134,6 +135,7 @@ Exit codes: 0 ok, 1 error, 2 usage error, 3 verification failed (nothing pushed)
 	pf.StringVar(&g.identityRegexp, "certificate-identity-regexp", "", "keyless: regular expression the certificate identity must match")
 	pf.StringVar(&g.issuer, "certificate-oidc-issuer", "", "keyless: OIDC issuer of the signing certificate")
 	pf.StringVar(&g.trustedRoot, "trusted-root", "", "keyless: trusted_root.json (default: the one carried in the archive)")
+	pf.BoolVar(&g.ignoreSCT, "insecure-ignore-sct", false, "keyless: accept certificates without a certificate transparency timestamp (private CAs that log to no CT log only)")
 	pf.StringVar(&g.caFile, "ca-file", "", "PEM CA bundle for registries with an internal CA")
 	pf.BoolVar(&g.insecure, "insecure", false, "skip TLS certificate verification")
 	pf.BoolVar(&g.plain, "plain-http", false, "talk plain HTTP to registries")
@@ -211,7 +213,7 @@ func (g *globals) open(ctx context.Context, c *registry.Client) (*releaseInput, 
 		return nil, usageError{errors.New("give exactly one of --file (archive), --lock (file) or --lock-ref (registry)")}
 	}
 	in := &releaseInput{close: func() {}}
-	pf := verify.PolicyFiles{KeyFile: g.key, Identity: g.identity, IdentityRegexp: g.identityRegexp, Issuer: g.issuer, TrustedRootFile: g.trustedRoot}
+	pf := verify.PolicyFiles{KeyFile: g.key, Identity: g.identity, IdentityRegexp: g.identityRegexp, Issuer: g.issuer, TrustedRootFile: g.trustedRoot, IgnoreSCT: g.ignoreSCT}
 	switch {
 	case g.archive != "":
 		a, err := mirror.OpenArchive(ctx, g.archive, g.workDir)

@@ -40,6 +40,11 @@ type Policy struct {
 	// TransparencyLogThreshold, when above zero, requires that many verified
 	// transparency log entries on every keyless bundle.
 	TransparencyLogThreshold int
+	// IgnoreSCT accepts keyless certificates without a verified certificate
+	// transparency timestamp. Public Fulcio embeds one in every certificate,
+	// so the default requires it; only a private CA that logs to no CT log
+	// (or a test CA) needs this, and it must be asked for explicitly.
+	IgnoreSCT bool
 }
 
 // Keyless reports whether the policy trusts certificate identities.
@@ -143,11 +148,13 @@ type PolicyFiles struct {
 	// carried in an archive).
 	TrustedRootJSON   []byte
 	TrustedRootSource string
+	// IgnoreSCT: see Policy.IgnoreSCT.
+	IgnoreSCT bool
 }
 
 // LoadPolicy builds a Policy from files; it reads only the local disk.
 func LoadPolicy(f PolicyFiles) (Policy, error) {
-	p := Policy{Identity: f.Identity, IdentityRegexp: f.IdentityRegexp, Issuer: f.Issuer}
+	p := Policy{Identity: f.Identity, IdentityRegexp: f.IdentityRegexp, Issuer: f.Issuer, IgnoreSCT: f.IgnoreSCT}
 	if f.KeyFile != "" {
 		b, err := os.ReadFile(f.KeyFile)
 		if err != nil {

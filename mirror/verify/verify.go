@@ -182,7 +182,7 @@ type verifiers struct {
 }
 
 func newVerifiers(p Policy) (*verifiers, error) {
-	co := &cosign.CheckOpts{Offline: true, IgnoreSCT: true, ClaimVerifier: cosign.SimpleClaimVerifier}
+	co := &cosign.CheckOpts{Offline: true, IgnoreSCT: p.IgnoreSCT, ClaimVerifier: cosign.SimpleClaimVerifier}
 	if !p.Keyless() {
 		sv, err := signature.LoadVerifier(p.PublicKey, crypto.SHA256)
 		if err != nil {
@@ -300,6 +300,9 @@ func verifyBundle(bundleJSON []byte, p Policy, artifact sgverify.ArtifactPolicyO
 		vopts = append(vopts, sgverify.WithObserverTimestamps(1))
 		if p.TransparencyLogThreshold > 0 {
 			vopts = append(vopts, sgverify.WithTransparencyLog(p.TransparencyLogThreshold))
+		}
+		if !p.IgnoreSCT {
+			vopts = append(vopts, sgverify.WithSignedCertificateTimestamps(1))
 		}
 		id, err := sgverify.NewShortCertificateIdentity(p.Issuer, "", p.Identity, p.IdentityRegexp)
 		if err != nil {

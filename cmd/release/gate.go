@@ -1,0 +1,77 @@
+package main
+
+import (
+	"errors"
+	"fmt"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/reloader-dev/reloader/policy"
+)
+
+func newGateCmd() *cobra.Command {
+	var policyPath, now string
+	var out outputFlag
+	c := &cobra.Command{
+		Use:   "gate REPORT.json...",
+		Short: "Judge Trivy JSON reports against the release policy",
+		Long: `gate evaluates Trivy JSON reports (trivy image --format json) with the
+release policy: HIGH and CRITICAL findings fail, fixed or not, unless an
+unexpired exception names the vulnerability and package. An expired
+exception fails. A missing, empty or malformed report fails.` + exitCodesHelp,
+		Example: `  trivy image --format json --output r.json ghcr.io/reloader-dev/reloader@sha256:...
+  reloader-release gate --policy policy/release-policy.yaml r.json
+
+  # machine-readable verdict
+  reloader-release gate -o json r.json | jq .passed`,
+		Args: cobra.MinimumNArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			if err := out.check(); err != nil {
+				return err
+			}
+			pol, err := policy.ReadPolicy(policyPath)
+			if err != nil {
+				return usageError{err}
+			}
+			at := time.Now()
+			if now != "" {
+				if at, err = time.Parse(time.RFC3339, now); err != nil {
+					return usageError{fmt.Errorf("--now: %w", err)}
+				}
+			}
+			var imgs []policy.ScannedImage
+			var problems []string
+			for _, a := range args {
+				r, err := policy.ReadReport(a)
+				if err != nil {
+					problems = append(problems, err.Error())
+				}
+				imgs = append(imgs, policy.ScannedImage{Image: strings.TrimSuffix(filepath.Base(a), ".json"), Report: r})
+			}
+			res := policy.Evaluate(pol, imgs, at)
+			if out.format == "json" {
+				if err := writeJSON(cmd.OutOrStdout(), res); err != nil {
+					return err
+				}
+			} else {
+				for _, p := range problems {
+					fmt.Fprintln(cmd.OutOrStdout(), "report error:", p)
+				}
+				if err := res.WriteTable(cmd.OutOrStdout()); err != nil {
+					return err
+				}
+			}
+			if !res.Passed {
+				return checkFailed{errors.New("vulnerability gate failed")}
+			}
+			return nil
+		},
+	}
+	c.Flags().StringVar(&policyPath, "policy", "policy/release-policy.yaml", "release policy file")
+	c.Flags().StringVar(&now, "now", "", "judge exception expiry at this RFC 3339 time instead of now")
+	out.register(c)
+	return c
+}

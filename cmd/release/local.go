@@ -1,0 +1,159 @@
+package main
+
+import (
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"sort"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/reloader-dev/reloader/policy"
+	"github.com/reloader-dev/reloader/release/local"
+)
+
+type localFlags struct {
+	out, main, stamp, registry, key, ubiBase, trivy, trivyCache, trivyDB, policy, version, commit, license string
+	skipDBUpdate, noCharts                                                                                 bool
+	output                                                                                                 outputFlag
+}
+
+func newLocalCmd() *cobra.Command {
+	f := &localFlags{}
+	c := &cobra.Command{
+		Use:   "local",
+		Short: "Run the whole release against a loopback registry with a generated key",
+		Long: `local runs the complete release pipeline on this machine: it starts an OCI
+registry on 127.0.0.1 (or uses --registry), generates a cosign key under
+<out>/keys, builds a stand-in UBI base unless --ubi-base is given, builds,
+scans (when trivy is available), signs, verifies and prints the release lock.
+
+Without trivy the scan is skipped and the log says so; such a release is for
+trying the pipeline, never for publishing.` + exitCodesHelp,
+		Example: `  # what "make release-local" runs
+  reloader-release local --out _out/release
+
+  # with the vulnerability gate, trivy's DB already in a cache directory
+  reloader-release local --out _out/release --trivy trivy --trivy-cache-dir ~/.cache/trivy --skip-db-update
+
+  # timings and image sizes for a script
+  reloader-release local --out _out/release --output json | jq .steps`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error { return runLocal(cmd, f) },
+	}
+	fl := c.Flags()
+	fl.StringVar(&f.out, "out", "_out/release", "output directory (lock, bundle, SBOMs, page, keys)")
+	fl.StringVar(&f.main, "main", "./cmd/reloader", "the controller's main package")
+	fl.StringVar(&f.stamp, "stamp-package", "", "package holding Version/Commit/Date (default the controller's buildinfo)")
+	fl.StringVar(&f.registry, "registry", "", "use this registry host instead of starting one (loopback only)")
+	fl.StringVar(&f.key, "key", "", "cosign private key to sign with (default: generate one; password from COSIGN_PASSWORD)")
+	fl.StringVar(&f.ubiBase, "ubi-base", "", "UBI base index as name@sha256:... (default: a generated stand-in)")
+	fl.StringVar(&f.trivy, "trivy", "", "trivy binary; empty looks for trivy in PATH and skips the scan if there is none")
+	fl.StringVar(&f.trivyCache, "trivy-cache-dir", "", "trivy cache directory (vulnerability DB)")
+	fl.StringVar(&f.trivyDB, "trivy-db-repository", "", "OCI repository of the trivy DB")
+	fl.BoolVar(&f.skipDBUpdate, "skip-db-update", false, "use the trivy DB in the cache directory, never download")
+	fl.StringVar(&f.policy, "policy", "policy/release-policy.yaml", "release policy file")
+	fl.StringVar(&f.version, "version", "v0.0.0-local", "version to stamp and tag")
+	fl.StringVar(&f.commit, "commit", "", "commit to record (default: git HEAD)")
+	fl.StringVar(&f.license, "license-file", "LICENSE", "license text shipped under /licenses (skipped if missing)")
+	fl.BoolVar(&f.noCharts, "no-charts", false, "do not package charts/*")
+	f.output.register(c)
+	return c
+}
+
+func runLocal(cmd *cobra.Command, f *localFlags) error {
+	if err := f.output.check(); err != nil {
+		return err
+	}
+	ctx := cmd.Context()
+	created, err := sourceDateEpoch(".")
+	if err != nil {
+		return err
+	}
+	commit := f.commit
+	if commit == "" {
+		if commit, err = headCommit("."); err != nil {
+			return err
+		}
+	}
+	trivy := f.trivy
+	if trivy == "" {
+		if p, err := exec.LookPath("trivy"); err == nil {
+			trivy = p
+		}
+	}
+	license := f.license
+	if _, err := os.Stat(license); err != nil {
+		license = ""
+	}
+	var charts []string
+	if !f.noCharts {
+		charts = findCharts(".")
+	}
+	logw := cmd.ErrOrStderr()
+	res, err := local.Run(ctx, local.Options{
+		MainPackage: f.main, StampPackage: f.stamp, OutDir: f.out, Registry: f.registry,
+		KeyPath: f.key, KeyPassword: []byte(os.Getenv("COSIGN_PASSWORD")), UBIBase: f.ubiBase,
+		Trivy:      policy.TrivyOptions{Binary: trivy, CacheDir: f.trivyCache, DBRepository: f.trivyDB, SkipDBUpdate: f.skipDBUpdate},
+		PolicyPath: f.policy, Version: f.version, Commit: commit, Created: created, ChartDirs: charts,
+		LicenseFile: license, Log: logw,
+	})
+	if err != nil {
+		if res != nil && res.Result != nil && res.Gate != nil && !res.Gate.Passed {
+			return checkFailed{err}
+		}
+		return err
+	}
+	if f.output.format == "json" {
+		return writeJSON(cmd.OutOrStdout(), summary(res))
+	}
+	data, err := os.ReadFile(res.LockPath)
+	if err != nil {
+		return err
+	}
+	fmt.Fprintf(logw, "==> done in %s; lock %s, signature bundle %s, public key %s\n", res.Total.Round(time.Millisecond), res.LockPath, res.BundlePath, res.PublicKey)
+	for _, k := range sortedKeys(res.ImageSizes) {
+		fmt.Fprintf(logw, "    image size %-22s %8.2f MiB\n", k, float64(res.ImageSizes[k])/(1<<20))
+	}
+	_, err = cmd.OutOrStdout().Write(data)
+	return err
+}
+
+type stepJSON struct {
+	Name    string  `json:"name"`
+	Seconds float64 `json:"seconds"`
+}
+
+func summary(res *local.Result) any {
+	var steps []stepJSON
+	for _, s := range res.Steps {
+		steps = append(steps, stepJSON{s.Name, s.Duration.Seconds()})
+	}
+	return map[string]any{
+		"lock": res.Lock, "lockPath": res.LockPath, "bundlePath": res.BundlePath, "publicKeyPath": res.PublicKey,
+		"registry": res.Registry, "standInUBIBase": res.StandInUBI, "steps": steps,
+		"totalSeconds": res.Total.Seconds(), "imageSizes": res.ImageSizes, "gate": res.Gate,
+	}
+}
+
+func sortedKeys(m map[string]int64) []string {
+	var ks []string
+	for k := range m {
+		ks = append(ks, k)
+	}
+	sort.Strings(ks)
+	return ks
+}
+
+// findCharts lists chart directories under <dir>/charts.
+func findCharts(dir string) []string {
+	ms, _ := filepath.Glob(filepath.Join(dir, "charts", "*", "Chart.yaml"))
+	var out []string
+	for _, m := range ms {
+		out = append(out, filepath.Dir(m))
+	}
+	sort.Strings(out)
+	return out
+}

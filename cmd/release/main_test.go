@@ -1,0 +1,119 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// run executes the CLI and returns the exit code and stdout followed by
+// stderr; execute keeps stdout (what a script parses) apart.
+func run(t *testing.T, args ...string) (int, string) {
+	t.Helper()
+	code, out, errOut := execute(args...)
+	return code, out + errOut
+}
+
+func execute(args ...string) (int, string, string) {
+	root := newRoot()
+	var out, errOut bytes.Buffer
+	root.SetOut(&out)
+	root.SetErr(&errOut)
+	root.SetArgs(args)
+	code := exitCode(root.ExecuteContext(context.Background()), &errOut)
+	return code, out.String(), errOut.String()
+}
+
+const reports = "../../policy/testdata/reports/"
+
+func TestGateCommandExitCodes(t *testing.T) {
+	pol := "--policy=../../policy/release-policy.yaml"
+	cases := []struct {
+		name string
+		args []string
+		want int
+	}{
+		{"clean report passes", []string{"gate", pol, reports + "clean.json"}, exitOK},
+		{"HIGH with a fix fails", []string{"gate", pol, reports + "high-fixed.json"}, exitFailed},
+		{"HIGH without a fix fails", []string{"gate", pol, reports + "high-unfixed.json"}, exitFailed},
+		{"malformed report fails", []string{"gate", pol, reports + "malformed.json"}, exitFailed},
+		{"missing report fails", []string{"gate", pol, reports + "nope.json"}, exitFailed},
+		{"clean plus failing fails", []string{"gate", pol, reports + "clean.json", reports + "high-fixed.json"}, exitFailed},
+		{"unreadable policy is a usage error", []string{"gate", "--policy=nope.yaml", reports + "clean.json"}, exitUsage},
+		{"no report is a usage error", []string{"gate", pol}, exitUsage},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			code, out := run(t, c.args...)
+			if code != c.want {
+				t.Fatalf("exit %d, want %d\n%s", code, c.want, out)
+			}
+		})
+	}
+}
+
+func TestGateCommandJSONForScripts(t *testing.T) {
+	code, out, _ := execute("gate", "--policy=../../policy/release-policy.yaml", "-o", "json", reports+"high-unfixed.json")
+	if code != exitFailed {
+		t.Fatalf("exit %d", code)
+	}
+	var res struct {
+		Passed   bool `json:"passed"`
+		Findings []struct {
+			VulnerabilityID string `json:"vulnerabilityID"`
+			Decision        string `json:"decision"`
+		} `json:"findings"`
+	}
+	if err := json.Unmarshal([]byte(out), &res); err != nil {
+		t.Fatalf("output is not JSON: %v\n%s", err, out)
+	}
+	if res.Passed || res.Findings[0].VulnerabilityID != "CVE-2099-0002" || res.Findings[0].Decision != "FAIL" {
+		t.Fatalf("unexpected verdict: %+v", res)
+	}
+}
+
+func TestGateCommandHonoursExceptionsUntilTheyExpire(t *testing.T) {
+	pol := filepath.Join(t.TempDir(), "policy.yaml")
+	doc := `apiVersion: reloader.dev/release-policy/v1
+failOn: [HIGH, CRITICAL]
+exceptions:
+  - id: CVE-2099-0002
+    package: golang.org/x/time
+    justification: the rate limiter is not used on any request path of the controller
+    expires: 2027-01-31
+`
+	if err := os.WriteFile(pol, []byte(doc), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if code, out := run(t, "gate", "--policy", pol, "--now", "2027-01-30T23:59:59Z", reports+"high-unfixed.json"); code != exitOK {
+		t.Fatalf("before expiry: exit %d\n%s", code, out)
+	}
+	code, out := run(t, "gate", "--policy", pol, "--now", "2027-01-31T00:00:00Z", reports+"high-unfixed.json")
+	if code != exitFailed || !strings.Contains(out, "EXPIRED-EXCEPTION") {
+		t.Fatalf("on the expiry date: exit %d\n%s", code, out)
+	}
+}
+
+func TestVerifyCommandNeedsSomeoneToTrust(t *testing.T) {
+	if code, out := run(t, "verify", "--lock", "x.json"); code != exitUsage || !strings.Contains(out, "whom to trust") {
+		t.Fatalf("exit %d\n%s", code, out)
+	}
+	if code, _ := run(t, "verify", "--lock", "x.json", "--certificate-identity", "me"); code != exitUsage {
+		t.Fatalf("keyless without issuer and trusted root: exit %d", code)
+	}
+}
+
+func TestEveryCommandHasHelpWithExamples(t *testing.T) {
+	for _, c := range newRoot().Commands() {
+		if c.Name() == "help" || c.Name() == "completion" {
+			continue
+		}
+		if c.Example == "" {
+			t.Errorf("%s has no examples in --help", c.Name())
+		}
+	}
+}

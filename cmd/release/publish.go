@@ -1,0 +1,137 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"time"
+
+	"github.com/google/go-containerregistry/pkg/authn"
+	"github.com/google/go-containerregistry/pkg/v1/remote"
+	"github.com/spf13/cobra"
+
+	"github.com/reloader-dev/reloader/policy"
+	"github.com/reloader-dev/reloader/release/pipeline"
+	"github.com/reloader-dev/reloader/release/sign"
+)
+
+type publishFlags struct {
+	registry, version, commit, source, ubiBase, main, out, key, trivy, trivyCache, trivyDB, policyPath, license string
+	keyless                                                                                                     keylessFlags
+	skipDBUpdate                                                                                                bool
+	output                                                                                                      outputFlag
+}
+
+func newPublishCmd() *cobra.Command {
+	f := &publishFlags{}
+	c := &cobra.Command{
+		Use:   "publish",
+		Short: "Release to a real registry: build, SBOM, gate, sign, verify, publish digests",
+		Long: `publish runs the release pipeline against --registry. The vulnerability gate
+is mandatory (--trivy). Sign with a cosign key file (--key, password from
+COSIGN_PASSWORD) or keyless (--keyless: Fulcio certificate for the GitHub
+Actions OIDC token, every signature recorded in Rekor). Images are pushed by
+digest first and tagged only after the gate passed and everything is signed;
+the last step verifies the whole release offline as users would.` + exitCodesHelp,
+		Example: `  # in GitHub Actions (see .github/workflows/release.yml)
+  SOURCE_DATE_EPOCH=$(git log -1 --format=%ct) reloader-release publish \
+    --registry ghcr.io/reloader-dev --version v1.2.3 \
+    --ubi-base registry.access.redhat.com/ubi9/ubi-minimal@sha256:... \
+    --trivy trivy --keyless --out _out/release
+
+  # private PKI
+  COSIGN_PASSWORD=... reloader-release publish --registry registry.example/reloader \
+    --version v1.2.3 --ubi-base ... --trivy trivy --key cosign.key`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error { return runPublish(cmd, f) },
+	}
+	fl := c.Flags()
+	fl.StringVar(&f.registry, "registry", "", "repository prefix to publish to, e.g. ghcr.io/reloader-dev (required)")
+	fl.StringVar(&f.version, "version", "", "release version, e.g. v1.2.3 (required)")
+	fl.StringVar(&f.commit, "commit", "", "commit being released (default: git HEAD)")
+	fl.StringVar(&f.source, "source", "https://github.com/reloader-dev/reloader", "source repository URL")
+	fl.StringVar(&f.ubiBase, "ubi-base", "", "UBI base index pinned by digest, name@sha256:... (required)")
+	fl.StringVar(&f.main, "main", "./cmd/reloader", "the controller's main package")
+	fl.StringVar(&f.out, "out", "_out/release", "output directory")
+	fl.StringVar(&f.key, "key", "", "cosign private key file")
+	fl.StringVar(&f.trivy, "trivy", "", "trivy binary (required)")
+	fl.StringVar(&f.trivyCache, "trivy-cache-dir", "", "trivy cache directory")
+	fl.StringVar(&f.trivyDB, "trivy-db-repository", "", "OCI repository of the trivy DB (a mirror in air gaps)")
+	fl.BoolVar(&f.skipDBUpdate, "skip-db-update", false, "use the trivy DB in the cache directory")
+	fl.StringVar(&f.policyPath, "policy", "policy/release-policy.yaml", "release policy file")
+	fl.StringVar(&f.license, "license-file", "LICENSE", "license text shipped under /licenses")
+	f.keyless.register(c)
+	f.output.register(c)
+	return c
+}
+
+func runPublish(cmd *cobra.Command, f *publishFlags) error {
+	if err := f.output.check(); err != nil {
+		return err
+	}
+	ctx := cmd.Context()
+	if f.registry == "" || f.version == "" || f.ubiBase == "" || f.trivy == "" {
+		return usageError{errors.New("--registry, --version, --ubi-base and --trivy are required")}
+	}
+	if (f.key == "") == !f.keyless.enabled {
+		return usageError{errors.New("sign with exactly one of --key or --keyless")}
+	}
+	if _, err := os.Stat(f.license); err != nil {
+		return usageError{fmt.Errorf("license file: %w", err)}
+	}
+	created, err := sourceDateEpoch(".")
+	if err != nil {
+		return err
+	}
+	commit := f.commit
+	if commit == "" {
+		if commit, err = headCommit("."); err != nil {
+			return err
+		}
+	}
+	var signer *sign.Signer
+	if f.key != "" {
+		signer, err = sign.FromKey(sign.KeyOptions{PrivateKeyPath: f.key, Password: []byte(os.Getenv("COSIGN_PASSWORD"))})
+		if err != nil {
+			return usageError{err}
+		}
+	}
+	vopts, err := f.keyless.verifyOptions()
+	if err != nil {
+		return err
+	}
+	var newSigner func(context.Context) (*sign.Signer, error)
+	if f.keyless.enabled {
+		// The certificate is requested when signing starts: it is valid
+		// for ten minutes and the build and scan take longer.
+		newSigner = f.keyless.newSigner
+	}
+	res, err := pipeline.Run(ctx, pipeline.Options{
+		Version: f.version, Commit: commit, Source: f.source, Created: created, Now: time.Now(),
+		ModuleDir: ".", MainPackage: f.main, Registry: f.registry, StandardName: "reloader", UBIName: "reloader-ubi",
+		UBIBase: f.ubiBase, LicenseFiles: []string{f.license}, Licenses: "Apache-2.0", Vendor: "Reloader contributors",
+		Summary:     "Reloads Kubernetes workloads when their ConfigMaps and Secrets change",
+		Description: "Reloader watches ConfigMaps and Secrets and rolls the Deployments, StatefulSets and DaemonSets that use them.",
+		ChartDirs:   findCharts("."), OutDir: f.out, Signer: signer, NewSigner: newSigner, Verify: vopts,
+		Scan: &pipeline.ScanOptions{PolicyPath: f.policyPath, Trivy: policy.TrivyOptions{Binary: f.trivy, CacheDir: f.trivyCache,
+			DBRepository: f.trivyDB, SkipDBUpdate: f.skipDBUpdate}},
+		Remote: []remote.Option{remote.WithAuthFromKeychain(authn.DefaultKeychain)},
+		Log:    cmd.ErrOrStderr(),
+	})
+	if err != nil {
+		if res != nil && res.Gate != nil && !res.Gate.Passed {
+			return checkFailed{err}
+		}
+		return err
+	}
+	if f.output.format == "json" {
+		return writeJSON(cmd.OutOrStdout(), map[string]any{"lock": res.Lock, "lockPath": res.LockPath, "bundlePath": res.BundlePath, "imageSizes": res.ImageSizes})
+	}
+	data, err := os.ReadFile(res.LockPath)
+	if err != nil {
+		return err
+	}
+	_, err = cmd.OutOrStdout().Write(data)
+	return err
+}

@@ -1,0 +1,124 @@
+package main
+
+import (
+	"errors"
+	"fmt"
+	"os"
+
+	"github.com/sigstore/sigstore-go/pkg/root"
+	"github.com/spf13/cobra"
+
+	"github.com/reloader-dev/reloader/release"
+	"github.com/reloader-dev/reloader/release/verify"
+)
+
+type verifyFlags struct {
+	lock, bundle, key, identity, identityRegexp, issuer, trustedRoot string
+	output                                                           outputFlag
+}
+
+func newVerifyCmd() *cobra.Command {
+	f := &verifyFlags{}
+	c := &cobra.Command{
+		Use:   "verify",
+		Short: "Verify a release lock and every artifact it lists, offline",
+		Long: `verify checks the release lock's signature against the signer you expect
+(a public key, or a keyless certificate identity and OIDC issuer with a
+Sigstore trusted root), then every artifact of the lock in its registry by
+digest: manifest and blob digests, sizes, media types, cosign signatures and
+SBOM attestations. No transparency log or other online service is contacted;
+only the registry holding the artifacts.` + exitCodesHelp,
+		Example: `  # key-based release (private PKI)
+  reloader-release verify --lock reloader-release.json --key cosign.pub
+
+  # keyless release from GitHub Actions
+  reloader-release verify --lock reloader-release.json --trusted-root trusted_root.json \
+    --certificate-identity https://github.com/reloader-dev/reloader/.github/workflows/release.yml@refs/tags/v1.2.3 \
+    --certificate-oidc-issuer https://token.actions.githubusercontent.com`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error { return runVerify(cmd, f) },
+	}
+	fl := c.Flags()
+	fl.StringVar(&f.lock, "lock", release.LockFileName, "the release lock")
+	fl.StringVar(&f.bundle, "bundle", "", "the lock's Sigstore bundle (default <lock>.sigstore.json)")
+	fl.StringVar(&f.key, "key", "", "expected signer's public key (PEM)")
+	fl.StringVar(&f.identity, "certificate-identity", "", "expected keyless certificate identity")
+	fl.StringVar(&f.identityRegexp, "certificate-identity-regexp", "", "expected keyless certificate identity, as a regular expression")
+	fl.StringVar(&f.issuer, "certificate-oidc-issuer", "", "expected OIDC issuer of the keyless certificate")
+	fl.StringVar(&f.trustedRoot, "trusted-root", "", "Sigstore trusted_root.json for keyless verification")
+	f.output.register(c)
+	return c
+}
+
+func (f *verifyFlags) options() (verify.Options, error) {
+	var o verify.Options
+	switch {
+	case f.key != "" && (f.identity != "" || f.identityRegexp != ""):
+		return o, usageError{errors.New("give either --key or a certificate identity, not both")}
+	case f.key != "":
+		pem, err := os.ReadFile(f.key)
+		if err != nil {
+			return o, usageError{fmt.Errorf("reading the public key: %w", err)}
+		}
+		o.Expect = release.Signer{PublicKey: string(pem)}
+	case f.identity != "" || f.identityRegexp != "":
+		if f.issuer == "" || f.trustedRoot == "" {
+			return o, usageError{errors.New("keyless verification needs --certificate-oidc-issuer and --trusted-root")}
+		}
+		tr, err := root.NewTrustedRootFromPath(f.trustedRoot)
+		if err != nil {
+			return o, usageError{fmt.Errorf("reading the trusted root: %w", err)}
+		}
+		o.Expect = release.Signer{Identity: f.identity, IdentityRegexp: f.identityRegexp, Issuer: f.issuer}
+		o.TrustedRoot = tr
+	default:
+		return o, usageError{errors.New("say whom to trust: --key, or --certificate-identity with --certificate-oidc-issuer")}
+	}
+	return o, nil
+}
+
+func runVerify(cmd *cobra.Command, f *verifyFlags) error {
+	if err := f.output.check(); err != nil {
+		return err
+	}
+	opts, err := f.options()
+	if err != nil {
+		return err
+	}
+	if f.bundle == "" {
+		f.bundle = f.lock + ".sigstore.json"
+	}
+	lockBytes, err := os.ReadFile(f.lock)
+	if err != nil {
+		return usageError{err}
+	}
+	bundle, err := os.ReadFile(f.bundle)
+	if err != nil {
+		return usageError{err}
+	}
+	l, err := verify.Lock(cmd.Context(), lockBytes, bundle, opts)
+	if err != nil {
+		return checkFailed{err}
+	}
+	res, err := verify.Artifacts(cmd.Context(), l, opts)
+	if f.output.format == "json" {
+		out := map[string]any{"version": l.Version, "verified": err == nil, "checked": res.Checked}
+		if err != nil {
+			out["error"] = err.Error()
+		}
+		if werr := writeJSON(cmd.OutOrStdout(), out); werr != nil {
+			return werr
+		}
+	} else {
+		for _, line := range res.Checked {
+			fmt.Fprintln(cmd.OutOrStdout(), line)
+		}
+	}
+	if err != nil {
+		return checkFailed{err}
+	}
+	if f.output.format != "json" {
+		fmt.Fprintf(cmd.OutOrStdout(), "release %s: all %d artifacts verified\n", l.Version, len(res.Checked))
+	}
+	return nil
+}

@@ -1,0 +1,183 @@
+// Package page renders the versions page of a release from its lock, in
+// Markdown (for the GitHub release notes) and static HTML: every artifact by
+// digest, the cosign command that verifies it, and links to the SBOMs.
+package page
+
+import (
+	"bytes"
+	"fmt"
+	"html/template"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+	texttemplate "text/template"
+
+	"github.com/reloader-dev/reloader/release"
+)
+
+// Options configures the page.
+type Options struct {
+	// SBOMBaseURL prefixes SBOM file names in links ("../sbom/", or the
+	// release's download URL).
+	SBOMBaseURL string
+	// LockRef is where the lock artifact is published (repo:version).
+	LockRef string
+}
+
+// SBOMFileName is the file name of an SBOM document on the versions page
+// and in the release's sbom/ directory: "reloader-linux-arm-v7.spdx.json".
+func SBOMFileName(imageName, platform, mediaType string) string {
+	ext := ".spdx.json"
+	if strings.Contains(mediaType, "cyclonedx") {
+		ext = ".cdx.json"
+	}
+	return imageName + "-" + strings.ReplaceAll(platform, "/", "-") + ext
+}
+
+// Row is one artifact of the page.
+type Row struct {
+	Kind, Name, Variant, Platform, Ref, Digest, Verify string
+	Size                                               int64
+	SBOMs                                              []Link
+}
+
+// Link is a named link.
+type Link struct{ Name, URL string }
+
+// View is what the templates render.
+type View struct {
+	Version, Commit, Source, Created string
+	Signer                           string
+	VerifyLock                       string
+	Rows                             []Row
+}
+
+// Build turns the lock into the page's view: indexes, images and charts
+// with their verify commands; signatures and attestations are not listed,
+// they are what the commands check.
+func Build(l *release.Lock, opts Options) View {
+	v := View{Version: l.Version, Commit: l.Commit, Source: l.Source, Created: l.Created.UTC().Format("2006-01-02 15:04:05 UTC")}
+	var flags string
+	if l.Signer.Keyless() {
+		id := "--certificate-identity=" + shellQuote(l.Signer.Identity)
+		if l.Signer.IdentityRegexp != "" {
+			id = "--certificate-identity-regexp=" + shellQuote(l.Signer.IdentityRegexp)
+		}
+		// Keyless signatures are Sigstore bundles attached as referrers.
+		flags = "--new-bundle-format " + id + " --certificate-oidc-issuer=" + shellQuote(l.Signer.Issuer)
+		v.Signer = "keyless: " + l.Signer.Identity + l.Signer.IdentityRegexp + " issued by " + l.Signer.Issuer
+	} else {
+		flags = "--key cosign.pub --insecure-ignore-tlog=true"
+		v.Signer = "public key (cosign.pub):\n" + l.Signer.PublicKey
+	}
+	trust := "--key cosign.pub"
+	if l.Signer.Keyless() {
+		trust = strings.Replace(strings.TrimPrefix(flags, "--new-bundle-format "), "--certificate-oidc-issuer", "--trusted-root trusted_root.json --certificate-oidc-issuer", 1)
+	}
+	v.VerifyLock = fmt.Sprintf("reloader-release verify --lock %s %s", release.LockFileName, trust)
+	if opts.LockRef != "" {
+		v.VerifyLock += fmt.Sprintf("\n# or, as the mirror does before copying:\nreloader-mirror verify --lock-ref %s %s", opts.LockRef, trust)
+	}
+	for _, a := range l.Artifacts {
+		switch a.Kind {
+		case release.KindImageIndex, release.KindImage, release.KindChart:
+		default:
+			continue
+		}
+		ref := a.Repository + "@" + a.Digest
+		row := Row{Kind: string(a.Kind), Name: a.Name, Variant: a.Variant, Platform: a.Platform, Ref: ref, Digest: a.Digest,
+			Size: a.Size, Verify: "cosign verify " + flags + " " + ref}
+		if a.Kind == release.KindImage {
+			for _, s := range l.Artifacts {
+				if s.Kind == release.KindSBOM && s.Subject == a.Digest {
+					f := SBOMFileName(s.Name, s.Platform, s.ArtifactType)
+					row.SBOMs = append(row.SBOMs, Link{Name: f, URL: opts.SBOMBaseURL + f})
+				}
+			}
+		}
+		v.Rows = append(v.Rows, row)
+	}
+	order := map[string]int{string(release.KindImageIndex): 0, string(release.KindImage): 1, string(release.KindChart): 2}
+	sort.SliceStable(v.Rows, func(i, j int) bool {
+		a, b := v.Rows[i], v.Rows[j]
+		if order[a.Kind] != order[b.Kind] {
+			return order[a.Kind] < order[b.Kind]
+		}
+		if a.Name != b.Name {
+			return a.Name < b.Name
+		}
+		return a.Platform < b.Platform
+	})
+	return v
+}
+
+func shellQuote(s string) string {
+	if s != "" && !strings.ContainsAny(s, " '\"$`\\*?[]{}()<>|&;#~!") {
+		return s
+	}
+	return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"
+}
+
+const markdown = `# Reloader {{.Version}}
+
+Built from {{.Source}} at commit ` + "`{{.Commit}}`" + `, {{.Created}}.
+
+Every artifact below is signed. Verify the release lock first, then any artifact by digest:
+
+` + "```sh\n{{.VerifyLock}}\n```" + `
+
+Signer: {{.Signer}}
+
+| Kind | Name | Platform | Digest | SBOMs |
+|---|---|---|---|---|
+{{range .Rows}}| {{.Kind}} | {{.Name}} | {{.Platform}} | ` + "`{{.Ref}}`" + ` | {{range $i, $s := .SBOMs}}{{if $i}}, {{end}}[{{$s.Name}}]({{$s.URL}}){{end}} |
+{{end}}
+## Verify
+
+{{range .Rows}}- {{.Name}} {{.Platform}}{{if eq .Kind "image-index"}} (index){{end}}: ` + "`{{.Verify}}`" + `
+{{end}}`
+
+const htmlPage = `<!DOCTYPE html>
+<html lang="en"><head><meta charset="utf-8"><title>Reloader {{.Version}}</title>
+<style>body{font-family:sans-serif;margin:2em}code{font-size:90%;word-break:break-all}table{border-collapse:collapse}td,th{border:1px solid #ccc;padding:4px 8px;vertical-align:top}</style>
+</head><body>
+<h1>Reloader {{.Version}}</h1>
+<p>Built from <a href="{{.Source}}">{{.Source}}</a> at commit <code>{{.Commit}}</code>, {{.Created}}.</p>
+<p>Verify the release lock first:</p><pre><code>{{.VerifyLock}}</code></pre>
+<p>Signer:</p><pre>{{.Signer}}</pre>
+<table><tr><th>Kind</th><th>Name</th><th>Platform</th><th>Digest and verification</th><th>SBOMs</th></tr>
+{{range .Rows}}<tr><td>{{.Kind}}</td><td>{{.Name}}</td><td>{{.Platform}}</td><td><code>{{.Ref}}</code><br><code>{{.Verify}}</code></td><td>{{range .SBOMs}}<a href="{{.URL}}">{{.Name}}</a><br>{{end}}</td></tr>
+{{end}}</table>
+</body></html>
+`
+
+// Render returns the Markdown and HTML pages.
+func Render(v View) (md, html []byte, err error) {
+	var mb, hb bytes.Buffer
+	if err := texttemplate.Must(texttemplate.New("md").Parse(markdown)).Execute(&mb, v); err != nil {
+		return nil, nil, fmt.Errorf("rendering the versions page: %w", err)
+	}
+	if err := template.Must(template.New("html").Parse(htmlPage)).Execute(&hb, v); err != nil {
+		return nil, nil, fmt.Errorf("rendering the versions page: %w", err)
+	}
+	return mb.Bytes(), hb.Bytes(), nil
+}
+
+// Write renders the page into dir as versions.md and index.html.
+func Write(dir string, l *release.Lock, opts Options) error {
+	md, html, err := Render(Build(l, opts))
+	if err != nil {
+		return err
+	}
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return fmt.Errorf("writing the versions page: %w", err)
+	}
+	if err := os.WriteFile(filepath.Join(dir, "versions.md"), md, 0o644); err != nil {
+		return fmt.Errorf("writing the versions page: %w", err)
+	}
+	if err := os.WriteFile(filepath.Join(dir, "index.html"), html, 0o644); err != nil {
+		return fmt.Errorf("writing the versions page: %w", err)
+	}
+	return nil
+}

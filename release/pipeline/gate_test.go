@@ -1,0 +1,97 @@
+package pipeline_test
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/google/go-containerregistry/pkg/name"
+	"github.com/google/go-containerregistry/pkg/v1/remote"
+	"github.com/google/go-containerregistry/pkg/v1/remote/transport"
+
+	"github.com/reloader-dev/reloader/policy"
+	"github.com/reloader-dev/reloader/release"
+	"github.com/reloader-dev/reloader/release/pipeline"
+	"github.com/reloader-dev/reloader/release/sign"
+	"github.com/reloader-dev/reloader/test/registry"
+)
+
+// A scan that cannot run must stop the release before anything is tagged,
+// signed or locked: the gate fails closed.
+func TestAFailedGateLeavesNothingTaggedSignedOrLocked(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds a whole release")
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
+	defer cancel()
+	reg, err := registry.StartInProcess(registry.InProcessOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer reg.Stop()
+	keys := t.TempDir()
+	priv, _, err := sign.GenerateKey(keys, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	signer, err := sign.FromKey(sign.KeyOptions{PrivateKeyPath: priv})
+	if err != nil {
+		t.Fatal(err)
+	}
+	out := t.TempDir()
+	var logb bytes.Buffer
+	res, err := pipeline.Run(ctx, pipeline.Options{
+		Version: "v1.2.3", Commit: strings.Repeat("ef", 20), Source: "https://github.com/reloader-dev/reloader",
+		Created: time.Date(2026, 11, 30, 12, 0, 0, 0, time.UTC), Now: time.Now(),
+		ModuleDir: "../..", MainPackage: "./release/local/testdata/standin",
+		Registry: reg.Host + "/reloader-dev", StandardName: "reloader", OutDir: out, Signer: signer, Log: &logb,
+		Scan: &pipeline.ScanOptions{PolicyPath: "../../policy/release-policy.yaml",
+			Trivy: policy.TrivyOptions{Binary: filepath.Join(t.TempDir(), "no-such-trivy")}},
+	})
+	t.Logf("release log:\n%s", logb.String())
+	if err == nil || !strings.Contains(err.Error(), "vulnerability gate failed") {
+		t.Fatalf("release without a scan: %v", err)
+	}
+	if res.Gate == nil || res.Gate.Passed {
+		t.Fatalf("gate result %+v", res.Gate)
+	}
+	if _, err := remote.Head(mustRef(t, reg.Host+"/reloader-dev/reloader:v1.2.3")); !notFound(err) {
+		t.Errorf("the version tag exists after a failed gate: %v", err)
+	}
+	for _, a := range res.Gate.Findings {
+		if a.Decision != policy.DecisionFail {
+			t.Errorf("finding %+v", a)
+		}
+	}
+	if _, err := os.Stat(filepath.Join(out, release.LockFileName)); !errors.Is(err, os.ErrNotExist) {
+		t.Errorf("a lock was written after a failed gate: %v", err)
+	}
+	tags, err := remote.List(mustRef(t, reg.Host+"/reloader-dev/reloader:x").Context())
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, tag := range tags {
+		if strings.HasSuffix(tag, ".sig") || strings.HasSuffix(tag, ".att") {
+			t.Errorf("signature tag %s exists after a failed gate", tag)
+		}
+	}
+}
+
+func notFound(err error) bool {
+	var te *transport.Error
+	return errors.As(err, &te) && te.StatusCode == 404
+}
+
+func mustRef(t *testing.T, s string) name.Reference {
+	t.Helper()
+	r, err := name.ParseReference(s)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return r
+}

@@ -1,0 +1,168 @@
+package pipeline_test
+
+import (
+	"bytes"
+	"context"
+	"crypto"
+	"crypto/ecdsa"
+	"os"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/google/go-containerregistry/pkg/v1/remote"
+	"github.com/sigstore/sigstore-go/pkg/root"
+	sigsign "github.com/sigstore/sigstore-go/pkg/sign"
+	"github.com/sigstore/sigstore-go/pkg/testing/ca"
+	"github.com/sigstore/sigstore/pkg/cryptoutils"
+	"github.com/sigstore/sigstore/pkg/signature"
+
+	"github.com/reloader-dev/reloader/release"
+	"github.com/reloader-dev/reloader/release/local"
+	"github.com/reloader-dev/reloader/release/pipeline"
+	"github.com/reloader-dev/reloader/release/sign"
+	"github.com/reloader-dev/reloader/release/verify"
+	"github.com/reloader-dev/reloader/test/registry"
+)
+
+const (
+	workflowIdentity = "https://github.com/reloader-dev/reloader/.github/workflows/release.yml@refs/tags/v1.2.3"
+	githubIssuer     = "https://token.actions.githubusercontent.com"
+)
+
+// fixedCert hands sigstore-go the certificate the virtual Fulcio issued.
+type fixedCert []byte
+
+func (c fixedCert) GetCertificate(context.Context, sigsign.Keypair, *sigsign.CertificateProviderOptions) ([]byte, error) {
+	return c, nil
+}
+
+// virtualTSA timestamps signatures with the VirtualSigstore's TSA, which is
+// what anchors the short-lived certificate offline.
+type virtualTSA struct{ vs *ca.VirtualSigstore }
+
+func (v virtualTSA) Timestamp(_ context.Context, sig []byte) ([]byte, error) {
+	return v.vs.TimestampResponse(sig)
+}
+
+func keylessSigner(t *testing.T, vs *ca.VirtualSigstore, identity string) *sign.Signer {
+	t.Helper()
+	leaf, priv, err := vs.GenerateLeafCert(identity, githubIssuer)
+	if err != nil {
+		t.Fatal(err)
+	}
+	sv, err := signature.LoadECDSASignerVerifier(priv.(*ecdsa.PrivateKey), crypto.SHA256)
+	if err != nil {
+		t.Fatal(err)
+	}
+	certPEM, err := cryptoutils.MarshalCertificateToPEM(leaf)
+	if err != nil {
+		t.Fatal(err)
+	}
+	s, err := sign.Keyless(sign.KeylessOptions{SignerVerifier: sv, Cert: certPEM,
+		Identity:    release.Signer{Identity: identity, Issuer: githubIssuer},
+		Bundle:      sigsign.BundleOptions{CertificateProvider: fixedCert(leaf.Raw)},
+		Timestamper: virtualTSA{vs}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return s
+}
+
+func TestKeylessReleaseVerifiesAgainstTheWorkflowIdentity(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds and signs a whole release")
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
+	defer cancel()
+	reg, err := registry.StartInProcess(registry.InProcessOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer reg.Stop()
+	vs, err := ca.NewVirtualSigstore()
+	if err != nil {
+		t.Fatal(err)
+	}
+	tr, err := root.NewTrustedRoot(root.TrustedRootMediaType01, vs.FulcioCertificateAuthorities(), vs.CTLogs(),
+		vs.TimestampingAuthorities(), vs.RekorLogs())
+	if err != nil {
+		t.Fatal(err)
+	}
+	created := time.Date(2026, 11, 30, 12, 0, 0, 0, time.UTC)
+	base, err := local.PushStandInBase(ctx, reg.Host+"/stand-in/ubi-minimal", created)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var logb bytes.Buffer
+	res, err := pipeline.Run(ctx, pipeline.Options{
+		Version: "v1.2.3", Commit: strings.Repeat("cd", 20), Source: "https://github.com/reloader-dev/reloader",
+		Created: created, Now: created, ModuleDir: "../..", MainPackage: "./release/local/testdata/standin",
+		Registry: reg.Host + "/reloader-dev", StandardName: "reloader", UBIName: "reloader-ubi", UBIBase: base,
+		Licenses: "Apache-2.0", OutDir: t.TempDir(), Log: &logb,
+		// The certificate is only issued when signing starts.
+		NewSigner: func(context.Context) (*sign.Signer, error) { return keylessSigner(t, vs, workflowIdentity), nil },
+		// The test CA logs to no CT log: opt out of SCTs, explicitly, here only.
+		Verify: verify.Options{TrustedRoot: tr, IgnoreSCT: true},
+		Remote:    []remote.Option{remote.WithContext(ctx)},
+	})
+	t.Logf("release log:\n%s", logb.String())
+	if err != nil {
+		t.Fatalf("keyless release: %v", err)
+	}
+	if s := res.Lock.Signer; s.Identity != workflowIdentity || s.Issuer != githubIssuer || s.PublicKey != "" {
+		t.Fatalf("lock names signer %+v", s)
+	}
+	bundles := 0
+	for _, a := range res.Lock.Artifacts {
+		if a.ArtifactType == sign.BundleMediaType {
+			bundles++
+		}
+	}
+	// A signature per index, image and SBOM, an attestation per SBOM.
+	if want := 2 + 5 + 10 + 10; bundles != want {
+		t.Errorf("lock lists %d Sigstore bundles, want %d", bundles, want)
+	}
+
+	lockBytes, err := os.ReadFile(res.LockPath)
+	if err != nil {
+		t.Fatal(err)
+	}
+	bundle, err := os.ReadFile(res.BundlePath)
+	if err != nil {
+		t.Fatal(err)
+	}
+	check := func(expect release.Signer, lockBytes []byte) error {
+		opts := verify.Options{Expect: expect, TrustedRoot: tr, IgnoreSCT: true}
+		l, err := verify.Lock(ctx, lockBytes, bundle, opts)
+		if err != nil {
+			return err
+		}
+		_, err = verify.Artifacts(ctx, l, opts)
+		return err
+	}
+	t.Run("verifies offline against the workflow identity", func(t *testing.T) {
+		if err := check(release.Signer{Identity: workflowIdentity, Issuer: githubIssuer}, lockBytes); err != nil {
+			t.Fatal(err)
+		}
+		if err := check(release.Signer{IdentityRegexp: `^https://github\.com/reloader-dev/reloader/\.github/workflows/release\.yml@refs/tags/v`, Issuer: githubIssuer}, lockBytes); err != nil {
+			t.Fatalf("identity regexp: %v", err)
+		}
+	})
+	t.Run("another workflow's identity is refused", func(t *testing.T) {
+		other := strings.Replace(workflowIdentity, "release.yml", "ci.yml", 1)
+		if err := check(release.Signer{Identity: other, Issuer: githubIssuer}, lockBytes); err == nil {
+			t.Fatal("verified against the wrong identity")
+		} else {
+			t.Logf("message: %v", err)
+		}
+	})
+	t.Run("a modified lock is refused", func(t *testing.T) {
+		forged := bytes.Replace(lockBytes, []byte(`"version": "v1.2.3"`), []byte(`"version": "v1.2.4"`), 1)
+		if err := check(release.Signer{Identity: workflowIdentity, Issuer: githubIssuer}, forged); err == nil {
+			t.Fatal("a modified lock verified")
+		} else {
+			t.Logf("message: %v", err)
+		}
+	})
+}
