@@ -15,6 +15,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/api/meta"
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/runtime"
 	utilruntime "k8s.io/apimachinery/pkg/util/runtime"
@@ -202,7 +203,7 @@ func (c *Controller) newScope(ns string) (*scope, error) {
 	s := &scope{config: map[refs.Kind]cache.SharedIndexInformer{}, workloads: map[workload.Kind]cache.SharedIndexInformer{}}
 	s.configFactory = informers.NewSharedInformerFactoryWithOptions(c.cs, 0,
 		informers.WithNamespace(ns),
-		informers.WithTransform(stripConfig),
+		informers.WithTransform(c.stripConfig),
 		informers.WithTweakListOptions(func(lo *metav1.ListOptions) { lo.LabelSelector = c.o.ResourceSelector }))
 	s.workloadFactory = informers.NewSharedInformerFactoryWithOptions(c.cs, 0,
 		informers.WithNamespace(ns),
@@ -440,13 +441,13 @@ func (c *Controller) configHandler(kind refs.Kind) cache.ResourceEventHandler {
 	return cache.ResourceEventHandlerFuncs{
 		AddFunc: func(obj any) {
 			c.o.Metrics.EventsReceived.WithLabelValues("add", resourceType).Inc()
-			m := obj.(metav1.Object)
+			m := metaOf(obj)
 			c.configChanged(kind, m, m.GetAnnotations()[c.o.Names.Match] != "")
 		},
 		UpdateFunc: func(old, cur any) {
 			c.o.Metrics.EventsReceived.WithLabelValues("update", resourceType).Inc()
-			o, n := old.(metav1.Object), cur.(metav1.Object)
-			if cachedHash(o) == cachedHash(n) && !c.triggerAnnotationsChanged(o, n) {
+			o, n := metaOf(old), metaOf(cur)
+			if cachedHash(old) == cachedHash(cur) && !c.triggerAnnotationsChanged(o, n) {
 				// A label-only or no-op update: nothing a workload uses changed.
 				c.o.Metrics.EventsProcessed.WithLabelValues("update", resourceType, "unchanged").Inc()
 				return
@@ -455,12 +456,8 @@ func (c *Controller) configHandler(kind refs.Kind) cache.ResourceEventHandler {
 		},
 		DeleteFunc: func(obj any) {
 			c.o.Metrics.EventsReceived.WithLabelValues("delete", resourceType).Inc()
-			if d, ok := obj.(cache.DeletedFinalStateUnknown); ok {
-				obj = d.Obj
-			}
-			if m, ok := obj.(metav1.Object); ok {
-				c.configChanged(kind, m, m.GetAnnotations()[c.o.Names.Match] != "")
-			}
+			m := metaOf(obj)
+			c.configChanged(kind, m, m.GetAnnotations()[c.o.Names.Match] != "")
 		},
 	}
 }
@@ -588,7 +585,7 @@ func (c *Controller) getWorkload(key workload.Key) (workload.View, bool, error) 
 }
 
 // config returns the cached (data-stripped) resource.
-func (c *Controller) config(kind refs.Kind, ns, name string) (metav1.Object, bool) {
+func (c *Controller) config(kind refs.Kind, ns, name string) (any, bool) {
 	s := c.scopeFor(ns)
 	if s == nil {
 		return nil, false
@@ -601,7 +598,7 @@ func (c *Controller) config(kind refs.Kind, ns, name string) (metav1.Object, boo
 	if err != nil || !exists {
 		return nil, false
 	}
-	return obj.(metav1.Object), true
+	return obj, true
 }
 
 func (c *Controller) configsIn(kind refs.Kind, ns string) []metav1.Object {
@@ -619,7 +616,7 @@ func (c *Controller) configsIn(kind refs.Kind, ns string) []metav1.Object {
 	}
 	out := make([]metav1.Object, 0, len(objs))
 	for _, o := range objs {
-		out = append(out, o.(metav1.Object))
+		out = append(out, metaOf(o))
 	}
 	return out
 }
@@ -643,7 +640,7 @@ func (c *Controller) lookup(kind refs.Kind, ns, name string) state {
 	obj, ok := c.config(kind, ns, name)
 	var st state
 	if ok {
-		st.annotations = obj.GetAnnotations()
+		st.annotations = metaOf(obj).GetAnnotations()
 	}
 	if kind == refs.SecretProviderClass {
 		st.hash, st.exists = c.spcHash(ns, name)
@@ -657,51 +654,57 @@ func (c *Controller) lookup(kind refs.Kind, ns, name string) state {
 
 // ---- cache transforms ----
 
-// hashKey marks a cached ConfigMap or Secret whose data was replaced by its
-// hash. The "!" makes it an invalid annotation key, so no object coming from
-// the apiserver can carry it: the transform can tell its own output apart.
-const hashKey = "reloader.dev/hash!"
+// configEntry is all the cache keeps of a ConfigMap or Secret: its name,
+// resourceVersion, the annotations that steer reloads (ignore, match) and the
+// hash of its data. Memory therefore grows with the number of objects, not
+// their size, and no value is ever held by the controller. It is smaller than
+// an ObjectMeta; the informer reaches its metadata through GetObjectMeta.
+type configEntry struct {
+	name, namespace, resourceVersion string
+	annotations                      map[string]string
+	hash                             string
+}
 
-// stripConfig replaces a ConfigMap's or Secret's data with its hash before the
-// object enters the cache, so memory grows with the number of objects, not
-// their size, and no value is ever held by the controller.
-func stripConfig(obj any) (any, error) {
-	m, ok := obj.(metav1.Object)
-	if !ok {
-		return obj, nil
+// GetObjectMeta implements metav1.ObjectMetaAccessor (keys and indexes).
+func (e *configEntry) GetObjectMeta() metav1.Object {
+	return &metav1.ObjectMeta{Name: e.name, Namespace: e.namespace, ResourceVersion: e.resourceVersion, Annotations: e.annotations}
+}
+
+// metaOf is the metadata of anything the caches hold.
+func metaOf(obj any) metav1.Object {
+	if d, ok := obj.(cache.DeletedFinalStateUnknown); ok {
+		obj = d.Obj
 	}
-	if _, done := m.GetAnnotations()[hashKey]; done {
-		return obj, nil
+	m, err := meta.Accessor(obj)
+	if err != nil {
+		return &metav1.ObjectMeta{}
 	}
+	return m
+}
+
+// stripConfig is the informer transform turning a ConfigMap or Secret into
+// its configEntry before it enters the cache.
+func (c *Controller) stripConfig(obj any) (any, error) {
+	var m metav1.Object
 	var h string
 	switch o := obj.(type) {
 	case *corev1.ConfigMap:
-		h = hashConfigMap(o)
-		o.Data, o.BinaryData = nil, nil
+		m, h = o, hashConfigMap(o)
 	case *corev1.Secret:
-		h = hashSecret(o)
-		o.Data, o.StringData = nil, nil
+		m, h = o, hashSecret(o)
 	default:
-		return obj, nil
+		return obj, nil // already an entry, or a tombstone
 	}
-	ann := make(map[string]string, len(m.GetAnnotations())+1)
-	for k, v := range m.GetAnnotations() {
-		// The last-applied-configuration annotation of kubectl apply holds the
-		// whole object, data included.
-		if k == corev1.LastAppliedConfigAnnotation {
-			continue
+	e := &configEntry{name: m.GetName(), namespace: m.GetNamespace(), resourceVersion: m.GetResourceVersion(), hash: h}
+	for _, k := range []string{c.o.Names.Ignore, c.o.Names.Match} {
+		if v, ok := m.GetAnnotations()[k]; ok {
+			if e.annotations == nil {
+				e.annotations = make(map[string]string, 2)
+			}
+			e.annotations[k] = v
 		}
-		ann[k] = v
 	}
-	ann[hashKey] = h
-	m.SetAnnotations(ann)
-	// Nothing else of a ConfigMap's or Secret's metadata is ever read
-	// (label selection happens in the apiserver): keep the cache minimal.
-	m.SetManagedFields(nil)
-	m.SetLabels(nil)
-	m.SetOwnerReferences(nil)
-	m.SetFinalizers(nil)
-	return obj, nil
+	return e, nil
 }
 
 func stripMeta(obj any) (any, error) {
@@ -714,8 +717,13 @@ func stripMeta(obj any) (any, error) {
 	return obj, nil
 }
 
-// cachedHash is the hash stripConfig stored.
-func cachedHash(m metav1.Object) string { return m.GetAnnotations()[hashKey] }
+// cachedHash is the hash stripConfig kept.
+func cachedHash(obj any) string {
+	if e, ok := obj.(*configEntry); ok {
+		return e.hash
+	}
+	return ""
+}
 
 func mapsEqual(a, b map[string]string) bool {
 	if len(a) != len(b) {
