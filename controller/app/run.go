@@ -168,17 +168,21 @@ func Run(ctx context.Context, o *Options, r *Resolved) error {
 		debug.SetGCPercent(50)
 	}
 	debug.FreeOSMemory()
-	if r.MetaNamespace != "" {
+	// Only the replica that leads writes anything, the metadata included.
+	publish := func(ctx context.Context) {
+		if r.MetaNamespace == "" {
+			log.Info("RELOADER_NAMESPACE is not set; not publishing reloader-meta-info")
+			return
+		}
 		info := metainfo.Info{Namespace: r.MetaNamespace, DeploymentName: r.DeploymentName, Options: o.effective(r)}
 		if err := metainfo.Publish(ctx, cs, info); err != nil {
 			// Operational metadata only: worth a warning, not an outage.
 			log.Warn("publishing reloader-meta-info", "error", err)
 		}
-	} else {
-		log.Info("RELOADER_NAMESPACE is not set; not publishing reloader-meta-info")
 	}
 	if !o.EnableHA {
 		leading.Store(true)
+		publish(ctx)
 		c.RunWorkers(ctx)
 		return ignoreCanceled(ctx)
 	}
@@ -198,6 +202,7 @@ func Run(ctx context.Context, o *Options, r *Resolved) error {
 			OnStartedLeading: func(ctx context.Context) {
 				log.Info("became leader", "lease", r.PodNS+"/"+o.HALockName, "identity", r.PodName)
 				leading.Store(true)
+				publish(ctx)
 				c.RunWorkers(ctx)
 			},
 			OnStoppedLeading: func() {
