@@ -15,7 +15,7 @@ import (
 )
 
 const (
-	workflowIdentity = "https://github.com/reloader-dev/reloader/.github/workflows/release.yaml@refs/tags/v1.2.3"
+	workflowIdentity = "https://github.com/reloader-dev/reloader/.github/workflows/release.yml@refs/tags/v1.2.3"
 	githubIssuer     = "https://token.actions.githubusercontent.com"
 )
 
@@ -65,7 +65,7 @@ func TestKeylessReleaseVerifiesOfflineAgainstTrustedRootOnDisk(t *testing.T) {
 func TestKeylessWrongIdentityIsRejectedBeforePushing(t *testing.T) {
 	f, rootFile := publishKeyless(t)
 	for _, p := range []verify.PolicyFiles{
-		{Identity: "https://github.com/someone-else/fork/.github/workflows/release.yaml@refs/tags/v1.2.3", Issuer: githubIssuer, TrustedRootFile: rootFile, IgnoreSCT: true},
+		{Identity: "https://github.com/someone-else/fork/.github/workflows/release.yml@refs/tags/v1.2.3", Issuer: githubIssuer, TrustedRootFile: rootFile, IgnoreSCT: true},
 		{IdentityRegexp: `^https://github\.com/reloader-dev/reloader/.+@refs/heads/main$`, Issuer: githubIssuer, TrustedRootFile: rootFile, IgnoreSCT: true},
 		{Identity: workflowIdentity, Issuer: "https://accounts.google.com", TrustedRootFile: rootFile, IgnoreSCT: true},
 	} {

@@ -406,7 +406,7 @@ safe order, verifies the copy at the target, and writes tags last.`,
 		Example: `  reloader-mirror import -f reloader-v1.2.3.tar.zst --key cosign.pub \
       --target harbor.corp.example/platform/reloader
   reloader-mirror import -f reloader-v1.2.3.tar.zst \
-      --certificate-identity https://github.com/reloader-dev/reloader/.github/workflows/release.yaml@refs/tags/v1.2.3 \
+      --certificate-identity https://github.com/reloader-dev/reloader/.github/workflows/release.yml@refs/tags/v1.2.3 \
       --certificate-oidc-issuer https://token.actions.githubusercontent.com \
       --target quay.corp.example/reloader -o json`,
 		Args: cobra.NoArgs,
