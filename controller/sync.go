@@ -368,7 +368,10 @@ func (c *Controller) sendWebhook(ctx context.Context, v workload.View, applied [
 		c.o.Metrics.ErrorsTotal.WithLabelValues("webhook").Inc()
 		return fmt.Errorf("sending the webhook for %s: %w", v.Key(), err)
 	}
-	ch := workload.Change{RecordKey: annotations.Applied, Record: nextText}
+	// The webhook has been delivered: record it whatever else changed on
+	// the object meanwhile (no resourceVersion guard), or a conflict would
+	// send it again.
+	ch := workload.Change{RecordKey: annotations.Applied, Record: nextText, Unguarded: true}
 	if err := workload.Apply(ctx, c.cs, v, ch, c.writeOptions()); err != nil {
 		return fmt.Errorf("recording the applied hashes after the webhook: %w", err)
 	}

@@ -48,6 +48,10 @@ type Change struct {
 	// RestartAt sets spec.restartAt on an Argo Rollout (its "restart"
 	// strategy) instead of changing the template.
 	RestartAt *string
+	// Unguarded drops the resourceVersion precondition. Only for writing the
+	// record of something already done outside the object (a webhook sent):
+	// retrying that on a conflict would do it twice.
+	Unguarded bool
 }
 
 // Rollout reports whether the change rolls the workload.
@@ -95,7 +99,11 @@ func metaPatch(v View, c Change) map[string]any {
 			ann[k] = *val
 		}
 	}
-	return map[string]any{"resourceVersion": v.Object.GetResourceVersion(), "annotations": ann}
+	m := map[string]any{"annotations": ann}
+	if !c.Unguarded {
+		m["resourceVersion"] = v.Object.GetResourceVersion()
+	}
+	return m
 }
 
 // encodePatch is the body every patch shares: the metadata part (record,
