@@ -377,23 +377,27 @@ func (g *globals) copyCmd() *cobra.Command {
       --target artifactory.corp.example/docker-local/reloader \
       --map charts/reloader=artifactory.corp.example/helm-oci/reloader`,
 		Args: cobra.NoArgs,
-		RunE: func(cmd *cobra.Command, _ []string) error {
-			cl, err := g.client()
-			if err != nil {
-				return err
-			}
-			defer cl.Close()
-			in, err := g.open(cmd.Context(), cl)
-			if err != nil {
-				return err
-			}
-			defer in.close()
-			return g.mirrorRun(cmd, in, cl)
-		},
+		RunE: g.mirrorCommand,
 	}
 	g.targetFlags(c, true)
 	g.transferFlags(c)
 	return c
+}
+
+// mirrorCommand is copy and import: open the source (a registry lock or an
+// archive), then verify and push.
+func (g *globals) mirrorCommand(cmd *cobra.Command, _ []string) error {
+	cl, err := g.client()
+	if err != nil {
+		return err
+	}
+	defer cl.Close()
+	in, err := g.open(cmd.Context(), cl)
+	if err != nil {
+		return err
+	}
+	defer in.close()
+	return g.mirrorRun(cmd, in, cl)
 }
 
 func (g *globals) importCmd() *cobra.Command {
@@ -410,21 +414,11 @@ safe order, verifies the copy at the target, and writes tags last.`,
       --certificate-oidc-issuer https://token.actions.githubusercontent.com \
       --target quay.corp.example/reloader -o json`,
 		Args: cobra.NoArgs,
-		RunE: func(cmd *cobra.Command, _ []string) error {
+		RunE: func(cmd *cobra.Command, args []string) error {
 			if g.archive == "" {
 				return usageError{errors.New("import needs --file")}
 			}
-			cl, err := g.client()
-			if err != nil {
-				return err
-			}
-			defer cl.Close()
-			in, err := g.open(cmd.Context(), cl)
-			if err != nil {
-				return err
-			}
-			defer in.close()
-			return g.mirrorRun(cmd, in, cl)
+			return g.mirrorCommand(cmd, args)
 		},
 	}
 	g.targetFlags(c, true)

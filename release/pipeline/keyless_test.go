@@ -104,7 +104,7 @@ func TestKeylessReleaseVerifiesAgainstTheWorkflowIdentity(t *testing.T) {
 		NewSigner: func(context.Context) (*sign.Signer, error) { return keylessSigner(t, vs, workflowIdentity), nil },
 		// The test CA logs to no CT log: opt out of SCTs, explicitly, here only.
 		Verify: verify.Options{TrustedRoot: tr, IgnoreSCT: true},
-		Remote:    []remote.Option{remote.WithContext(ctx)},
+		Remote: []remote.Option{remote.WithContext(ctx)},
 	})
 	t.Logf("release log:\n%s", logb.String())
 	if err != nil {
