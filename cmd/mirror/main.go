@@ -277,49 +277,41 @@ func (g *globals) planCmd() *cobra.Command {
   reloader-mirror plan -f reloader-v1.2.3.tar.zst --key cosign.pub -o json`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			cl, err := g.client()
-			if err != nil {
-				return err
-			}
-			defer cl.Close()
-			in, err := g.open(cmd.Context(), cl)
-			if err != nil {
-				return err
-			}
-			defer in.close()
-			repos, err := g.repos()
-			if err != nil {
-				return err
-			}
-			po := mirror.PlanOptions{Source: in.src, LockJSON: in.lockJSON, LockBundle: in.lockBundle, Policy: in.policy, Repos: repos}
-			if g.target != "" {
-				po.Client, po.Target = cl, g.target
-			}
-			p, err := mirror.Plan(cmd.Context(), po)
-			if err != nil {
-				return err
-			}
-			return g.emit(p, func(w io.Writer) {
-				fmt.Fprintf(w, "Release %s from %s\n", p.Version, p.Source)
-				fmt.Fprintf(w, "Trusted: %s\n", describeTrust(p.Trust))
-				fmt.Fprintf(w, "Signatures: all %d signed artifacts verified offline\n", len(p.Verification.Subjects))
-				fmt.Fprintf(w, "%d manifests, %d blobs, %s in total", p.Manifests, p.Blobs, human(p.TotalBytes))
-				if p.Target != "" {
-					fmt.Fprintf(w, ", %s already at %s, %s to move\n", human(p.BytesPresent), p.Target, human(p.BytesToMove))
-					keys := make([]string, 0, len(p.Referrers))
-					for k := range p.Referrers {
-						keys = append(keys, k)
-					}
-					sort.Strings(keys)
-					for _, k := range keys {
-						fmt.Fprintf(w, "  %s: %s\n", k, p.Referrers[k])
-					}
-				} else {
-					fmt.Fprintln(w)
+			return g.withRelease(cmd, func(cl *registry.Client, in *releaseInput) error {
+				repos, err := g.repos()
+				if err != nil {
+					return err
 				}
-				for _, a := range p.Artifacts {
-					fmt.Fprintf(w, "  %-12s %-14s %-14s %s %s\n", a.Kind, a.Name, a.Platform, a.Digest[:19], a.Target)
+				po := mirror.PlanOptions{Source: in.src, LockJSON: in.lockJSON, LockBundle: in.lockBundle, Policy: in.policy, Repos: repos}
+				if g.target != "" {
+					po.Client, po.Target = cl, g.target
 				}
+				p, err := mirror.Plan(cmd.Context(), po)
+				if err != nil {
+					return err
+				}
+				return g.emit(p, func(w io.Writer) {
+					fmt.Fprintf(w, "Release %s from %s\n", p.Version, p.Source)
+					fmt.Fprintf(w, "Trusted: %s\n", describeTrust(p.Trust))
+					fmt.Fprintf(w, "Signatures: all %d signed artifacts verified offline\n", len(p.Verification.Subjects))
+					fmt.Fprintf(w, "%d manifests, %d blobs, %s in total", p.Manifests, p.Blobs, human(p.TotalBytes))
+					if p.Target != "" {
+						fmt.Fprintf(w, ", %s already at %s, %s to move\n", human(p.BytesPresent), p.Target, human(p.BytesToMove))
+						keys := make([]string, 0, len(p.Referrers))
+						for k := range p.Referrers {
+							keys = append(keys, k)
+						}
+						sort.Strings(keys)
+						for _, k := range keys {
+							fmt.Fprintf(w, "  %s: %s\n", k, p.Referrers[k])
+						}
+					} else {
+						fmt.Fprintln(w)
+					}
+					for _, a := range p.Artifacts {
+						fmt.Fprintf(w, "  %-12s %-14s %-14s %s %s\n", a.Kind, a.Name, a.Platform, a.Digest[:19], a.Target)
+					}
+				})
 			})
 		},
 	}
@@ -387,6 +379,12 @@ func (g *globals) copyCmd() *cobra.Command {
 // mirrorCommand is copy and import: open the source (a registry lock or an
 // archive), then verify and push.
 func (g *globals) mirrorCommand(cmd *cobra.Command, _ []string) error {
+	return g.withRelease(cmd, func(cl *registry.Client, in *releaseInput) error { return g.mirrorRun(cmd, in, cl) })
+}
+
+// withRelease opens the registry client and the release the flags name (a
+// lock in a registry or a file, or an archive), runs fn, and closes both.
+func (g *globals) withRelease(cmd *cobra.Command, fn func(*registry.Client, *releaseInput) error) error {
 	cl, err := g.client()
 	if err != nil {
 		return err
@@ -397,7 +395,7 @@ func (g *globals) mirrorCommand(cmd *cobra.Command, _ []string) error {
 		return err
 	}
 	defer in.close()
-	return g.mirrorRun(cmd, in, cl)
+	return fn(cl, in)
 }
 
 func (g *globals) importCmd() *cobra.Command {
@@ -439,30 +437,22 @@ func (g *globals) exportCmd() *cobra.Command {
 			if out == "" {
 				return usageError{errors.New("export needs --to")}
 			}
-			cl, err := g.client()
-			if err != nil {
-				return err
-			}
-			defer cl.Close()
-			in, err := g.open(cmd.Context(), cl)
-			if err != nil {
-				return err
-			}
-			defer in.close()
-			eo := mirror.ExportOptions{Source: in.src, LockJSON: in.lockJSON, LockBundle: in.lockBundle, Policy: in.policy,
-				Path: out, Concurrency: g.concurrency, Progress: g.progress()}
-			if g.key != "" {
-				eo.PublicKeyPEM, _ = os.ReadFile(g.key)
-			}
-			if g.trustedRoot != "" {
-				eo.TrustedRootJSON, _ = os.ReadFile(g.trustedRoot)
-			}
-			res, err := mirror.Export(cmd.Context(), eo)
-			if err != nil {
-				return err
-			}
-			return g.emit(res, func(w io.Writer) {
-				fmt.Fprintf(w, "Exported %s to %s: %d manifests, %d blobs, %s (verified)\n", res.Version, res.Path, res.Manifests, res.Blobs, human(res.Bytes))
+			return g.withRelease(cmd, func(cl *registry.Client, in *releaseInput) error {
+				eo := mirror.ExportOptions{Source: in.src, LockJSON: in.lockJSON, LockBundle: in.lockBundle, Policy: in.policy,
+					Path: out, Concurrency: g.concurrency, Progress: g.progress()}
+				if g.key != "" {
+					eo.PublicKeyPEM, _ = os.ReadFile(g.key)
+				}
+				if g.trustedRoot != "" {
+					eo.TrustedRootJSON, _ = os.ReadFile(g.trustedRoot)
+				}
+				res, err := mirror.Export(cmd.Context(), eo)
+				if err != nil {
+					return err
+				}
+				return g.emit(res, func(w io.Writer) {
+					fmt.Fprintf(w, "Exported %s to %s: %d manifests, %d blobs, %s (verified)\n", res.Version, res.Path, res.Manifests, res.Blobs, human(res.Bytes))
+				})
 			})
 		},
 	}
@@ -480,47 +470,39 @@ func (g *globals) verifyCmd() *cobra.Command {
       --key cosign.pub --target harbor.corp.example/platform/reloader -o json`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			cl, err := g.client()
-			if err != nil {
-				return err
-			}
-			defer cl.Close()
-			in, err := g.open(cmd.Context(), cl)
-			if err != nil {
-				return err
-			}
-			defer in.close()
-			src := in.src
-			if g.target != "" {
-				// Verify the copy at the target rather than the source the
-				// lock names.
-				l, _, err := verify.VerifyLock(in.lockJSON, in.lockBundle, in.policy)
+			return g.withRelease(cmd, func(cl *registry.Client, in *releaseInput) error {
+				src := in.src
+				if g.target != "" {
+					// Verify the copy at the target rather than the source the
+					// lock names.
+					l, _, err := verify.VerifyLock(in.lockJSON, in.lockBundle, in.policy)
+					if err != nil {
+						return err
+					}
+					repos, err := g.repos()
+					if err != nil {
+						return err
+					}
+					m, err := mirror.NewMapping(g.target, l, repos)
+					if err != nil {
+						return err
+					}
+					src = &mirror.RegistrySource{Client: cl, Map: m.Repository, Name: g.target}
+				}
+				prep, err := mirror.Prepare(cmd.Context(), src, in.lockJSON, in.lockBundle, in.policy)
 				if err != nil {
+					var ve *mirror.VerificationError
+					if errors.As(err, &ve) && g.output == "json" {
+						_ = g.emit(ve.Result, nil)
+					}
 					return err
 				}
-				repos, err := g.repos()
-				if err != nil {
-					return err
-				}
-				m, err := mirror.NewMapping(g.target, l, repos)
-				if err != nil {
-					return err
-				}
-				src = &mirror.RegistrySource{Client: cl, Map: m.Repository, Name: g.target}
-			}
-			prep, err := mirror.Prepare(cmd.Context(), src, in.lockJSON, in.lockBundle, in.policy)
-			if err != nil {
-				var ve *mirror.VerificationError
-				if errors.As(err, &ve) && g.output == "json" {
-					_ = g.emit(ve.Result, nil)
-				}
-				return err
-			}
-			return g.emit(prep.Verification, func(w io.Writer) {
-				fmt.Fprintf(w, "Release %s verified offline from %s against %s\n", prep.Lock.Version, src, describeTrust(in.policy.Summary()))
-				for _, s := range prep.Verification.Subjects {
-					fmt.Fprintf(w, "  %-12s %-14s %s  %d signature(s) ok\n", s.Kind, s.Name, s.Digest, len(s.Signatures))
-				}
+				return g.emit(prep.Verification, func(w io.Writer) {
+					fmt.Fprintf(w, "Release %s verified offline from %s against %s\n", prep.Lock.Version, src, describeTrust(in.policy.Summary()))
+					for _, s := range prep.Verification.Subjects {
+						fmt.Fprintf(w, "  %-12s %-14s %s  %d signature(s) ok\n", s.Kind, s.Name, s.Digest, len(s.Signatures))
+					}
+				})
 			})
 		},
 	}
@@ -541,48 +523,40 @@ func (g *globals) valuesCmd() *cobra.Command {
       --target harbor.corp.example/platform/reloader --check-chart -o json`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			cl, err := g.client()
-			if err != nil {
-				return err
-			}
-			defer cl.Close()
-			in, err := g.open(cmd.Context(), cl)
-			if err != nil {
-				return err
-			}
-			defer in.close()
-			l, _, err := verify.VerifyLock(in.lockJSON, in.lockBundle, in.policy)
-			if err != nil {
-				return err
-			}
-			repos, err := g.repos()
-			if err != nil {
-				return err
-			}
-			m, err := mirror.NewMapping(g.target, l, repos)
-			if err != nil {
-				return err
-			}
-			v, err := mirror.RenderValues(l, m)
-			if err != nil {
-				return err
-			}
-			if check {
-				tsrc := &mirror.RegistrySource{Client: cl, Map: m.Repository, Name: g.target}
-				gr, err := mirror.Build(cmd.Context(), l, tsrc)
+			return g.withRelease(cmd, func(cl *registry.Client, in *releaseInput) error {
+				l, _, err := verify.VerifyLock(in.lockJSON, in.lockBundle, in.policy)
 				if err != nil {
-					return fmt.Errorf("reading the release at the target: %w", err)
-				}
-				if err := mirror.CheckChart(cmd.Context(), l, gr, tsrc); err != nil {
 					return err
 				}
-			}
-			if _, ok := v.YAML[variant]; !ok {
-				return usageError{fmt.Errorf("--variant %q: the release has %v", variant, keys(v.YAML))}
-			}
-			return g.emit(v, func(w io.Writer) {
-				fmt.Fprint(w, v.YAML[variant])
-				fmt.Fprintf(w, "# install:\n# %s\n", v.Install[variant])
+				repos, err := g.repos()
+				if err != nil {
+					return err
+				}
+				m, err := mirror.NewMapping(g.target, l, repos)
+				if err != nil {
+					return err
+				}
+				v, err := mirror.RenderValues(l, m)
+				if err != nil {
+					return err
+				}
+				if check {
+					tsrc := &mirror.RegistrySource{Client: cl, Map: m.Repository, Name: g.target}
+					gr, err := mirror.Build(cmd.Context(), l, tsrc)
+					if err != nil {
+						return fmt.Errorf("reading the release at the target: %w", err)
+					}
+					if err := mirror.CheckChart(cmd.Context(), l, gr, tsrc); err != nil {
+						return err
+					}
+				}
+				if _, ok := v.YAML[variant]; !ok {
+					return usageError{fmt.Errorf("--variant %q: the release has %v", variant, keys(v.YAML))}
+				}
+				return g.emit(v, func(w io.Writer) {
+					fmt.Fprint(w, v.YAML[variant])
+					fmt.Fprintf(w, "# install:\n# %s\n", v.Install[variant])
+				})
 			})
 		},
 	}
