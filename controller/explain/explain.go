@@ -72,7 +72,7 @@ type Options struct {
 	// MetaInfoAbsent is true when no reloader-meta-info exists where it was
 	// looked for: no controller appears to be installed.
 	MetaInfoAbsent bool
-	Now       func() time.Time
+	Now            func() time.Time
 }
 
 // Clients read the cluster with the user's identity.
@@ -129,6 +129,9 @@ type Annotation struct {
 	Value string `json:"value"`
 	// On is "metadata" or "pod template".
 	On string `json:"on"`
+	// NotReadFor lists the kinds for which a pod template annotation is not
+	// read, because the metadata carries reload annotations for them.
+	NotReadFor []string `json:"notReadFor,omitempty"`
 }
 
 func (a Annotation) String() string { return fmt.Sprintf("%s=%q on the %s", a.Key, a.Value, a.On) }
@@ -141,7 +144,8 @@ type OptIn struct {
 	// AutoReloadAll is true when --auto-reload-all opts it in.
 	AutoReloadAll bool `json:"autoReloadAll,omitempty"`
 	// Shadowed are pod template annotations the controller does not read
-	// because the metadata carries reload annotations for the same kind.
+	// (for some kinds) because the metadata carries reload annotations for
+	// those kinds.
 	Shadowed []Annotation `json:"shadowed,omitempty"`
 	// Suggest is how to opt in, when not opted in.
 	Suggest string `json:"suggest,omitempty"`
@@ -534,33 +538,37 @@ func optIn(co controller.Options, v workload.View) OptIn {
 	w := annotations.Workload{Meta: v.Object.GetAnnotations(), Template: v.Template.Annotations}
 	var oi OptIn
 	keys := []string{n.Auto, n.ConfigMapAuto, n.SecretAuto, n.SPCAuto, n.ConfigMapReload, n.SecretReload, n.SPCReload, n.Search}
-	seen := map[Annotation]bool{}
+	type at struct{ key, value, on string }
+	read := map[at]bool{}
+	notRead := map[at][]string{}
 	for _, kind := range []refs.Kind{refs.ConfigMap, refs.Secret, refs.SecretProviderClass} {
-		src := n.Source(w, kind)
-		fromMeta := len(src) > 0 && sameMap(src, w.Meta)
+		_, where := on(n, w, kind)
 		for _, k := range keys {
+			if !relevant(n, k, kind) {
+				continue
+			}
 			if val, ok := w.Meta[k]; ok {
-				a := Annotation{k, val, "metadata"}
-				if !seen[a] {
-					seen[a] = true
-					oi.By = append(oi.By, a)
-				}
+				read[at{k, val, "metadata"}] = true
 			}
 			if val, ok := w.Template[k]; ok {
-				a := Annotation{k, val, "pod template"}
-				if fromMeta && relevant(n, k, kind) {
-					if !seen[a] && !slices.Contains(oi.Shadowed, a) {
-						oi.Shadowed = append(oi.Shadowed, a)
-					}
-				} else if !fromMeta && relevant(n, k, kind) && !seen[a] {
-					seen[a] = true
-					oi.By = append(oi.By, a)
+				a := at{k, val, "pod template"}
+				if where == "metadata" {
+					notRead[a] = append(notRead[a], kindTitle(kind)+"s")
+				} else {
+					read[a] = true
 				}
 			}
 		}
 	}
-	// A shadowed annotation may still be read for another kind.
-	oi.Shadowed = slices.DeleteFunc(oi.Shadowed, func(a Annotation) bool { return seen[a] })
+	for a := range read {
+		oi.By = append(oi.By, Annotation{Key: a.key, Value: a.value, On: a.on})
+	}
+	for a, kinds := range notRead {
+		oi.Shadowed = append(oi.Shadowed, Annotation{Key: a.key, Value: a.value, On: a.on, NotReadFor: kinds})
+	}
+	byKey := func(x, y Annotation) int { return strings.Compare(x.On+x.Key, y.On+y.Key) }
+	slices.SortFunc(oi.By, byKey)
+	slices.SortFunc(oi.Shadowed, byKey)
 	oi.AutoReloadAll = co.AutoReloadAll
 	oi.OptedIn = n.Interested(w, co.AutoReloadAll)
 	if !oi.OptedIn {
@@ -575,6 +583,7 @@ func relevant(n annotations.Names, k string, kind refs.Kind) bool {
 	return k == n.Auto || k == n.Search || k == n.ReloadKey(kind) || k == n.TypedAutoKey(kind)
 }
 
+// sameMap reports whether a and b hold the same entries.
 func sameMap(a, b map[string]string) bool {
 	if len(a) != len(b) {
 		return false

@@ -206,7 +206,9 @@ func hints(co controller.Options, v workload.View, r *Report, existing map[strin
 		}
 	}
 	for _, a := range r.OptIn.Shadowed {
-		out = append(out, fmt.Sprintf("annotation %s is not read: the metadata carries reload annotations for the same kind, and the metadata wins; move it to the metadata", a))
+		kinds := strings.Join(a.NotReadFor, " and ")
+		out = append(out, fmt.Sprintf("annotation %s is not read for %s: the metadata carries reload annotations for them, and the metadata wins; move it to the metadata",
+			Annotation{Key: a.Key, Value: a.Value, On: a.On}, kinds))
 	}
 	for where, m := range map[string]map[string]string{"metadata": v.Object.GetAnnotations(), "pod template": v.Template.Annotations} {
 		if _, ok := m[n.Match]; ok {

@@ -25,7 +25,7 @@ func (r *Report) WriteText(w io.Writer) error {
 		p("  %s", a)
 	}
 	for _, a := range r.OptIn.Shadowed {
-		p("  %s (not read: the metadata wins)", a)
+		p("  %s: not read for %s (the metadata wins)", Annotation{Key: a.Key, Value: a.Value, On: a.On}, strings.Join(a.NotReadFor, ", "))
 	}
 
 	p("\nresources:")
