@@ -276,3 +276,10 @@ func inspectDefaults(o Options) Options {
 // ErrNoDynamic is returned by Inspect when CSI support is on without a
 // dynamic client.
 var ErrNoDynamic = errors.New("inspecting with CSI support needs a dynamic client")
+
+// KindTitle is the kind as Kubernetes spells it ("ConfigMap").
+func KindTitle(k refs.Kind) string { return kindTitle(k) }
+
+// KindIgnored reports whether o turns off watching resources of kind k
+// (--resources-to-ignore, CSI integration off).
+func KindIgnored(o Options, k refs.Kind) bool { return (&Controller{o: o}).kindIgnored(k) }

@@ -383,42 +383,52 @@ func (rd *reader) configs(ctx context.Context, cl Clients, o Options, co *contro
 	}
 	// A list is needed for named reloads (regexes over every name) and
 	// shows the whole picture; without it, each used resource is read.
-	if l, err := cl.Kube.CoreV1().ConfigMaps(ns).List(ctx, metav1.ListOptions{}); err == nil {
-		for i := range l.Items {
-			objs = append(objs, &l.Items[i])
-			existing[string(refs.ConfigMap)+"/"+l.Items[i].Name] = l.Items[i].Annotations
+	readAll := func(kind refs.Kind, list func() ([]metav1.Object, error), get func(name string) (metav1.Object, error)) {
+		add := func(o metav1.Object) {
+			objs = append(objs, o)
+			existing[string(kind)+"/"+o.GetName()] = o.GetAnnotations()
 		}
-	} else {
-		rd.note("listing ConfigMaps in "+ns, err)
-		for _, name := range namesOf(refs.ConfigMap) {
-			cm, err := cl.Kube.CoreV1().ConfigMaps(ns).Get(ctx, name, metav1.GetOptions{})
+		items, err := list()
+		if err == nil {
+			for _, o := range items {
+				add(o)
+			}
+			return
+		}
+		rd.note("listing "+kindTitle(kind)+"s in "+ns, err)
+		for _, name := range namesOf(kind) {
+			o, err := get(name)
 			switch {
 			case err == nil:
-				objs = append(objs, cm)
-				existing[string(refs.ConfigMap)+"/"+name] = cm.Annotations
+				add(o)
 			case !apierrors.IsNotFound(err):
-				rd.unreadable[string(refs.ConfigMap)+"/"+name] = reasonOf(err)
+				rd.unreadable[string(kind)+"/"+name] = reasonOf(err)
 			}
 		}
 	}
-	if l, err := cl.Kube.CoreV1().Secrets(ns).List(ctx, metav1.ListOptions{}); err == nil {
+	cms, secrets := cl.Kube.CoreV1().ConfigMaps(ns), cl.Kube.CoreV1().Secrets(ns)
+	readAll(refs.ConfigMap, func() ([]metav1.Object, error) {
+		l, err := cms.List(ctx, metav1.ListOptions{})
+		if err != nil {
+			return nil, err
+		}
+		out := make([]metav1.Object, len(l.Items))
 		for i := range l.Items {
-			objs = append(objs, &l.Items[i])
-			existing[string(refs.Secret)+"/"+l.Items[i].Name] = l.Items[i].Annotations
+			out[i] = &l.Items[i]
 		}
-	} else {
-		rd.note("listing Secrets in "+ns, err)
-		for _, name := range namesOf(refs.Secret) {
-			s, err := cl.Kube.CoreV1().Secrets(ns).Get(ctx, name, metav1.GetOptions{})
-			switch {
-			case err == nil:
-				objs = append(objs, s)
-				existing[string(refs.Secret)+"/"+name] = s.Annotations
-			case !apierrors.IsNotFound(err):
-				rd.unreadable[string(refs.Secret)+"/"+name] = reasonOf(err)
-			}
+		return out, nil
+	}, func(name string) (metav1.Object, error) { return cms.Get(ctx, name, metav1.GetOptions{}) })
+	readAll(refs.Secret, func() ([]metav1.Object, error) {
+		l, err := secrets.List(ctx, metav1.ListOptions{})
+		if err != nil {
+			return nil, err
 		}
-	}
+		out := make([]metav1.Object, len(l.Items))
+		for i := range l.Items {
+			out[i] = &l.Items[i]
+		}
+		return out, nil
+	}, func(name string) (metav1.Object, error) { return secrets.Get(ctx, name, metav1.GetOptions{}) })
 	if co.CSI && cl.Dynamic != nil {
 		for _, gvr := range controller.CSIResources() {
 			l, err := cl.Dynamic.Resource(gvr).Namespace(ns).List(ctx, metav1.ListOptions{})
@@ -583,19 +593,6 @@ func relevant(n annotations.Names, k string, kind refs.Kind) bool {
 	return k == n.Auto || k == n.Search || k == n.ReloadKey(kind) || k == n.TypedAutoKey(kind)
 }
 
-// sameMap reports whether a and b hold the same entries.
-func sameMap(a, b map[string]string) bool {
-	if len(a) != len(b) {
-		return false
-	}
-	for k, v := range a {
-		if w, ok := b[k]; !ok || w != v {
-			return false
-		}
-	}
-	return true
-}
-
 func holds(in controller.Inspection, now time.Time) []string {
 	var out []string
 	if in.PausedFor > 0 {
@@ -607,13 +604,4 @@ func holds(in controller.Inspection, now time.Time) []string {
 	return out
 }
 
-// kindTitle is the kind as Kubernetes spells it.
-func kindTitle(k refs.Kind) string {
-	switch k {
-	case refs.Secret:
-		return "Secret"
-	case refs.SecretProviderClass:
-		return "SecretProviderClass"
-	}
-	return "ConfigMap"
-}
+func kindTitle(k refs.Kind) string { return controller.KindTitle(k) }

@@ -2,6 +2,7 @@ package explain
 
 import (
 	"fmt"
+	"maps"
 	"strconv"
 	"strings"
 
@@ -96,9 +97,7 @@ func resources(co controller.Options, v workload.View, in controller.Inspection,
 	return out
 }
 
-func kindIgnored(co controller.Options, k refs.Kind) bool {
-	return k == refs.ConfigMap && co.IgnoreConfigMaps || k == refs.Secret && co.IgnoreSecrets || k == refs.SecretProviderClass && !co.CSI
-}
+func kindIgnored(co controller.Options, k refs.Kind) bool { return controller.KindIgnored(co, k) }
 
 func kindIgnoredDetail(k refs.Kind) string {
 	switch k {
@@ -113,7 +112,7 @@ func kindIgnoredDetail(k refs.Kind) string {
 // on says where the decision reads the workload's annotations for kind.
 func on(n annotations.Names, w annotations.Workload, kind refs.Kind) (map[string]string, string) {
 	src := n.Source(w, kind)
-	if len(src) > 0 && sameMap(src, w.Meta) {
+	if len(src) > 0 && maps.Equal(src, w.Meta) {
 		return src, "metadata"
 	}
 	return src, "pod template"
@@ -234,11 +233,10 @@ func hints(co controller.Options, v workload.View, r *Report, existing map[strin
 }
 
 func kindOf(title string) refs.Kind {
-	switch title {
-	case "Secret":
-		return refs.Secret
-	case "SecretProviderClass":
-		return refs.SecretProviderClass
+	for _, k := range []refs.Kind{refs.Secret, refs.SecretProviderClass} {
+		if kindTitle(k) == title {
+			return k
+		}
 	}
 	return refs.ConfigMap
 }

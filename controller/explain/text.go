@@ -74,8 +74,8 @@ func (r *Report) WriteText(w io.Writer) error {
 		p("  out of scope: %s", r.Scope.Reason)
 	}
 	p("  namespaces: %s; ignored namespaces: %s; namespace selector: %s; resource selector: %s",
-		orAll(r.Scope.Namespaces), orNone(r.Scope.NamespacesToIgnore), orNoneS(r.Scope.NamespaceSelector), orNoneS(r.Scope.ResourceSelector))
-	p("  ignored resources: %s; ignored workload types: %s", orNone(r.Scope.IgnoredResources), orNone(r.Scope.IgnoredWorkloads))
+		joinOr(r.Scope.Namespaces, "all"), joinOr(r.Scope.NamespacesToIgnore, "none"), orNoneS(r.Scope.NamespaceSelector), orNoneS(r.Scope.ResourceSelector))
+	p("  ignored resources: %s; ignored workload types: %s", joinOr(r.Scope.IgnoredResources, "none"), joinOr(r.Scope.IgnoredWorkloads, "none"))
 	p("\ncontroller:")
 	leader := ""
 	if r.Controller.Leader != "" {
@@ -130,16 +130,10 @@ func short(h string) string {
 	return h
 }
 
-func orAll(s []string) string {
+// joinOr joins s, or says empty when there is nothing.
+func joinOr(s []string, empty string) string {
 	if len(s) == 0 {
-		return "all"
-	}
-	return strings.Join(s, ",")
-}
-
-func orNone(s []string) string {
-	if len(s) == 0 {
-		return "none"
+		return empty
 	}
 	return strings.Join(s, ",")
 }
