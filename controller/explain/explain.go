@@ -245,13 +245,23 @@ func Explain(ctx context.Context, cl Clients, o Options) (*Report, error) {
 	if err != nil {
 		return nil, err
 	}
-	rd := &reader{r: r}
+	rd := &reader{}
 	objs, existing := rd.configs(ctx, cl, o, &co, v)
 	in, err := controller.Inspect(cl.Kube, co, v, objs)
 	if err != nil {
 		return nil, fmt.Errorf("deciding for %s: %w", r.Workload, err)
 	}
-	r.Problems = in.Problems
+	r.Problems = slices.DeleteFunc(slices.Clone(in.Problems), func(p string) bool {
+		// The controller's code saw what explain may not read as absent;
+		// a "does not exist" about it would be false.
+		for k := range rd.unreadable {
+			kind, name, _ := strings.Cut(k, "/")
+			if strings.Contains(p, fmt.Sprintf("%s %q", kindTitle(refs.Kind(kind)), name)) {
+				return true
+			}
+		}
+		return false
+	})
 	r.Scope = scopeOf(o, co, in, rd.namespaceUnknown)
 	r.OptIn = optIn(co, v)
 	r.Resources = resources(co, v, in, existing, rd.unreadable)
@@ -309,7 +319,6 @@ func anyWatched(rs []Resource) bool {
 
 // reader gathers what explain reads, noting what it may not read.
 type reader struct {
-	r                *Report
 	notes            []string
 	unreadable       map[string]string // "kind/name" -> why
 	namespaceUnknown bool

@@ -75,7 +75,9 @@ func resources(co controller.Options, v workload.View, in controller.Inspection,
 		case kindIgnored(co, k.kind):
 			r.Reason, r.Detail = ReasonKindIgnored, kindIgnoredDetail(k.kind)
 		case why != "":
+			// What the controller's code decided from its absence is void.
 			r.Reason, r.Detail = ReasonUnreadable, "could not read it: "+why+"; its watch status is unknown"
+			r.Hash, r.Due, r.Change = "", false, ""
 		case isWatched && !w.Exists && exists:
 			r.Reason = ReasonLabelSelector
 			r.Detail = fmt.Sprintf("it exists but does not match --resource-label-selector=%s: the controller does not see it, so its changes never reload", co.ResourceSelector)
