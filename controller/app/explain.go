@@ -40,13 +40,16 @@ func IsPlugin(argv0 string) bool {
 // the plugin can never start a controller with the user's credentials.
 func NewPluginCommand() *cobra.Command {
 	cmd := &cobra.Command{
-		Use:           "kubectl reloader",
-		Short:         "Ask the reloader controller's rules about your workloads",
+		Use:   "kubectl-reloader",
+		Short: "Ask the reloader controller's rules about your workloads",
+		// kubectl runs kubectl-reloader for `kubectl reloader`.
+		Annotations:   map[string]string{cobra.CommandDisplayNameAnnotation: "kubectl reloader"},
 		SilenceUsage:  true,
 		SilenceErrors: true,
 		Version:       buildinfo.Get().Version,
 	}
 	cmd.AddCommand(newExplainCommand("kubectl reloader"))
+	cmd.CompletionOptions.DisableDefaultCmd = true
 	return cmd
 }
 

@@ -185,6 +185,7 @@ func TestExplainAgreesWithTheControllerThatReloads(t *testing.T) {
 		!strings.Contains(r.stdout, "reload due (changed): hash "+newHash[:12]+", applied "+oldHash[:12]) {
 		t.Fatalf("controller stopped, ConfigMap changed: exit %d, want %d\n%s%s", r.code, explain.ExitPending, r.stdout, r.stderr)
 	}
+	t.Logf("blocked:\n%s", r.stdout)
 	rep := reportOf(t, runExplain(t, reloaderBin, cp.AdminKubeconfig, append(args, "-o", "json")...))
 	res := resourceOf(t, rep, "ConfigMap", "app-config")
 	if rep.Verdict != explain.Blocked || !res.Due || res.Change != "changed" || res.Hash != newHash || res.Applied != oldHash || rep.Controller.Running != "no" {
