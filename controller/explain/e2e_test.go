@@ -153,13 +153,15 @@ func TestExplainNamesEachCause(t *testing.T) {
 
 // The controller is stopped, a ConfigMap changes: explain says a reload is
 // due and blocked (exit 4). The controller comes back and reloads; explain
-// then agrees the workload is up to date and shows the reload.
+// then agrees the workload is up to date, shows the reload and the pause
+// that follows it.
 func TestExplainAgreesWithTheControllerThatReloads(t *testing.T) {
 	requireControlPlane(t)
 	ctx := context.Background()
 	cs := cp.AdminClient(t)
 	ns := cp.Namespace(t)
-	mustCreate(t, cs, ns, configMap("app-config", nil, nil), deployment("web", ann(auto, "true"), nil, envFromCM("app-config")))
+	mustCreate(t, cs, ns, configMap("app-config", nil, nil),
+		deployment("web", ann(auto, "true", "deployment.reloader.stakater.com/pause-period", "1h"), nil, envFromCM("app-config")))
 	c := startController(t, ns)
 	waitRecorded(t, cs, ns, "web")
 	args := []string{"explain", "deploy/web", "-n", ns, "--controller-namespace=" + ns, "--readyz-url=" + c.readyz}
@@ -211,7 +213,8 @@ func TestExplainAgreesWithTheControllerThatReloads(t *testing.T) {
 		return r.code == explain.ExitOK && strings.Contains(r.stdout, "strategy env-vars (STAKATER_APP_CONFIG_CONFIGMAP on container app)"),
 			"after the reload: " + r.stdout + r.stderr
 	})
-	if !strings.Contains(r.stdout, "up to date: hash "+newHash[:12]+" applied") || !strings.Contains(r.stdout, "Changes detected in 'app-config' of type 'CONFIGMAP'") {
+	if !strings.Contains(r.stdout, "up to date: hash "+newHash[:12]+" applied") || !strings.Contains(r.stdout, "Changes detected in 'app-config' of type 'CONFIGMAP'") ||
+		!strings.Contains(r.stdout, "the Deployment is paused by the pause period until") {
 		t.Fatalf("after the reload, explain must show it:\n%s", r.stdout)
 	}
 }

@@ -108,10 +108,14 @@ func describeUse(u Use) string {
 	}
 	switch u.Via {
 	case "volume", "projected":
-		if u.Container == "" {
-			return fmt.Sprintf("%s volume %s (mounted by no container)", u.Via, u.Volume)
+		vol := "volume " + u.Volume
+		if u.Via == "projected" {
+			vol = "projected " + vol
 		}
-		s := fmt.Sprintf("%s volume %s in %s at %s", u.Via, u.Volume, ctr, u.MountPath)
+		if u.Container == "" {
+			return vol + " (mounted by no container)"
+		}
+		s := fmt.Sprintf("%s in %s at %s", vol, ctr, u.MountPath)
 		if u.SubPath != "" {
 			s += fmt.Sprintf(" (subPath %s)", u.SubPath)
 		}
