@@ -87,6 +87,12 @@ type controllerProc struct {
 // reloader-meta-info there, and waits for /readyz.
 func startController(t *testing.T, ns string, args ...string) *controllerProc {
 	t.Helper()
+	return startControllerEnv(t, ns, nil, args...)
+}
+
+// startControllerEnv is startController with environment variables.
+func startControllerEnv(t *testing.T, ns string, env []string, args ...string) *controllerProc {
+	t.Helper()
 	port, err := process.FreePort()
 	if err != nil {
 		t.Fatal(err)
@@ -94,7 +100,7 @@ func startController(t *testing.T, ns string, args ...string) *controllerProc {
 	addr := "127.0.0.1:" + strconv.Itoa(port)
 	full := append([]string{"--kubeconfig=" + cp.AdminKubeconfig, "--metrics-addr=" + addr, "--namespaces=" + ns}, args...)
 	p, err := process.Start(process.Options{Name: "reloader", Path: reloaderBin, Args: full,
-		Env: []string{"RELOADER_NAMESPACE=" + ns}, Dir: t.TempDir()})
+		Env: append([]string{"RELOADER_NAMESPACE=" + ns}, env...), Dir: t.TempDir()})
 	if err != nil {
 		t.Fatal(err)
 	}

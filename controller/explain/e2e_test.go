@@ -325,3 +325,24 @@ func TestKubectlPlugin(t *testing.T) {
 		}
 	}
 }
+
+// With --enable-ha, explain reads the Lease and names the replica that
+// leads; /readyz says whether the one it reaches leads or stands by.
+func TestExplainNamesTheLeader(t *testing.T) {
+	requireControlPlane(t)
+	cs := cp.AdminClient(t)
+	ns := cp.Namespace(t)
+	mustCreate(t, cs, ns, configMap("app-config", nil, nil), deployment("web", ann(auto, "true"), nil, envFromCM("app-config")))
+	c := startControllerEnv(t, ns, []string{"POD_NAME=replica-a", "POD_NAMESPACE=" + ns}, "--enable-ha")
+	waitRecorded(t, cs, ns, "web")
+	var rep explain.Report
+	eventually(t, 30*time.Second, func() (bool, string) {
+		rep = reportOf(t, runExplain(t, reloaderBin, cp.AdminKubeconfig, "explain", "deploy/web", "-n", ns,
+			"--controller-namespace="+ns, "--readyz-url="+c.readyz, "-o", "json"))
+		return rep.Controller.Leader == "replica-a", strings.Join(rep.Controller.Details, "; ")
+	})
+	if rep.Controller.Running != "yes" || rep.Verdict != explain.UpToDate ||
+		!strings.Contains(strings.Join(rep.Controller.Details, "\n"), `answered "ok leader"`) {
+		t.Fatalf("controller %+v, verdict %s", rep.Controller, rep.Verdict)
+	}
+}
