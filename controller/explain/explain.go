@@ -418,25 +418,11 @@ func (rd *reader) configs(ctx context.Context, cl Clients, o Options, co *contro
 	cms, secrets := cl.Kube.CoreV1().ConfigMaps(ns), cl.Kube.CoreV1().Secrets(ns)
 	readAll(refs.ConfigMap, func() ([]metav1.Object, error) {
 		l, err := cms.List(ctx, metav1.ListOptions{})
-		if err != nil {
-			return nil, err
-		}
-		out := make([]metav1.Object, len(l.Items))
-		for i := range l.Items {
-			out[i] = &l.Items[i]
-		}
-		return out, nil
+		return objects(l, err, func(l *corev1.ConfigMapList) []corev1.ConfigMap { return l.Items })
 	}, func(name string) (metav1.Object, error) { return cms.Get(ctx, name, metav1.GetOptions{}) })
 	readAll(refs.Secret, func() ([]metav1.Object, error) {
 		l, err := secrets.List(ctx, metav1.ListOptions{})
-		if err != nil {
-			return nil, err
-		}
-		out := make([]metav1.Object, len(l.Items))
-		for i := range l.Items {
-			out[i] = &l.Items[i]
-		}
-		return out, nil
+		return objects(l, err, func(l *corev1.SecretList) []corev1.Secret { return l.Items })
 	}, func(name string) (metav1.Object, error) { return secrets.Get(ctx, name, metav1.GetOptions{}) })
 	if co.CSI && cl.Dynamic != nil {
 		for _, gvr := range controller.CSIResources() {
@@ -464,6 +450,22 @@ func (rd *reader) configs(ctx context.Context, cl Clients, o Options, co *contro
 		}
 	}
 	return objs, existing
+}
+
+// objects are a list's items as metadata, or the list's error.
+func objects[L any, T any, PT interface {
+	*T
+	metav1.Object
+}](l L, err error, items func(L) []T) ([]metav1.Object, error) {
+	if err != nil {
+		return nil, err
+	}
+	list := items(l)
+	out := make([]metav1.Object, len(list))
+	for i := range list {
+		out[i] = PT(&list[i])
+	}
+	return out, nil
 }
 
 // lastReload reads the controller's Reloaded Events for the workload.
