@@ -341,19 +341,29 @@ func findMetaInfo(ctx context.Context, cs kubernetes.Interface, controllerNS, wo
 		s.absent, s.why = true, "no "+metainfo.Name+" found in the cluster"
 		return s, nil
 	}
-	if len(found) > 1 {
-		found = slices.DeleteFunc(found, func(m *metaInfo) bool {
-			n := m.options.Namespaces
-			return len(n) > 0 && !slices.Contains(n, workloadNS) || slices.Contains(m.options.NamespacesToIgnore, workloadNS)
-		})
-	}
-	if len(found) != 1 {
-		var where []string
-		for i := range l.Items {
-			where = append(where, l.Items[i].Namespace)
+	covering := slices.DeleteFunc(slices.Clone(found), func(m *metaInfo) bool {
+		n := m.options.Namespaces
+		return len(n) > 0 && !slices.Contains(n, workloadNS) || slices.Contains(m.options.NamespacesToIgnore, workloadNS)
+	})
+	where := func(ms []*metaInfo) string {
+		var out []string
+		for _, m := range ms {
+			out = append(out, m.namespace)
 		}
-		return s, usageError(fmt.Errorf("%d controllers publish %s (in %s) and %d cover namespace %s: pick one with --controller-namespace",
-			len(l.Items), metainfo.Name, strings.Join(where, ", "), len(found), workloadNS))
+		return strings.Join(out, ", ")
+	}
+	switch {
+	case len(found) == 1:
+	case len(covering) == 1:
+		found = covering
+	case len(covering) == 0:
+		// No controller covers the namespace: that is the answer; explain
+		// it with one of them, whose scope says so.
+		s.notes = append(s.notes, fmt.Sprintf("%d controllers publish %s (in %s) and none covers namespace %s; explained with the one in %s",
+			len(found), metainfo.Name, where(found), workloadNS, found[0].namespace))
+	default:
+		return s, usageError(fmt.Errorf("%d controllers publish %s and %d cover namespace %s (in %s): pick one with --controller-namespace",
+			len(found), metainfo.Name, len(covering), workloadNS, where(covering)))
 	}
 	s.info = found[0]
 	return s, nil
