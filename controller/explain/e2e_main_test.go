@@ -42,20 +42,12 @@ func TestMain(m *testing.M) {
 		os.Exit(m.Run())
 	}
 	dir, err := os.MkdirTemp("", "reloader-explain-bin-")
+	if err == nil {
+		reloaderBin = filepath.Join(dir, "reloader")
+		err = tools.GoBuild("./cmd/reloader", reloaderBin)
+	}
 	if err != nil {
 		fmt.Fprintln(os.Stderr, err)
-		os.Exit(1)
-	}
-	root, err := tools.RepoRoot()
-	if err != nil {
-		fmt.Fprintln(os.Stderr, err)
-		os.Exit(1)
-	}
-	reloaderBin = filepath.Join(dir, "reloader")
-	build := exec.Command("go", "build", "-o", reloaderBin, "./cmd/reloader")
-	build.Dir = root
-	if out, err := build.CombinedOutput(); err != nil {
-		fmt.Fprintf(os.Stderr, "building the reloader binary: %v\n%s", err, out)
 		os.Exit(1)
 	}
 	// The kubectl plugin is the same binary under another name.
