@@ -123,6 +123,9 @@ func TestExplainNamesEachCause(t *testing.T) {
 				t.Errorf("output lacks %q:\n%s%s", tc.line, text.stdout, text.stderr)
 			}
 			rep := reportOf(t, runExplain(t, reloaderBin, cp.AdminKubeconfig, append(args, "--output=json")...))
+			if strings.Contains(tc.line, "does not match --namespace-selector") && rep.Skip != "namespace_not_selected" {
+				t.Errorf("skip %q, want the controller's namespace_not_selected", rep.Skip)
+			}
 			if rep.Verdict != tc.verdict {
 				t.Errorf("verdict %q, want %q (%s)", rep.Verdict, tc.verdict, rep.Summary)
 			}

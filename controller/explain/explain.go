@@ -102,7 +102,11 @@ type Report struct {
 	Workload Object `json:"workload"`
 	Verdict  string `json:"verdict"`
 	// Summary is the one-line answer.
-	Summary    string           `json:"summary"`
+	Summary string `json:"summary"`
+	// Skip is the reason the controller's sync stops early, with the label
+	// it counts in reloader_skipped_total ("namespace_not_selected",
+	// "being_deleted"); empty when it goes on.
+	Skip       string           `json:"skip,omitempty"`
 	OptIn      OptIn            `json:"optIn"`
 	Resources  []Resource       `json:"resources"`
 	Problems   []string         `json:"problems,omitempty"`
@@ -262,6 +266,7 @@ func Explain(ctx context.Context, cl Clients, o Options) (*Report, error) {
 		}
 		return false
 	})
+	r.Skip = in.Skip
 	r.Scope = scopeOf(o, co, in, rd.namespaceUnknown)
 	r.OptIn = optIn(co, v)
 	r.Resources = resources(co, v, in, existing, rd.unreadable)

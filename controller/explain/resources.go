@@ -67,7 +67,7 @@ func resources(co controller.Options, v workload.View, in controller.Inspection,
 			r.Due, r.Change = true, p.Change
 			if p.NoContainer {
 				r.Due = false
-				r.Change = p.Change + " (no container to carry the reload marker: the controller skips it)"
+				r.Change = p.Change + " (no container to carry the reload marker: the controller skips it, no_container)"
 			}
 		}
 		why := unreadable[k.String()]
