@@ -83,6 +83,14 @@ type Options struct {
 	// are reached through Dynamic.
 	ArgoRollouts, OpenShift, CSI bool
 	Dynamic                      dynamic.Interface
+	// Unavailable are the optional APIs asked for (ArgoRollouts, CSI) that
+	// the apiserver does not serve yet; they are watched once it does,
+	// checked every APIPollInterval (default 30s).
+	Unavailable     map[OptionalAPI]bool
+	APIPollInterval time.Duration
+	// Self is the object Events about the controller itself go on (its
+	// Deployment or Pod); nil: such Events are not recorded.
+	Self *corev1.ObjectReference
 	// Notify, when set, is told about every reload (alert sinks). It must
 	// not block.
 	Notify func(alerts.Event)
@@ -123,6 +131,8 @@ type scope struct {
 	// spcStatuses holds SecretProviderClassPodStatuses (CSI), indexed by
 	// class: they carry what a class's mounts hold.
 	spcStatuses cache.SharedIndexInformer
+	// deferred are the factories of optional APIs not served yet.
+	deferred map[OptionalAPI]dynamicinformer.DynamicSharedInformerFactory
 }
 
 const (
@@ -150,6 +160,9 @@ func New(cs kubernetes.Interface, o Options) (*Controller, error) {
 	}
 	if o.Now == nil {
 		o.Now = time.Now
+	}
+	if o.APIPollInterval <= 0 {
+		o.APIPollInterval = defaultAPIPollInterval
 	}
 	if o.Names == (annotations.Names{}) {
 		o.Names = annotations.Defaults()
@@ -218,7 +231,7 @@ func (c *Controller) newScope(ns string) (*scope, error) {
 		s.dynamicFactory = dynamicinformer.NewFilteredDynamicSharedInformerFactory(c.o.Dynamic, 0, ns, nil)
 	}
 	if c.o.CSI {
-		if err := c.addCSI(s); err != nil {
+		if err := c.addCSI(s, c.deferredFactory(s, ns, CSIAPI)); err != nil {
 			return nil, err
 		}
 	}
@@ -245,7 +258,11 @@ func (c *Controller) newScope(ns string) (*scope, error) {
 		switch kind {
 		case workload.Rollout, workload.DeploymentConfig:
 			gvr, _ := workload.GVR(kind)
-			inf = s.dynamicFactory.ForResource(gvr).Informer()
+			f := s.dynamicFactory
+			if kind == workload.Rollout {
+				f = c.deferredFactory(s, ns, ArgoRolloutsAPI)
+			}
+			inf = f.ForResource(gvr).Informer()
 			if err := inf.SetTransform(workload.CustomFromUnstructured); err != nil {
 				return nil, fmt.Errorf("caching %ss: %w", kind, err)
 			}
@@ -285,16 +302,13 @@ func (c *Controller) Start(ctx context.Context) error {
 		if s.dynamicFactory != nil {
 			s.dynamicFactory.Start(ctx.Done())
 		}
-		if s.spcStatuses != nil {
-			synced = append(synced, s.spcStatuses.HasSynced)
-		}
-		for _, inf := range s.config {
-			synced = append(synced, inf.HasSynced)
-		}
-		for _, inf := range s.workloads {
-			synced = append(synced, inf.HasSynced)
+		for _, inf := range c.informersOf(s) {
+			if !c.deferredInformer(s, inf) {
+				synced = append(synced, inf.HasSynced)
+			}
 		}
 	}
+	c.announceUnavailable()
 	if c.nsInf != nil {
 		go c.nsInf.Run(ctx.Done())
 		synced = append(synced, c.nsInf.HasSynced)
@@ -305,6 +319,9 @@ func (c *Controller) Start(ctx context.Context) error {
 	}
 	c.ready.Store(true)
 	c.o.Metrics.CacheSynced.Set(1)
+	for api := range c.o.Unavailable {
+		go c.awaitAPI(ctx, api)
+	}
 	c.o.Logger.Info("caches synced", "scopes", len(c.scopes))
 	return nil
 }

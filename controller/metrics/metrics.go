@@ -61,6 +61,9 @@ type Collectors struct {
 	// Syncs counts every workload sync (ours): reloader_reconcile_total
 	// counts, as in the original, only the handling of changes.
 	Syncs *prometheus.CounterVec
+	// OptionalAPIAvailable is 1 per optional API asked for (argo-rollouts,
+	// secrets-store-csi) once the apiserver serves it and it is watched.
+	OptionalAPIAvailable *prometheus.GaugeVec
 
 	countByNamespace bool
 }
@@ -121,10 +124,12 @@ func New(reg prometheus.Registerer, o Options) *Collectors {
 			Help: "Reloads deferred by the minimum reload interval; their changes are applied together by a later reload."}),
 		Syncs: prometheus.NewCounterVec(prometheus.CounterOpts{Namespace: ns, Name: "workload_syncs_total",
 			Help: "Workload syncs by result (success, requeue, error), including those that found the workload up to date."}, []string{"result"}),
+		OptionalAPIAvailable: prometheus.NewGaugeVec(prometheus.GaugeOpts{Namespace: ns, Name: "optional_api_available",
+			Help: "1 when an optional API the flags ask for is served and watched, 0 while the apiserver does not serve it."}, []string{"api"}),
 	}
 	reg.MustRegister(c.Reloaded, c.ReconcileTotal, c.ReconcileDuration, c.ActionTotal, c.ActionLatency,
 		c.SkippedTotal, c.QueueDepth, c.QueueAdds, c.QueueLatency, c.ErrorsTotal, c.RetriesTotal, c.EventsReceived,
-		c.EventsProcessed, c.WorkloadsScanned, c.WorkloadsMatched, c.InvalidAnnotations, c.CacheSynced, c.Coalesced, c.Syncs)
+		c.EventsProcessed, c.WorkloadsScanned, c.WorkloadsMatched, c.InvalidAnnotations, c.CacheSynced, c.Coalesced, c.Syncs, c.OptionalAPIAvailable)
 	if o.CountByNamespace {
 		reg.MustRegister(c.ReloadedByNamespace)
 	}
