@@ -80,15 +80,7 @@ func serverVersion(t *testing.T) (gitVersion string, minor int) {
 // render renders chart for a release and splits it into objects.
 func render(t *testing.T, chart string, rel Release) []*unstructured.Unstructured {
 	t.Helper()
-	c, err := Load(chart)
-	if err != nil {
-		t.Fatal(err)
-	}
-	manifest, err := Render(c, rel)
-	if err != nil {
-		t.Fatal(err)
-	}
-	objs, err := Objects(manifest)
+	objs, err := RenderObjects(chart, rel)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -95,6 +95,20 @@ func Render(c *chart.Chart, rel Release) (string, error) {
 	return r.Manifest, nil
 }
 
+// RenderObjects loads chart name from source, renders it for rel and splits
+// the manifest into objects.
+func RenderObjects(name string, rel Release) ([]*unstructured.Unstructured, error) {
+	c, err := Load(name)
+	if err != nil {
+		return nil, err
+	}
+	manifest, err := Render(c, rel)
+	if err != nil {
+		return nil, err
+	}
+	return Objects(manifest)
+}
+
 // Objects splits a rendered manifest into objects. Numbers come out as int64,
 // as from the apiserver, so typed conversions and NestedInt64 work.
 func Objects(manifest string) ([]*unstructured.Unstructured, error) {

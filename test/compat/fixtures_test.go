@@ -79,8 +79,8 @@ var checks = map[string]func(t *testing.T, objs []*unstructured.Unstructured, d 
 		}
 		wantEnv(t, d, "METRICS_COUNT_BY_NAMESPACE")
 	},
-	"netpol.yaml":  wantKinds("NetworkPolicy"),
-	"pdb.yaml":     wantKinds("PodDisruptionBudget"),
+	"netpol.yaml": wantKinds("NetworkPolicy"),
+	"pdb.yaml":    wantKinds("PodDisruptionBudget"),
 	"volumes.yaml": func(t *testing.T, _ []*unstructured.Unstructured, d *appsv1.Deployment) {
 		var mounts []string
 		for _, m := range d.Spec.Template.Spec.Containers[0].VolumeMounts {
@@ -256,4 +256,3 @@ func wantKinds(kinds ...string) func(*testing.T, []*unstructured.Unstructured, *
 		}
 	}
 }
-

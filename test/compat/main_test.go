@@ -71,15 +71,7 @@ func fixture(t *testing.T, name string) map[string]any {
 
 func render(t *testing.T, rel charts.Release) []*unstructured.Unstructured {
 	t.Helper()
-	c, err := charts.Load(charts.Reloader)
-	if err != nil {
-		t.Fatal(err)
-	}
-	manifest, err := charts.Render(c, rel)
-	if err != nil {
-		t.Fatal(err)
-	}
-	objs, err := charts.Objects(manifest)
+	objs, err := charts.RenderObjects(charts.Reloader, rel)
 	if err != nil {
 		t.Fatal(err)
 	}
