@@ -93,7 +93,6 @@ func TestMetricsOfAScriptedSequenceMatchStakaters(t *testing.T) {
 		{"reloader_retries_total", nil, 1, true},
 		{"reloader_events_received_total", []string{`event_type="update"`, `resource_type="configmaps"`}, 4, false},
 		{"reloader_events_received_total", []string{`event_type="add"`, `resource_type="configmaps"`}, 3, true},
-		{"reloader_events_received_total", []string{`event_type="update"`, `resource_type="secrets"`}, 0, false},
 		{"reloader_events_processed_total", []string{`event_type="unknown"`, `resource_type="configmaps"`, `result="success"`}, 3, false},
 		{"reloader_workloads_scanned_total", []string{`kind="Deployment"`}, 4, false},
 		{"reloader_workloads_scanned_total", []string{`kind="StatefulSet"`}, 0, false},
