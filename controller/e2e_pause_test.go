@@ -26,7 +26,11 @@ func TestPersonsPauseIsNotUndone(t *testing.T) {
 	d.Spec.Paused = true
 	createDeployment(t, cs, ns, d)
 	startReloader(t, "", "--namespaces="+ns)
-	waitRecorded(t, cs, ns, "held")
+	// A paused Deployment gets no revision; the record says it was adopted.
+	eventually(t, 30*time.Second, func() (bool, string) {
+		_, ok := getDeployment(t, cs, ns, "held").Annotations["reloader.dev/applied-hashes"]
+		return ok, "Deployment held was not adopted"
+	})
 	if _, err := cs.CoreV1().ConfigMaps(ns).Update(ctx, configMap("cfg", map[string]string{"k": "2"}), metav1.UpdateOptions{}); err != nil {
 		t.Fatal(err)
 	}
