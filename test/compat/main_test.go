@@ -19,7 +19,6 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
-	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/client-go/kubernetes"
 	"sigs.k8s.io/yaml"
 
@@ -79,26 +78,17 @@ func render(t *testing.T, rel charts.Release) []*unstructured.Unstructured {
 }
 
 func ofKind(objs []*unstructured.Unstructured, kind string) []*unstructured.Unstructured {
-	var out []*unstructured.Unstructured
-	for _, o := range objs {
-		if o.GetKind() == kind {
-			out = append(out, o)
-		}
-	}
-	return out
+	return charts.OfKind(objs, kind)
 }
 
+// deploymentOf is the one Deployment a chart renders, typed.
 func deploymentOf(t *testing.T, objs []*unstructured.Unstructured) *appsv1.Deployment {
 	t.Helper()
-	ds := ofKind(objs, "Deployment")
-	if len(ds) != 1 {
-		t.Fatalf("rendered %d Deployments, want 1", len(ds))
-	}
-	var d appsv1.Deployment
-	if err := runtime.DefaultUnstructuredConverter.FromUnstructured(ds[0].Object, &d); err != nil {
+	d, err := charts.DeploymentOf(objs)
+	if err != nil {
 		t.Fatal(err)
 	}
-	return &d
+	return d
 }
 
 var (
