@@ -17,6 +17,7 @@ import (
 	"github.com/reloader-dev/reloader/controller/alerts"
 	"github.com/reloader-dev/reloader/controller/annotations"
 	"github.com/reloader-dev/reloader/controller/hash"
+	"github.com/reloader-dev/reloader/controller/metrics"
 	"github.com/reloader-dev/reloader/controller/refs"
 	"github.com/reloader-dev/reloader/controller/workload"
 )
@@ -64,15 +65,14 @@ func (c *Controller) sync(ctx context.Context, key workload.Key) error {
 		c.enqueuedAt.Delete(key)
 		return err
 	}
-	if ok, reason := v.Reloadable(); !ok {
-		c.o.Metrics.SkippedTotal.WithLabelValues(reason).Inc()
+	// Skips are counted where the original counts them: on the ConfigMap or
+	// Secret event (configHandler), not per workload.
+	if ok, _ := v.Reloadable(); !ok {
 		return nil
 	}
 	if c.ignoredNamespace(key.Namespace) || !c.namespaceSelected(key.Namespace) {
-		c.o.Metrics.SkippedTotal.WithLabelValues("namespace_not_selected").Inc()
 		return nil
 	}
-	c.o.Metrics.WorkloadsScanned.WithLabelValues(string(key.Kind)).Inc()
 	w := annotations.Workload{Meta: v.Object.GetAnnotations(), Template: v.Template.Annotations}
 	if !c.o.Names.Interested(w, c.o.AutoReloadAll) {
 		return nil
@@ -273,7 +273,7 @@ func (c *Controller) apply(ctx context.Context, v workload.View, reloads []reloa
 	for _, r := range reloads {
 		container, ok := refs.ContainerFor(spec, r.res.Kind, r.res.Name, r.w.auto)
 		if !ok {
-			c.o.Metrics.SkippedTotal.WithLabelValues("no_container").Inc()
+			c.o.Metrics.RecordSkipped(metrics.SkipStrategyNotUpdated)
 			continue
 		}
 		applied = append(applied, r)
@@ -308,7 +308,7 @@ func (c *Controller) apply(ctx context.Context, v workload.View, reloads []reloa
 		}
 		ch.MetaAnnotations[LastReload] = &now
 	}
-	if v.Kind == workload.Deployment && ch.Rollout() {
+	if v.Kind == workload.Deployment && ch.Rollout() && !pausedByPerson(v, c.o.Names.PausedAt) {
 		if s, ok := v.Object.GetAnnotations()[c.o.Names.PausePeriod]; ok {
 			if _, err := parsePausePeriod(s); err == nil {
 				paused := true
@@ -347,6 +347,7 @@ func (c *Controller) apply(ctx context.Context, v workload.View, reloads []reloa
 	if !ch.Rollout() {
 		return nil
 	}
+	markReloaded(ctx)
 	c.o.Metrics.WorkloadsMatched.WithLabelValues(string(v.Kind)).Inc()
 	c.o.Metrics.RecordReload(true, key.Namespace)
 	c.o.Metrics.RecordAction(string(v.Kind), "success", latency)
@@ -365,7 +366,6 @@ func (c *Controller) apply(ctx context.Context, v workload.View, reloads []reloa
 // it, so each change is sent until delivered and then never again.
 func (c *Controller) sendWebhook(ctx context.Context, v workload.View, applied []reload, nextText string) error {
 	if err := c.o.Webhook.Send(ctx, alertEvent(v, applied, c.o.Now())); err != nil {
-		c.o.Metrics.ErrorsTotal.WithLabelValues("webhook").Inc()
 		return fmt.Errorf("sending the webhook for %s: %w", v.Key(), err)
 	}
 	// The webhook has been delivered: record it whatever else changed on
@@ -376,6 +376,7 @@ func (c *Controller) sendWebhook(ctx context.Context, v workload.View, applied [
 		return fmt.Errorf("recording the applied hashes after the webhook: %w", err)
 	}
 	c.enqueuedAt.Delete(v.Key())
+	markReloaded(ctx)
 	c.o.Logger.Info("sent webhook instead of reloading", "workload", v.Key().String(), "resources", describe(applied))
 	return nil
 }
@@ -419,6 +420,18 @@ func (c *Controller) resumeIfPauseOver(ctx context.Context, v workload.View) (ti
 	return 0, nil
 }
 
+// pausedByPerson: the Deployment is paused and not by this controller (no
+// paused-at annotation). Its pause is left alone, as the original does: the
+// reload lands in the template and rolls out when that person resumes it.
+func pausedByPerson(v workload.View, pausedAt string) bool {
+	d, ok := v.Object.(*appsv1.Deployment)
+	if !ok || !d.Spec.Paused {
+		return false
+	}
+	_, ours := d.Annotations[pausedAt]
+	return !ours
+}
+
 func parsePausePeriod(s string) (time.Duration, error) {
 	d, err := time.ParseDuration(s)
 	if err != nil {
@@ -444,7 +457,6 @@ func (c *Controller) report(v workload.View, problems []string) {
 		return
 	}
 	c.o.Metrics.InvalidAnnotations.WithLabelValues(string(v.Kind)).Inc()
-	c.o.Metrics.SkippedTotal.WithLabelValues("invalid_configuration").Inc()
 	c.o.Recorder.Eventf(eventObject(v), corev1.EventTypeWarning, "ReloadFail", "%s '%s' in namespace '%s': %s", v.Kind, key.Name, key.Namespace, text)
 	c.o.Logger.Warn("workload configuration problem", "workload", key.String(), "problems", text)
 }
