@@ -145,7 +145,7 @@ Exit codes: 0 ok, 1 error, 2 usage error, 3 verification failed (nothing pushed)
 	pf.StringVarP(&g.archive, "file", "f", "", "release archive (.tar, .tar.zst or an OCI layout directory)")
 	pf.StringVar(&g.workDir, "work-dir", "", "where to unpack archives (default: the system temporary directory)")
 
-	root.AddCommand(g.planCmd(), g.copyCmd(), g.exportCmd(), g.importCmd(), g.verifyCmd(), g.valuesCmd())
+	root.AddCommand(g.planCmd(), g.copyCmd(), g.exportCmd(), g.importCmd(), g.verifyCmd(), g.valuesCmd(), g.policyCmd())
 	return root
 }
 

@@ -135,7 +135,9 @@ func TestGenerateRefusesWhatWouldTrustTooMuchOrNothing(t *testing.T) {
 		{"repository that would break out of CEL", func(o *Options) { o.Repositories = []string{`harbor.example/a"] || true || ["`} }, "is not a registry/path"},
 		{"repository without a registry path", func(o *Options) { o.Repositories = []string{"reloader"} }, "is not a registry/path"},
 		{"no scope", func(o *Options) { o.Namespace = "" }, "no scope"},
-		{"both scopes", func(o *Options) { o.NamespaceSelector = &metav1.LabelSelector{MatchLabels: map[string]string{"a": "b"}} }, "not both"},
+		{"both scopes", func(o *Options) {
+			o.NamespaceSelector = &metav1.LabelSelector{MatchLabels: map[string]string{"a": "b"}}
+		}, "not both"},
 		{"empty selector", func(o *Options) {
 			o.Namespace, o.NamespaceSelector = "", &metav1.LabelSelector{}
 		}, "select every namespace"},
@@ -146,8 +148,12 @@ func TestGenerateRefusesWhatWouldTrustTooMuchOrNothing(t *testing.T) {
 		{"key and identity", func(o *Options) { o.Trust.Identity = "me" }, "not both"},
 		{"keyless without issuer", func(o *Options) { o.Trust = Trust{Identity: "me", TrustedRootJSON: []byte("{}")} }, "OIDC issuer"},
 		{"keyless without root", func(o *Options) { o.Trust = Trust{Identity: "me", Issuer: "https://issuer"} }, "trusted root"},
-		{"keyless with a bad regexp", func(o *Options) { o.Trust = Trust{IdentityRegexp: "(", Issuer: "https://issuer", TrustedRootJSON: []byte("{}")} }, "identity regexp"},
-		{"keyless with a root that is not one", func(o *Options) { o.Trust = Trust{Identity: "me", Issuer: "https://issuer", TrustedRootJSON: []byte(`{"mediaType":"x"}`)} }, "parsing the trusted root"},
+		{"keyless with a bad regexp", func(o *Options) {
+			o.Trust = Trust{IdentityRegexp: "(", Issuer: "https://issuer", TrustedRootJSON: []byte("{}")}
+		}, "identity regexp"},
+		{"keyless with a root that is not one", func(o *Options) {
+			o.Trust = Trust{Identity: "me", Issuer: "https://issuer", TrustedRootJSON: []byte(`{"mediaType":"x"}`)}
+		}, "parsing the trusted root"},
 		{"bad name", func(o *Options) { o.Name = "Reloader!" }, `policy name "Reloader!"`},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
