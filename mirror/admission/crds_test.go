@@ -10,8 +10,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/sigstore/sigstore-go/pkg/root"
-	"github.com/sigstore/sigstore-go/pkg/testing/ca"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
@@ -97,23 +95,6 @@ func installCRDs(t *testing.T, ctx context.Context, k *kube) {
 	k.mapper.Reset()
 }
 
-func virtualTrustedRoot(t *testing.T) []byte {
-	t.Helper()
-	vs, err := ca.NewVirtualSigstore()
-	if err != nil {
-		t.Fatal(err)
-	}
-	tr, err := root.NewTrustedRoot(root.TrustedRootMediaType01, vs.FulcioCertificateAuthorities(), vs.CTLogs(), vs.TimestampingAuthorities(), vs.RekorLogs())
-	if err != nil {
-		t.Fatal(err)
-	}
-	b, err := tr.MarshalJSON()
-	if err != nil {
-		t.Fatal(err)
-	}
-	return b
-}
-
 // The policy-controller and Kyverno policies, for a key and for a keyless
 // trust policy, in both modes, pass a server-side dry run against those
 // projects' CRDs: the apiserver checks every field against their schemas.
@@ -127,7 +108,7 @@ func TestProjectPoliciesPassServerSideDryRunAgainstTheirCRDs(t *testing.T) {
 	keyless := m.opts
 	keyless.Trust = admission.Trust{
 		Identity: "https://github.com/reloader-dev/reloader/.github/workflows/release.yml@refs/tags/v1.2.3",
-		Issuer:   "https://token.actions.githubusercontent.com", TrustedRootJSON: virtualTrustedRoot(t), IgnoreSCT: true,
+		Issuer:   "https://token.actions.githubusercontent.com", TrustedRootJSON: trustedRootJSON(t), IgnoreSCT: true,
 	}
 	keylessRegexp := keyless
 	keylessRegexp.Trust.Identity, keylessRegexp.Trust.IdentityRegexp = "", `^https://github\.com/reloader-dev/reloader/`
