@@ -164,7 +164,9 @@ func (k *kube) apply(ctx context.Context, o *unstructured.Unstructured, dryRun b
 		return err
 	}
 	force := true
-	opts := metav1.PatchOptions{FieldManager: "reloader-mirror-policy-test", Force: &force}
+	// Strict: an unknown or misspelt field is an error, not a warning, so
+	// a policy the project's schema does not know cannot pass.
+	opts := metav1.PatchOptions{FieldManager: "reloader-mirror-policy-test", Force: &force, FieldValidation: "Strict"}
 	if dryRun {
 		opts.DryRun = []string{metav1.DryRunAll}
 	}

@@ -171,6 +171,17 @@ func TestProjectPoliciesPassServerSideDryRunAgainstTheirCRDs(t *testing.T) {
 					if n < 4 {
 						t.Errorf("only %d objects generated", n)
 					}
+					// The dry run has teeth: a misspelt field is refused.
+					for _, f := range []admission.Format{admission.PolicyController, admission.Kyverno} {
+						objs := decode(t, out[f])
+						bad := objs[len(objs)-1]
+						spec, _, _ := unstructured.NestedMap(bad.Object, "spec")
+						spec["authoritiez"] = spec["rules"]
+						_ = unstructured.SetNestedMap(bad.Object, spec, "spec")
+						if err := k.apply(ctx, bad, true); err == nil || !strings.Contains(err.Error(), "authoritiez") {
+							t.Errorf("%s: a misspelt field passed the dry run: %v", f, err)
+						}
+					}
 				})
 			}
 		}
