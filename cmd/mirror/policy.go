@@ -9,10 +9,10 @@ import (
 	"github.com/spf13/cobra"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
+	"github.com/reloader-dev/reloader/internal/cli"
 	"github.com/reloader-dev/reloader/mirror"
 	"github.com/reloader-dev/reloader/mirror/admission"
 	"github.com/reloader-dev/reloader/mirror/registry"
-	"github.com/reloader-dev/reloader/mirror/verify"
 )
 
 // policyFlags are the policy command's own flags. --output names a directory
@@ -60,14 +60,14 @@ nothing is rejected), then --mode enforce. See docs/enforce.md.`,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			formats, err := admission.ParseFormat(pf.format)
 			if err != nil {
-				return usageError{fmt.Errorf("--format: %w", err)}
+				return cli.Usage(fmt.Errorf("--format: %w", err))
 			}
 			opts, err := pf.options()
 			if err != nil {
 				return err
 			}
 			return g.withRelease(cmd, func(_ *registry.Client, in *releaseInput) error {
-				l, _, err := verify.VerifyLock(in.lockJSON, in.lockBundle, in.policy)
+				l, _, err := in.verifier.Lock(in.lockJSON, in.lockBundle)
 				if err != nil {
 					return err
 				}
@@ -109,12 +109,12 @@ func (pf policyFlags) options() (admission.Options, error) {
 	if pf.selector != "" {
 		sel, err := metav1.ParseToLabelSelector(pf.selector)
 		if err != nil {
-			return o, usageError{fmt.Errorf("--namespace-selector %q: %w", pf.selector, err)}
+			return o, cli.Usage(fmt.Errorf("--namespace-selector %q: %w", pf.selector, err))
 		}
 		o.Namespace, o.NamespaceSelector = "", sel
 	}
 	if o.Mode != admission.Enforce && o.Mode != admission.Audit {
-		return o, usageError{fmt.Errorf("--mode %q: want enforce or audit", pf.mode)}
+		return o, cli.Usage(fmt.Errorf("--mode %q: want enforce or audit", pf.mode))
 	}
 	return o, nil
 }
@@ -129,17 +129,17 @@ func (g *globals) admissionTrust(in *releaseInput) (admission.Trust, error) {
 	case g.key != "":
 		var b []byte
 		if b, err = os.ReadFile(g.key); err != nil {
-			return t, fmt.Errorf("reading public key %s: %w", g.key, err)
+			return t, cli.Usage(fmt.Errorf("reading public key %s: %w", g.key, err))
 		}
 		t.PublicKeyPEM = string(b)
 	case g.trustedRoot != "":
 		if t.TrustedRootJSON, err = os.ReadFile(g.trustedRoot); err != nil {
-			return t, fmt.Errorf("reading trusted root %s: %w", g.trustedRoot, err)
+			return t, cli.Usage(fmt.Errorf("reading trusted root %s: %w", g.trustedRoot, err))
 		}
 	case in.archive != nil && len(in.archive.TrustedRootJSON) > 0:
 		t.TrustedRootJSON = in.archive.TrustedRootJSON
 	default:
-		return t, usageError{errors.New("a keyless trust policy needs --trusted-root (or an archive that carries one) to write policies")}
+		return t, cli.Usage(errors.New("a keyless trust policy needs --trusted-root (or an archive that carries one) to write policies"))
 	}
 	return t, nil
 }

@@ -7,6 +7,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/reloader-dev/reloader/internal/cli"
 	"github.com/reloader-dev/reloader/mirror/testrelease"
 )
 
@@ -30,8 +31,8 @@ func TestPolicyCommand(t *testing.T) {
 	_ = os.WriteFile(lock+".sigstore.json", rel.LockBundle, 0o644)
 	target := "harbor.corp.example/platform/reloader"
 
-	code, out, errs := cli(t, "policy", "--lock", lock, "--key", key, "--target", target)
-	if code != exitOK {
+	code, out, errs := runCLI(t, "policy", "--lock", lock, "--key", key, "--target", target)
+	if code != cli.ExitOK {
 		t.Fatalf("policy: exit %d: %s", code, errs)
 	}
 	for _, want := range []string{"kind: ValidatingAdmissionPolicy\n", "kind: ClusterImagePolicy\n", "kind: ClusterPolicy\n",
@@ -42,8 +43,8 @@ func TestPolicyCommand(t *testing.T) {
 	}
 
 	pdir := filepath.Join(dir, "policies")
-	code, out, errs = cli(t, "policy", "--lock", lock, "--key", key, "--target", target, "--mode", "audit", "--output", pdir, "--format", "all")
-	if code != exitOK {
+	code, out, errs = runCLI(t, "policy", "--lock", lock, "--key", key, "--target", target, "--mode", "audit", "--output", pdir, "--format", "all")
+	if code != cli.ExitOK {
 		t.Fatalf("policy --output: exit %d: %s", code, errs)
 	}
 	for _, f := range []string{"vap.yaml", "policy-controller.yaml", "kyverno.yaml"} {
@@ -56,8 +57,8 @@ func TestPolicyCommand(t *testing.T) {
 		}
 	}
 
-	code, out, _ = cli(t, "policy", "--lock", lock, "--key", key, "--target", target, "--format", "vap", "--namespace-selector", "reloader.dev/enforce=true")
-	if code != exitOK || !strings.Contains(out, "reloader.dev/enforce: \"true\"") || strings.Contains(out, "ClusterPolicy") {
+	code, out, _ = runCLI(t, "policy", "--lock", lock, "--key", key, "--target", target, "--format", "vap", "--namespace-selector", "reloader.dev/enforce=true")
+	if code != cli.ExitOK || !strings.Contains(out, "reloader.dev/enforce: \"true\"") || strings.Contains(out, "ClusterPolicy") {
 		t.Errorf("vap with a namespace selector: exit %d:\n%s", code, out)
 	}
 
@@ -69,22 +70,22 @@ func TestPolicyCommand(t *testing.T) {
 		args []string
 		code int
 	}{
-		{"wrong key", []string{"--key", otherKey, "--target", target}, exitVerification},
-		{"bad format", []string{"--key", key, "--target", target, "--format", "opa"}, exitUsage},
-		{"bad mode", []string{"--key", key, "--target", target, "--mode", "dryrun"}, exitUsage},
-		{"bad selector", []string{"--key", key, "--target", target, "--namespace-selector", "a in (b"}, exitUsage},
+		{"wrong key", []string{"--key", otherKey, "--target", target}, cli.ExitRefused},
+		{"bad format", []string{"--key", key, "--target", target, "--format", "opa"}, cli.ExitUsage},
+		{"bad mode", []string{"--key", key, "--target", target, "--mode", "dryrun"}, cli.ExitUsage},
+		{"bad selector", []string{"--key", key, "--target", target, "--namespace-selector", "a in (b"}, cli.ExitUsage},
 	} {
-		if code, _, errs := cli(t, append([]string{"policy", "--lock", lock}, tc.args...)...); code != tc.code {
+		if code, _, errs := runCLI(t, append([]string{"policy", "--lock", lock}, tc.args...)...); code != tc.code {
 			t.Errorf("%s: exit %d, want %d: %s", tc.name, code, tc.code, errs)
 		}
 	}
 
-	if code, _, errs := cli(t, "policy", "--lock", lock, "--key", key); code == exitOK || !strings.Contains(errs, `"target"`) {
+	if code, _, errs := runCLI(t, "policy", "--lock", lock, "--key", key); code == cli.ExitOK || !strings.Contains(errs, `"target"`) {
 		t.Errorf("policy without --target: exit %d: %s", code, errs)
 	}
 
-	code, out, _ = cli(t, "policy", "--help")
-	if code != exitOK || !strings.Contains(out, "reloader-mirror policy") || !strings.Contains(out, "--output") || !strings.Contains(out, "--mode audit") {
+	code, out, _ = runCLI(t, "policy", "--help")
+	if code != cli.ExitOK || !strings.Contains(out, "reloader-mirror policy") || !strings.Contains(out, "--output") || !strings.Contains(out, "--mode audit") {
 		t.Errorf("policy --help: exit %d:\n%s", code, out)
 	}
 }

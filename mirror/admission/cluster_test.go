@@ -29,7 +29,7 @@ import (
 	"github.com/reloader-dev/reloader/mirror"
 	"github.com/reloader-dev/reloader/mirror/admission"
 	"github.com/reloader-dev/reloader/mirror/testrelease"
-	"github.com/reloader-dev/reloader/mirror/verify"
+	"github.com/reloader-dev/reloader/release/trust"
 	"github.com/reloader-dev/reloader/test/controlplane"
 	testregistry "github.com/reloader-dev/reloader/test/registry"
 )
@@ -65,7 +65,7 @@ type mirrored struct {
 	opts    admission.Options
 }
 
-func publish(t *testing.T, signer testrelease.Signer, policy verify.Policy) *mirrored {
+func publish(t *testing.T, signer testrelease.Signer, policy trust.Policy) *mirrored {
 	t.Helper()
 	reg, err := testregistry.StartInProcess(testregistry.InProcessOptions{})
 	if err != nil {
@@ -79,7 +79,11 @@ func publish(t *testing.T, signer testrelease.Signer, policy verify.Policy) *mir
 	if err != nil {
 		t.Fatal(err)
 	}
-	l, _, err := verify.VerifyLock(rel.LockJSON, rel.LockBundle, policy)
+	v, err := trust.NewVerifier(policy)
+	if err != nil {
+		t.Fatal(err)
+	}
+	l, _, err := v.Lock(rel.LockJSON, rel.LockBundle)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -87,7 +91,7 @@ func publish(t *testing.T, signer testrelease.Signer, policy verify.Policy) *mir
 	if err != nil {
 		t.Fatal(err)
 	}
-	v, err := mirror.RenderValues(l, m)
+	vals, err := mirror.RenderValues(l, m)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -95,7 +99,7 @@ func publish(t *testing.T, signer testrelease.Signer, policy verify.Policy) *mir
 	if err := o.FromLock(l, m.Repository); err != nil {
 		t.Fatal(err)
 	}
-	return &mirrored{signer: signer, rel: rel, mapping: m, values: v, opts: o}
+	return &mirrored{signer: signer, rel: rel, mapping: m, values: vals, opts: o}
 }
 
 func publishKeyed(t *testing.T) *mirrored {
@@ -104,7 +108,7 @@ func publishKeyed(t *testing.T) *mirrored {
 	if err != nil {
 		t.Fatal(err)
 	}
-	p, err := verify.LoadPolicy(verify.PolicyFiles{KeyFile: writeFile(t, "cosign.pub", s.PublicKeyPEM())})
+	p, err := trust.LoadPolicy(trust.PolicyFiles{KeyFile: writeFile(t, "cosign.pub", s.PublicKeyPEM())})
 	if err != nil {
 		t.Fatal(err)
 	}
