@@ -71,6 +71,7 @@ a healthy workload and never misses a change made while the controller was down.
 		},
 	}
 	o.AddFlags(cmd.Flags())
+	cmd.AddCommand(newExplainCommand("reloader"))
 	return cmd
 }
 
