@@ -125,6 +125,13 @@ func TestReloadOnCreateAndDeleteOfNamedResources(t *testing.T) {
 	for _, d := range []string{"create-cm", "create-secret", "delete-cm", "delete-secret", "by-regex", "search", "search-nomatch"} {
 		waitRecorded(t, cs, ns, d)
 	}
+	// What the record holds for resources that do not exist yet: the reload
+	// list (every match not listed is missing), or "" for a pod-spec use.
+	for d, want := range map[string]string{"create-cm": `{"configmap/*":"late-cm"}`, "search": `{"configmap/matched-late":""}`} {
+		if got := getDeployment(t, cs, ns, d).Annotations["reloader.dev/applied-hashes"]; got != want {
+			t.Fatalf("%s: record %s, want %s", d, got, want)
+		}
+	}
 
 	cmData := map[string]string{"key": "value"}
 	mustCreateCM(t, cs, ns, configMap("late-cm", cmData))
