@@ -16,6 +16,7 @@ import (
 	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/kubernetes"
 
@@ -416,4 +417,75 @@ func TestAdoptionRollsNothing(t *testing.T) {
 	r.wantNotApplied(t, "adopted_baseline", "moved")
 	waitRevision(t, cs, ns, "steady", 1, 0)
 	waitRevision(t, cs, ns, "moved", 1, 500*time.Millisecond)
+}
+
+// stakater's test/e2e/advanced "Job with SecretProviderClass reference": a
+// Job mounting a Secrets Store CSI class and naming it in its reload list is
+// recreated when the class's mounts report a new object version. (The
+// original drives Vault and the CSI driver; here the driver's
+// SecretProviderClassPodStatus is written directly.)
+func TestJobWithSecretProviderClassIsRecreated(t *testing.T) {
+	requireControlPlane(t)
+	dyn := installCRDs(t)
+	ctx := ctxFor(t)
+	cs := cp.AdminClient(t)
+	ns := cp.Namespace(t)
+	spc := &unstructured.Unstructured{Object: map[string]any{
+		"apiVersion": "secrets-store.csi.x-k8s.io/v1", "kind": "SecretProviderClass",
+		"metadata": map[string]any{"name": "vault-job"}, "spec": map[string]any{"provider": "vault"},
+	}}
+	if _, err := dyn.Resource(spcGVR).Namespace(ns).Create(ctx, spc, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	status := func(version string) *unstructured.Unstructured {
+		return &unstructured.Unstructured{Object: map[string]any{
+			"apiVersion": "secrets-store.csi.x-k8s.io/v1", "kind": "SecretProviderClassPodStatus",
+			"metadata": map[string]any{"name": "job-pod-" + ns + "-vault-job"},
+			"status": map[string]any{"secretProviderClassName": "vault-job", "podName": "job-pod", "mounted": true,
+				"objects": []any{map[string]any{"id": "secret/api_key", "version": version}}},
+		}}
+	}
+	first, err := dyn.Resource(spcpsGVR).Namespace(ns).Create(ctx, status("1"), metav1.CreateOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	tmpl := podTemplate("job", corev1.Container{Name: "job", VolumeMounts: []corev1.VolumeMount{{Name: "secrets", MountPath: "/mnt/secrets"}}})
+	tmpl.Spec.RestartPolicy = corev1.RestartPolicyNever
+	tmpl.Spec.Volumes = []corev1.Volume{{Name: "secrets", VolumeSource: corev1.VolumeSource{CSI: &corev1.CSIVolumeSource{
+		Driver: "secrets-store.csi.k8s.io", VolumeAttributes: map[string]string{"secretProviderClass": "vault-job"}}}}}
+	r := startReloader(t, "", "--namespaces="+ns, "--enable-csi-integration", "--reload-strategy=annotations")
+	job, err := cs.BatchV1().Jobs(ns).Create(ctx, &batchv1.Job{
+		ObjectMeta: metav1.ObjectMeta{Name: "vault-job", Annotations: map[string]string{"secretproviderclass.reloader.stakater.com/reload": "vault-job"}},
+		Spec:       batchv1.JobSpec{Template: tmpl},
+	}, metav1.CreateOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	eventually(t, 30*time.Second, func() (bool, string) {
+		j, err := cs.BatchV1().Jobs(ns).Get(ctx, "vault-job", metav1.GetOptions{})
+		if err != nil {
+			return false, err.Error()
+		}
+		_, ok := j.Annotations["reloader.dev/applied-hashes"]
+		return ok && j.UID == job.UID, "Job not recorded yet"
+	})
+	next := status("2")
+	next.SetResourceVersion(first.GetResourceVersion())
+	if _, err := dyn.Resource(spcpsGVR).Namespace(ns).Update(ctx, next, metav1.UpdateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	var recreated types.UID
+	eventually(t, 30*time.Second, func() (bool, string) {
+		j, err := cs.BatchV1().Jobs(ns).Get(ctx, "vault-job", metav1.GetOptions{})
+		if err != nil {
+			return false, err.Error()
+		}
+		recreated = j.UID
+		return j.UID != job.UID && strings.Contains(j.Spec.Template.Annotations[lastReloadedFrom], `"type":"SECRETPROVIDERCLASS"`), "Job not recreated for the class"
+	})
+	r.waitIdle(t, 3)
+	time.Sleep(500 * time.Millisecond)
+	if j, err := cs.BatchV1().Jobs(ns).Get(ctx, "vault-job", metav1.GetOptions{}); err != nil || j.UID != recreated {
+		t.Fatalf("Job recreated more than once (err %v)", err)
+	}
 }
