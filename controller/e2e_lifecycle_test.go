@@ -18,6 +18,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/client-go/dynamic"
 	"k8s.io/client-go/kubernetes"
 
 	"github.com/reloader-dev/reloader/controller"
@@ -433,29 +434,9 @@ func TestJobWithSecretProviderClassIsRecreated(t *testing.T) {
 	ctx := ctxFor(t)
 	cs := cp.AdminClient(t)
 	ns := cp.Namespace(t)
-	spc := &unstructured.Unstructured{Object: map[string]any{
-		"apiVersion": "secrets-store.csi.x-k8s.io/v1", "kind": "SecretProviderClass",
-		"metadata": map[string]any{"name": "vault-job"}, "spec": map[string]any{"provider": "vault"},
-	}}
-	if _, err := dyn.Resource(spcGVR).Namespace(ns).Create(ctx, spc, metav1.CreateOptions{}); err != nil {
-		t.Fatal(err)
-	}
-	status := func(version string) *unstructured.Unstructured {
-		return &unstructured.Unstructured{Object: map[string]any{
-			"apiVersion": "secrets-store.csi.x-k8s.io/v1", "kind": "SecretProviderClassPodStatus",
-			"metadata": map[string]any{"name": "job-pod-" + ns + "-vault-job"},
-			"status": map[string]any{"secretProviderClassName": "vault-job", "podName": "job-pod", "mounted": true,
-				"objects": []any{map[string]any{"id": "secret/api_key", "version": version}}},
-		}}
-	}
-	first, err := dyn.Resource(spcpsGVR).Namespace(ns).Create(ctx, status("1"), metav1.CreateOptions{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	tmpl := podTemplate("job", corev1.Container{Name: "job", VolumeMounts: []corev1.VolumeMount{{Name: "secrets", MountPath: "/mnt/secrets"}}})
+	first := csiClass(t, dyn, ns, "vault-job", "job-pod")
+	tmpl := mountsClass("job", "job", "vault-job")
 	tmpl.Spec.RestartPolicy = corev1.RestartPolicyNever
-	tmpl.Spec.Volumes = []corev1.Volume{{Name: "secrets", VolumeSource: corev1.VolumeSource{CSI: &corev1.CSIVolumeSource{
-		Driver: "secrets-store.csi.k8s.io", VolumeAttributes: map[string]string{"secretProviderClass": "vault-job"}}}}}
 	r := startReloader(t, "", "--namespaces="+ns, "--enable-csi-integration", "--reload-strategy=annotations")
 	job, err := cs.BatchV1().Jobs(ns).Create(ctx, &batchv1.Job{
 		ObjectMeta: metav1.ObjectMeta{Name: "vault-job", Annotations: map[string]string{"secretproviderclass.reloader.stakater.com/reload": "vault-job"}},
@@ -472,7 +453,7 @@ func TestJobWithSecretProviderClassIsRecreated(t *testing.T) {
 		_, ok := j.Annotations["reloader.dev/applied-hashes"]
 		return ok && j.UID == job.UID, "Job not recorded yet"
 	})
-	next := status("2")
+	next := spcPodStatus(ns, "vault-job", "job-pod", "2")
 	next.SetResourceVersion(first.GetResourceVersion())
 	if _, err := dyn.Resource(spcpsGVR).Namespace(ns).Update(ctx, next, metav1.UpdateOptions{}); err != nil {
 		t.Fatal(err)
@@ -491,4 +472,42 @@ func TestJobWithSecretProviderClassIsRecreated(t *testing.T) {
 	if j, err := cs.BatchV1().Jobs(ns).Get(ctx, "vault-job", metav1.GetOptions{}); err != nil || j.UID != recreated {
 		t.Fatalf("Job recreated more than once (err %v)", err)
 	}
+}
+
+// csiClass creates a SecretProviderClass and the status the CSI driver
+// writes for one pod mounting it (object version 1), and returns that status.
+func csiClass(t *testing.T, dyn dynamic.Interface, ns, class, pod string) *unstructured.Unstructured {
+	t.Helper()
+	spc := &unstructured.Unstructured{Object: map[string]any{
+		"apiVersion": "secrets-store.csi.x-k8s.io/v1", "kind": "SecretProviderClass",
+		"metadata": map[string]any{"name": class}, "spec": map[string]any{"provider": "vault"},
+	}}
+	if _, err := dyn.Resource(spcGVR).Namespace(ns).Create(context.Background(), spc, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	st, err := dyn.Resource(spcpsGVR).Namespace(ns).Create(context.Background(), spcPodStatus(ns, class, pod, "1"), metav1.CreateOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return st
+}
+
+// spcPodStatus is the SecretProviderClassPodStatus of pod's mount of class,
+// reporting one object at version.
+func spcPodStatus(ns, class, pod, version string) *unstructured.Unstructured {
+	return &unstructured.Unstructured{Object: map[string]any{
+		"apiVersion": "secrets-store.csi.x-k8s.io/v1", "kind": "SecretProviderClassPodStatus",
+		"metadata": map[string]any{"name": pod + "-" + ns + "-" + class},
+		"status": map[string]any{"secretProviderClassName": class, "podName": pod, "mounted": true,
+			"objects": []any{map[string]any{"id": "secret/db-password", "version": version}}},
+	}}
+}
+
+// mountsClass is a pod template whose container mounts class through the
+// Secrets Store CSI driver.
+func mountsClass(app, container, class string) corev1.PodTemplateSpec {
+	tmpl := podTemplate(app, corev1.Container{Name: container, VolumeMounts: []corev1.VolumeMount{{Name: "secrets", MountPath: "/mnt/secrets"}}})
+	tmpl.Spec.Volumes = []corev1.Volume{{Name: "secrets", VolumeSource: corev1.VolumeSource{CSI: &corev1.CSIVolumeSource{
+		Driver: "secrets-store.csi.k8s.io", VolumeAttributes: map[string]string{"secretProviderClass": class}}}}}
+	return tmpl
 }
