@@ -124,7 +124,9 @@ func TestReloadOnCreateAndDeleteOfNamedResources(t *testing.T) {
 		podTemplate("search", corev1.Container{Name: "app", EnvFrom: []corev1.EnvFromSource{envFromConfigMap("matched-late")}})))
 	createDeployment(t, cs, ns, deployment("search-nomatch", map[string]string{"reloader.stakater.com/search": "true"},
 		podTemplate("search-nomatch", corev1.Container{Name: "app", EnvFrom: []corev1.EnvFromSource{envFromConfigMap("unmatched-late")}})))
-	for _, d := range []string{"create-cm", "create-secret", "delete-cm", "delete-secret", "by-regex", "search", "search-nomatch"} {
+	createDeployment(t, cs, ns, deployment("typed-auto", map[string]string{"secret.reloader.stakater.com/auto": "true"},
+		podTemplate("typed-auto", corev1.Container{Name: "app", EnvFrom: []corev1.EnvFromSource{envFromSecret("typed-late")}})))
+	for _, d := range []string{"create-cm", "create-secret", "delete-cm", "delete-secret", "by-regex", "search", "search-nomatch", "typed-auto"} {
 		waitRecorded(t, cs, ns, d)
 	}
 	// What the record holds for resources that do not exist yet: the reload
@@ -145,6 +147,7 @@ func TestReloadOnCreateAndDeleteOfNamedResources(t *testing.T) {
 	matched.Annotations = map[string]string{"reloader.stakater.com/match": "true"}
 	mustCreateCM(t, cs, ns, matched)
 	mustCreateCM(t, cs, ns, configMap("unmatched-late", cmData))
+	mustCreateSecret(t, cs, ns, secret("typed-late", map[string]string{"password": "secret"}))
 
 	cmHash := hash.ConfigMap(cmData, nil)
 	t.Run("ConfigMap created", func(t *testing.T) {
@@ -161,6 +164,9 @@ func TestReloadOnCreateAndDeleteOfNamedResources(t *testing.T) {
 	})
 	t.Run("search workload, used ConfigMap created with match", func(t *testing.T) {
 		wantReloadedFrom(t, reloadedFrom(t, cs, ns, "search", 2), "CONFIGMAP", "matched-late", cmHash)
+	})
+	t.Run("typed auto, used Secret created", func(t *testing.T) {
+		wantReloadedFrom(t, reloadedFrom(t, cs, ns, "typed-auto", 2), "SECRET", "typed-late", hashOfSecret(map[string]string{"password": "secret"}))
 	})
 	t.Run("search workload, used ConfigMap created without match", func(t *testing.T) {
 		waitRevision(t, cs, ns, "search-nomatch", 1, 0)
@@ -182,7 +188,7 @@ func TestReloadOnCreateAndDeleteOfNamedResources(t *testing.T) {
 	})
 	// Nothing rolled twice.
 	time.Sleep(time.Second)
-	for d, want := range map[string]int64{"create-cm": 2, "create-secret": 2, "delete-cm": 2, "delete-secret": 2, "search": 2, "search-nomatch": 1, "by-regex": 5} {
+	for d, want := range map[string]int64{"create-cm": 2, "create-secret": 2, "delete-cm": 2, "delete-secret": 2, "search": 2, "search-nomatch": 1, "by-regex": 5, "typed-auto": 2} {
 		if got := revision(t, cs, ns, d); got != want {
 			t.Errorf("%s: revision %d, want %d", d, got, want)
 		}
