@@ -118,8 +118,13 @@ type Controller struct {
 
 	enqueuedAt sync.Map // workload.Key -> time.Time of the first event since the last sync
 	reported   sync.Map // workload.Key -> string: problems last reported, so Events are not repeated
-	ready      atomic.Bool
-	started    atomic.Bool
+	// born holds, for a workload whose creation the watch delivered (not the
+	// initial list), the resourceVersion of that first version: the point
+	// its first sync compares resources' last writes with (see firstsight.go).
+	// An entry lives until the workload's first record is written.
+	born    sync.Map // workload.Key -> birth
+	ready   atomic.Bool
+	started atomic.Bool
 }
 
 // scope holds the informers of one namespace, or of the whole cluster.
@@ -438,9 +443,12 @@ func (c *Controller) scopeFor(ns string) *scope {
 // ---- event handlers: they only enqueue keys ----
 
 func (c *Controller) workloadHandler() cache.ResourceEventHandler {
-	return cache.ResourceEventHandlerFuncs{
-		AddFunc: func(obj any) {
+	return cache.ResourceEventHandlerDetailedFuncs{
+		AddFunc: func(obj any, isInInitialList bool) {
 			if v, err := workload.ViewOf(obj); err == nil && !c.ignoredNamespace(v.Object.GetNamespace()) {
+				if !isInInitialList {
+					c.born.Store(v.Key(), birth{uid: v.Object.GetUID(), resourceVersion: v.Object.GetResourceVersion()})
+				}
 				c.enqueue(v.Key())
 			}
 		},
@@ -466,6 +474,7 @@ func (c *Controller) workloadHandler() cache.ResourceEventHandler {
 			if v, err := workload.ViewOf(obj); err == nil {
 				c.reported.Delete(v.Key())
 				c.enqueuedAt.Delete(v.Key())
+				c.born.Delete(v.Key())
 			}
 		},
 	}
@@ -505,10 +514,13 @@ func (c *Controller) configHandler(kind refs.Kind) cache.ResourceEventHandler {
 			c.o.Metrics.RecordReconcile(metrics.ResultSuccess, 0)
 		}
 	}
-	return cache.ResourceEventHandlerFuncs{
-		AddFunc: func(obj any) {
+	return cache.ResourceEventHandlerDetailedFuncs{
+		AddFunc: func(obj any, isInInitialList bool) {
 			c.o.Metrics.EventsReceived.WithLabelValues("add", resourceType).Inc()
 			m := metaOf(obj)
+			if !isInInitialList {
+				c.reportUnnamed(kind, m, "created")
+			}
 			handle(m, counted(m, c.o.ReloadOnCreate), m.GetAnnotations()[c.o.Names.Match] != "")
 		},
 		UpdateFunc: func(old, cur any) {
@@ -524,11 +536,15 @@ func (c *Controller) configHandler(kind refs.Kind) cache.ResourceEventHandler {
 				}
 				return
 			}
+			if cachedHash(old) != cachedHash(cur) {
+				c.reportUnnamed(kind, n, "changed")
+			}
 			handle(n, count, n.GetAnnotations()[c.o.Names.Match] != "" || o.GetAnnotations()[c.o.Names.Match] != "")
 		},
 		DeleteFunc: func(obj any) {
 			c.o.Metrics.EventsReceived.WithLabelValues("delete", resourceType).Inc()
 			m := metaOf(obj)
+			c.reportUnnamed(kind, m, "deleted")
 			handle(m, counted(m, c.o.ReloadOnDelete), m.GetAnnotations()[c.o.Names.Match] != "")
 		},
 	}
@@ -722,6 +738,11 @@ type state struct {
 	annotations map[string]string
 	hash        string
 	exists      bool
+	// resourceVersion, created and written (its last write, from
+	// managedFields) place a ConfigMap's or Secret's content in time; see
+	// firstsight.go.
+	resourceVersion  string
+	created, written time.Time
 }
 
 // lookup reads a resource's state from the caches. A SecretProviderClass's
@@ -737,8 +758,9 @@ func (c *Controller) lookup(kind refs.Kind, ns, name string) state {
 		st.hash, st.exists = c.spcHash(ns, name)
 		return st
 	}
-	if ok {
-		st.hash, st.exists = cachedHash(obj), true
+	if e, isEntry := obj.(*configEntry); ok && isEntry {
+		st.hash, st.exists = e.hash, true
+		st.resourceVersion, st.created, st.written = e.resourceVersion, e.created, e.written
 	}
 	return st
 }
@@ -746,14 +768,15 @@ func (c *Controller) lookup(kind refs.Kind, ns, name string) state {
 // ---- cache transforms ----
 
 // configEntry is all the cache keeps of a ConfigMap or Secret: its name,
-// resourceVersion, the annotations that steer reloads (ignore, match) and the
-// hash of its data. Memory therefore grows with the number of objects, not
+// resourceVersion, creation and last-write times, the annotations that steer
+// reloads (ignore, match) and the hash of its data. Memory therefore grows with the number of objects, not
 // their size, and no value is ever held by the controller. It is smaller than
 // an ObjectMeta; the informer reaches its metadata through GetObjectMeta.
 type configEntry struct {
 	name, namespace, resourceVersion string
 	annotations                      map[string]string
 	hash                             string
+	created, written                 time.Time
 }
 
 // GetObjectMeta implements metav1.ObjectMetaAccessor (keys and indexes).
@@ -786,7 +809,8 @@ func (c *Controller) stripConfig(obj any) (any, error) {
 	default:
 		return obj, nil // already an entry, or a tombstone
 	}
-	e := &configEntry{name: m.GetName(), namespace: m.GetNamespace(), resourceVersion: m.GetResourceVersion(), hash: h}
+	e := &configEntry{name: m.GetName(), namespace: m.GetNamespace(), resourceVersion: m.GetResourceVersion(), hash: h,
+		created: m.GetCreationTimestamp().Time, written: lastWrite(m)}
 	for _, k := range []string{c.o.Names.Ignore, c.o.Names.Match} {
 		if v, ok := m.GetAnnotations()[k]; ok {
 			if e.annotations == nil {
