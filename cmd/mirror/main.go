@@ -75,8 +75,9 @@ Sigstore bundles as OCI referrers). Digests never change.
 Before the first byte is pushed it verifies, offline, the release lock's
 signature and every signature the lock lists against the trust policy you
 give (--key, or --certificate-identity + --certificate-oidc-issuer with a
-trusted root). After pushing it reads everything back, verifies again, and
-only then writes tags.` + cli.ExitCodesHelp,
+trusted root). A release whose lock records no vulnerability scan is refused
+unless --allow-unscanned is given. After pushing it reads everything back,
+verifies again, and only then writes tags.` + cli.ExitCodesHelp,
 		Example: `  # Connected side: carry the release across the air gap in one file
   reloader-mirror export --lock-ref ghcr.io/reloader-dev/reloader-release:v1.2.3 \
       --key cosign.pub -f reloader-v1.2.3.tar.zst
