@@ -62,6 +62,10 @@ func (r *run) gate(ctx context.Context) error {
 func scanRecord(info policy.ScannerInfo, res policy.Result) *release.Scan {
 	sc := &release.Scan{Scanner: "trivy", ScannerVersion: info.Version, DBDigest: info.DBDigest, DBBuilt: info.DBBuilt,
 		Counts: map[string]int{}}
+	// Every severity is recorded, zeros included: "0 CRITICAL" is a fact.
+	for _, sev := range []policy.Severity{policy.SeverityCritical, policy.SeverityHigh, policy.SeverityMedium, policy.SeverityLow, policy.SeverityUnknown} {
+		sc.Counts[string(sev)] = 0
+	}
 	for sev, n := range res.Counts {
 		sc.Counts[string(sev)] = n
 	}

@@ -47,6 +47,9 @@ func TestScanRecordCarriesScannerDatabaseCountsAndAppliedExceptions(t *testing.T
 	if sc.Skipped || sc.Scanner != "trivy" || sc.ScannerVersion != "0.74.0" || !sc.DBBuilt.Equal(built) || sc.Counts["HIGH"] != 1 {
 		t.Fatalf("scan record %+v", sc)
 	}
+	if n, ok := sc.Counts["CRITICAL"]; !ok || n != 0 || len(sc.Counts) != 5 {
+		t.Fatalf("counts %v: every severity is recorded, zeros included", sc.Counts)
+	}
 	if len(sc.Exceptions) != 1 || sc.Exceptions[0].ID != "CVE-2099-0002" || sc.Exceptions[0].Expires != "2027-01-31" {
 		t.Fatalf("exceptions %+v", sc.Exceptions)
 	}
