@@ -48,7 +48,7 @@ type globals struct {
 	output         string
 	// policy
 	key, identity, identityRegexp, issuer, trustedRoot string
-	ignoreSCT                                          bool
+	ignoreSCT, allowUnscanned                          bool
 	// registry
 	caFile          string
 	insecure, plain bool
@@ -75,8 +75,9 @@ Sigstore bundles as OCI referrers). Digests never change.
 Before the first byte is pushed it verifies, offline, the release lock's
 signature and every signature the lock lists against the trust policy you
 give (--key, or --certificate-identity + --certificate-oidc-issuer with a
-trusted root). After pushing it reads everything back, verifies again, and
-only then writes tags.` + cli.ExitCodesHelp,
+trusted root). A release whose lock records no vulnerability scan is refused
+unless --allow-unscanned is given. After pushing it reads everything back,
+verifies again, and only then writes tags.` + cli.ExitCodesHelp,
 		Example: `  # Connected side: carry the release across the air gap in one file
   reloader-mirror export --lock-ref ghcr.io/reloader-dev/reloader-release:v1.2.3 \
       --key cosign.pub -f reloader-v1.2.3.tar.zst
@@ -98,6 +99,7 @@ only then writes tags.` + cli.ExitCodesHelp,
 	pf.StringVar(&g.identityRegexp, "certificate-identity-regexp", "", "keyless: regular expression the certificate identity must match")
 	pf.StringVar(&g.issuer, "certificate-oidc-issuer", "", "keyless: OIDC issuer of the signing certificate")
 	pf.StringVar(&g.trustedRoot, "trusted-root", "", "keyless: trusted_root.json (default: the one carried in the archive)")
+	pf.BoolVar(&g.allowUnscanned, "allow-unscanned", false, "accept a release whose lock records no vulnerability scan (built with --no-scan)")
 	pf.BoolVar(&g.ignoreSCT, "insecure-ignore-sct", false, "keyless: accept certificates without a certificate transparency timestamp (private CAs that log to no CT log only)")
 	pf.StringVar(&g.caFile, "ca-file", "", "PEM CA bundle for registries with an internal CA")
 	pf.BoolVar(&g.insecure, "insecure", false, "skip TLS certificate verification")
@@ -219,6 +221,7 @@ func (g *globals) open(ctx context.Context, c *registry.Client) (*releaseInput, 
 		in.close()
 		return nil, cli.Usage(err)
 	}
+	p.RequireScan = !g.allowUnscanned
 	if in.verifier, err = trust.NewVerifier(p); err != nil {
 		in.close()
 		return nil, cli.Usage(err)

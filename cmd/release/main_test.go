@@ -119,3 +119,19 @@ func TestEveryCommandHasHelpWithExamples(t *testing.T) {
 		}
 	}
 }
+
+func TestLocalCommandRefusesAnAmbiguousOrUnknownRequest(t *testing.T) {
+	t.Setenv("SOURCE_DATE_EPOCH", "1764500000")
+	t.Setenv("PATH", t.TempDir()) // no trivy anywhere
+	cases := map[string][]string{
+		"no trivy and no --no-scan":  {"local", "--commit", strings.Repeat("a", 40)},
+		"--trivy and --no-scan":      {"local", "--commit", strings.Repeat("a", 40), "--trivy", "trivy", "--no-scan"},
+		"a platform Reloader lacks":  {"local", "--commit", strings.Repeat("a", 40), "--no-scan", "--platforms", "windows/amd64"},
+		"a platform that is no such": {"local", "--commit", strings.Repeat("a", 40), "--no-scan", "--platforms", "amd64"},
+	}
+	for name, args := range cases {
+		if code, out := run(t, append(args, "--out", t.TempDir())...); code != cli.ExitUsage {
+			t.Errorf("%s: exit %d, want %d\n%s", name, code, cli.ExitUsage, out)
+		}
+	}
+}

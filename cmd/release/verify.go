@@ -15,6 +15,7 @@ import (
 
 type verifyFlags struct {
 	lock, bundle, key, identity, identityRegexp, issuer, trustedRoot string
+	ignoreTlog                                                       bool
 	output                                                           outputFlag
 }
 
@@ -27,7 +28,8 @@ func newVerifyCmd() *cobra.Command {
 (a public key, or a keyless certificate identity and OIDC issuer with a
 Sigstore trusted root), then every artifact of the lock in its registry by
 digest: manifest and blob digests, sizes, media types, cosign signatures and
-SBOM attestations. No transparency log or other online service is contacted;
+SBOM attestations. Keyless signatures need a transparency-log entry (verified
+offline against the trusted root) unless --insecure-ignore-tlog is given. No transparency log or other online service is contacted;
 only the registry holding the artifacts.` + cli.ExitCodesHelp,
 		Example: `  # key-based release (private PKI)
   reloader-release verify --lock reloader-release.json --key cosign.pub
@@ -47,6 +49,7 @@ only the registry holding the artifacts.` + cli.ExitCodesHelp,
 	fl.StringVar(&f.identityRegexp, "certificate-identity-regexp", "", "expected keyless certificate identity, as a regular expression")
 	fl.StringVar(&f.issuer, "certificate-oidc-issuer", "", "expected OIDC issuer of the keyless certificate")
 	fl.StringVar(&f.trustedRoot, "trusted-root", "", "Sigstore trusted_root.json for keyless verification")
+	fl.BoolVar(&f.ignoreTlog, "insecure-ignore-tlog", false, "keyless: accept signatures without a transparency-log entry (by default each needs one)")
 	f.output.register(c)
 	return c
 }
@@ -71,7 +74,7 @@ func (f *verifyFlags) options() (verify.Options, error) {
 			return o, cli.Usage(fmt.Errorf("reading the trusted root: %w", err))
 		}
 		o.Expect = release.Signer{Identity: f.identity, IdentityRegexp: f.identityRegexp, Issuer: f.issuer}
-		o.TrustedRoot = tr
+		o.TrustedRoot, o.IgnoreTlog = tr, f.ignoreTlog
 	default:
 		return o, cli.Usage(errors.New("say whom to trust: --key, or --certificate-identity with --certificate-oidc-issuer"))
 	}

@@ -40,6 +40,9 @@ type Options struct {
 // Packaged is a packaged chart.
 type Packaged struct {
 	Name, Version, Description string
+	// Library is a library chart: Helm cannot install it, so a release
+	// does not publish it (it is packaged into the charts that use it).
+	Library bool
 	// Archive is the .tgz, byte-identical for identical input.
 	Archive []byte
 	Path    string
@@ -81,7 +84,7 @@ func Package(opts Options) (*Packaged, error) {
 	if err != nil {
 		return nil, fmt.Errorf("packaging the chart %s: %w", opts.Dir, err)
 	}
-	p := &Packaged{Name: c.Name(), Version: c.Metadata.Version, Description: c.Metadata.Description,
+	p := &Packaged{Name: c.Name(), Version: c.Metadata.Version, Description: c.Metadata.Description, Library: c.Metadata.Type == "library",
 		Archive: archive, Config: cfg, Created: opts.Created}
 	if opts.OutDir != "" {
 		if err := os.MkdirAll(opts.OutDir, 0o755); err != nil {

@@ -75,7 +75,25 @@ func Layer(files []File, mtime time.Time) (v1.Layer, error) {
 	if err != nil {
 		return nil, fmt.Errorf("building a layer: %w", err)
 	}
-	return l, nil
+	// A layer from uncompressed bytes is compressed again on every read
+	// (the OCI layout, the push, digests): at BestCompression that is most
+	// of a release's time. Compress once and keep the bytes; the digest is
+	// of these same bytes.
+	rc, err := l.Compressed()
+	if err != nil {
+		return nil, fmt.Errorf("building a layer: %w", err)
+	}
+	defer rc.Close()
+	gz, err := io.ReadAll(rc)
+	if err != nil {
+		return nil, fmt.Errorf("building a layer: %w", err)
+	}
+	cl, err := tarball.LayerFromOpener(func() (io.ReadCloser, error) { return io.NopCloser(bytes.NewReader(gz)), nil },
+		tarball.WithMediaType(types.OCILayer))
+	if err != nil {
+		return nil, fmt.Errorf("building a layer: %w", err)
+	}
+	return cl, nil
 }
 
 func header(name string, typ byte, mode, size int64, mtime time.Time) *tar.Header {

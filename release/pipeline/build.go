@@ -16,7 +16,8 @@ import (
 
 func (r *run) buildImages(ctx context.Context) error {
 	o := r.opts
-	platforms := StandardPlatforms()
+	// The UBI platforms are a subset of the standard ones: one build each.
+	platforms := only(StandardPlatforms(), o.Platforms)
 	bins, err := build.Binaries(ctx, build.Options{MainPackage: o.MainPackage, Dir: o.ModuleDir,
 		OutDir: filepath.Join(o.OutDir, "bin"), BinaryName: "reloader", Platforms: platforms,
 		Version: o.Version, Commit: o.Commit, Date: o.Created, StampPackage: o.StampPackage})
@@ -44,7 +45,7 @@ func (r *run) buildImages(ctx context.Context) error {
 	}
 
 	var std []v1.Image
-	for _, p := range StandardPlatforms() {
+	for _, p := range platforms {
 		img, err := image.Standard(r.meta(o.StandardName), content(p))
 		if err != nil {
 			return err
@@ -67,7 +68,12 @@ func (r *run) buildImages(ctx context.Context) error {
 		return fmt.Errorf("fetching the UBI base %s: %w", o.UBIBase, err)
 	}
 	var ubi []v1.Image
-	for _, p := range UBIPlatforms() {
+	ubiPlatforms := only(UBIPlatforms(), o.Platforms)
+	if len(ubiPlatforms) == 0 {
+		fmt.Fprintln(r.log, "    no UBI platform among those asked for: skipping the UBI variant")
+		return nil
+	}
+	for _, p := range ubiPlatforms {
 		base, baseDigest, err := image.SelectPlatform(baseIdx, p)
 		if err != nil {
 			return fmt.Errorf("UBI base %s: %w", o.UBIBase, err)

@@ -6,14 +6,17 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"time"
 
 	"github.com/reloader-dev/reloader/internal/build"
 	"github.com/reloader-dev/reloader/policy"
+	"github.com/reloader-dev/reloader/release"
 )
 
 func (r *run) gate(ctx context.Context) error {
-	if r.opts.Scan == nil {
-		fmt.Fprintln(r.log, "    WARNING: vulnerability scan SKIPPED (no trivy); this release must not be published")
+	if r.opts.NoScan {
+		fmt.Fprintln(r.log, "    WARNING: vulnerability scan SKIPPED (--no-scan); the lock marks this release unscanned")
+		r.lock.Scan = &release.Scan{Skipped: true}
 		return nil
 	}
 	pol, err := policy.ReadPolicy(r.opts.Scan.PolicyPath)
@@ -24,9 +27,8 @@ func (r *run) gate(ctx context.Context) error {
 	topts.OutputDir = filepath.Join(r.opts.OutDir, "trivy")
 	var scanned []policy.ScannedImage
 	for _, bi := range r.images {
-		ref := bi.repo + "@" + bi.digest.String()
 		nm := bi.name + " " + bi.platform.String()
-		_, rep, err := policy.ScanImage(ctx, topts, ref, bi.name+"-"+build.PlatformDir(bi.platform))
+		_, rep, err := policy.ScanImage(ctx, topts, r.layout, bi.digest.String(), bi.name+"-"+build.PlatformDir(bi.platform))
 		if err != nil {
 			// Fail closed: the image is judged with no report.
 			fmt.Fprintf(r.log, "    %s: %v\n", nm, err)
@@ -46,7 +48,30 @@ func (r *run) gate(ctx context.Context) error {
 		return fmt.Errorf("writing the gate verdict: %w", err)
 	}
 	if !res.Passed {
-		return fmt.Errorf("%w; nothing was tagged or signed", policy.ErrRefused)
+		return fmt.Errorf("%w; nothing was pushed, tagged or signed", policy.ErrRefused)
 	}
+	info, err := policy.Scanner(ctx, topts)
+	if err != nil {
+		return fmt.Errorf("recording the scan in the lock: %w", err)
+	}
+	r.lock.Scan = scanRecord(info, res)
 	return nil
+}
+
+// scanRecord is what the lock says about a scan that passed.
+func scanRecord(info policy.ScannerInfo, res policy.Result) *release.Scan {
+	sc := &release.Scan{Scanner: "trivy", ScannerVersion: info.Version, DBDigest: info.DBDigest, DBBuilt: info.DBBuilt,
+		Counts: map[string]int{}}
+	// Every severity is recorded, zeros included: "0 CRITICAL" is a fact.
+	for _, sev := range []policy.Severity{policy.SeverityCritical, policy.SeverityHigh, policy.SeverityMedium, policy.SeverityLow, policy.SeverityUnknown} {
+		sc.Counts[string(sev)] = 0
+	}
+	for sev, n := range res.Counts {
+		sc.Counts[string(sev)] = n
+	}
+	for _, e := range res.AppliedExceptions {
+		sc.Exceptions = append(sc.Exceptions, release.ScanException{ID: e.ID, Package: e.Package,
+			Expires: e.Expires.Format(time.DateOnly), Justification: e.Justification})
+	}
+	return sc
 }

@@ -73,9 +73,16 @@ type Options struct {
 	// Verify configures the final verification (trust root for keyless);
 	// the expected signer is always the Signer's identity.
 	Verify verify.Options
-	// Scan is the vulnerability gate; nil skips it and says so loudly in
-	// the log. Only `local` permits nil.
+	// Scan is the vulnerability gate, run on the images in a local OCI
+	// layout before anything is pushed. Nil needs NoScan.
 	Scan *ScanOptions
+	// NoScan releases without a scan, explicitly: the lock says the
+	// release is unscanned, the versions page says so, and reloader-mirror
+	// refuses it unless told to allow unscanned releases.
+	NoScan bool
+	// Platforms restricts the release to these platforms (nil: every
+	// platform each variant ships for); see ParsePlatforms.
+	Platforms []v1.Platform
 
 	Remote []remote.Option
 	Log    io.Writer
@@ -110,6 +117,8 @@ type run struct {
 	ropts []remote.Option
 	// images are the built platform images in push order.
 	images []*builtImage
+	// layout is the local OCI layout holding every image and index.
+	layout string
 	// imageByDigest finds a built image by its manifest digest.
 	imageByDigest map[string]*builtImage
 	indexes       []*builtIndex
@@ -138,14 +147,16 @@ type step struct {
 	run  func(*run, context.Context) error
 }
 
-// steps is the release, in order. Nothing is tagged before the gate has
-// passed and the whole release verified as users verify it.
+// steps is the release, in order. The images are judged in a local OCI
+// layout: nothing reaches a registry before the gate has passed, and
+// nothing is tagged before the whole release verified as users verify it.
 func steps() []step {
 	return []step{
 		{"build images", (*run).buildImages},
 		{"generate SBOMs", (*run).generateSBOMs},
-		{"push by digest", (*run).push},
+		{"write the OCI layout", (*run).writeLayout},
 		{"vulnerability gate", (*run).gate},
+		{"push by digest", (*run).push},
 		{"publish SBOMs and charts", (*run).publishArtifacts},
 		{"sign and attest", (*run).sign},
 		{"write and sign the lock", (*run).writeLock},
@@ -190,6 +201,15 @@ func (o *Options) check() error {
 		if v == "" {
 			errs = append(errs, fmt.Errorf("no %s", k))
 		}
+	}
+	if o.Scan == nil && !o.NoScan {
+		errs = append(errs, errors.New("no vulnerability scan configured: give a scanner, or release unscanned explicitly (--no-scan)"))
+	}
+	if o.Scan != nil && o.NoScan {
+		errs = append(errs, errors.New("a scanner and --no-scan: choose one"))
+	}
+	if o.Platforms != nil && len(only(StandardPlatforms(), o.Platforms)) == 0 {
+		errs = append(errs, fmt.Errorf("none of the platforms asked for is one Reloader ships (%s)", platformList(StandardPlatforms())))
 	}
 	if o.Created.IsZero() {
 		errs = append(errs, errors.New("no creation time (SOURCE_DATE_EPOCH)"))

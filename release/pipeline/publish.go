@@ -51,6 +51,10 @@ func (r *run) publishArtifacts(ctx context.Context) error {
 		if err != nil {
 			return err
 		}
+		if pkg.Library {
+			fmt.Fprintf(r.log, "    chart %s is a library chart: not published\n", pkg.Name)
+			continue
+		}
 		repo := r.opts.Registry + "/charts/" + pkg.Name
 		tag, err := name.NewTag(repo + ":" + pkg.Version)
 		if err != nil {

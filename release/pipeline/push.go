@@ -10,9 +10,9 @@ import (
 	"github.com/reloader-dev/reloader/release"
 )
 
-// push uploads every index (and through it every image) by digest only:
-// nothing is tagged before the gate has passed, so a failed release leaves
-// no tag anyone would pull.
+// push uploads every index (and through it every image) by digest only,
+// after the gate passed on the local layout; tags come last, after the
+// whole release verified.
 func (r *run) push(ctx context.Context) error {
 	for _, bi := range r.indexes {
 		ref, err := name.NewDigest(bi.repo + "@" + bi.digest.String())

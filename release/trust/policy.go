@@ -46,6 +46,9 @@ type Policy struct {
 	// TransparencyLogThreshold, when above zero, requires that many verified
 	// transparency log entries on every keyless bundle.
 	TransparencyLogThreshold int
+	// RequireScan refuses a release whose lock records no vulnerability
+	// scan, or records that the scan was skipped (--no-scan).
+	RequireScan bool
 	// IgnoreSCT accepts keyless certificates without a verified certificate
 	// transparency timestamp. Public Fulcio embeds one in every certificate,
 	// so the default requires it; only a private CA that logs to no CT log
@@ -58,6 +61,9 @@ var (
 	// ErrUntrusted: the material does not verify against the policy (a
 	// signature, a signer, a digest). Callers must not use what failed.
 	ErrUntrusted = errors.New("untrusted")
+	// ErrUnscanned: the policy requires a scanned release and the lock
+	// records none. It wraps ErrUntrusted: the release must not be used.
+	ErrUnscanned = fmt.Errorf("%w: the release was not scanned for vulnerabilities", ErrUntrusted)
 	// ErrPolicy: the policy is incomplete or its key or trusted root
 	// cannot be read; nothing was verified.
 	ErrPolicy = errors.New("trust policy")

@@ -275,3 +275,26 @@ func TestReleaseVerifiesEverySignatureTheLockLists(t *testing.T) {
 		t.Fatalf("an index the lock lists no signature for: Err() = %v", err)
 	}
 }
+
+func TestAnUnscannedReleaseIsRefusedWhenTheScanIsRequired(t *testing.T) {
+	ours := newKeySigner(t)
+	strict := ours.policy
+	strict.RequireScan = true
+	for name, scan := range map[string]*release.Scan{"no scan record": nil, "--no-scan": {Skipped: true}} {
+		l := lockFor(ours.signer.Identity())
+		l.Scan = scan
+		lockJSON, bundle := signedLock(t, ours.signer, l)
+		if _, _, err := verifier(t, strict).Lock(lockJSON, bundle); !errors.Is(err, trust.ErrUnscanned) || !errors.Is(err, trust.ErrUntrusted) {
+			t.Errorf("%s: Lock = %v, want ErrUnscanned", name, err)
+		}
+		if _, _, err := verifier(t, ours.policy).Lock(lockJSON, bundle); err != nil {
+			t.Errorf("%s, unscanned releases allowed: %v", name, err)
+		}
+	}
+	l := lockFor(ours.signer.Identity())
+	l.Scan = &release.Scan{Scanner: "trivy", ScannerVersion: "0.74.0", DBDigest: digest("d"), Counts: map[string]int{"HIGH": 0}}
+	lockJSON, bundle := signedLock(t, ours.signer, l)
+	if _, _, err := verifier(t, strict).Lock(lockJSON, bundle); err != nil {
+		t.Fatalf("a scanned release: %v", err)
+	}
+}

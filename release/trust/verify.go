@@ -150,6 +150,9 @@ func (v *Verifier) Lock(lockJSON, bundleJSON []byte) (*release.Lock, LockResult,
 	if err := v.policy.MatchesSigner(l.Signer); err != nil {
 		return nil, LockResult{}, fmt.Errorf("release lock %s: %w", l.Version, err)
 	}
+	if v.policy.RequireScan && !l.Scanned() {
+		return nil, LockResult{}, fmt.Errorf("release %s: %w (its lock records no scan; allow unscanned releases explicitly to use it)", l.Version, ErrUnscanned)
+	}
 	return l, LockResult{Version: l.Version, Commit: l.Commit, Signer: v.policy.Summary(), Digest: sha256Digest(lockJSON)}, nil
 }
 

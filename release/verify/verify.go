@@ -38,6 +38,9 @@ type Options struct {
 	// IgnoreSCT: see trust.Policy.IgnoreSCT. Only for a private or test CA
 	// that logs to no certificate transparency log.
 	IgnoreSCT bool
+	// IgnoreTlog accepts keyless signatures without a transparency-log
+	// entry. By default every keyless bundle needs one, as cosign requires.
+	IgnoreTlog bool
 	// Remote are the registry options (auth, transport).
 	Remote []remote.Option
 }
@@ -49,6 +52,9 @@ func (o Options) Verifier() (*trust.Verifier, error) {
 		return nil, err
 	}
 	p.IgnoreSCT = o.IgnoreSCT
+	if p.Keyless() && !o.IgnoreTlog {
+		p.TransparencyLogThreshold = 1
+	}
 	return trust.NewVerifier(p)
 }
 
