@@ -9,15 +9,21 @@ package registry
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"log"
+	"maps"
 	"net"
 	"net/http"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
+	"strings"
 	"time"
+
+	"golang.org/x/crypto/bcrypt"
 
 	ggcrregistry "github.com/google/go-containerregistry/pkg/registry"
 
@@ -85,9 +91,37 @@ func StartInProcess(opts InProcessOptions) (*Registry, error) {
 }
 
 // StartDistribution runs the CNCF distribution v3 registry with filesystem
-// storage under dir, built once per machine by hack/tools/ensure.sh.
+// storage under dir and no authentication, built once per machine by
+// hack/tools/ensure.sh.
 func StartDistribution(ctx context.Context, dir string) (*Registry, error) {
+	return StartDistributionWith(ctx, dir, DistributionOptions{})
+}
+
+// DistributionOptions configures StartDistributionWith. At most one of
+// Token and Htpasswd is set.
+type DistributionOptions struct {
+	// Token makes the registry accept only bearer tokens of this issuer
+	// (`auth: token`), scoped per repository as Harbor's are.
+	Token *TokenIssuer
+	// Htpasswd makes the registry require basic auth (`auth: htpasswd`) of
+	// these users, password by user name, as Artifactory and Nexus do.
+	Htpasswd map[string]string
+}
+
+// StartDistributionWith runs the CNCF distribution v3 registry with
+// filesystem storage under dir and the authentication opts asks for.
+func StartDistributionWith(ctx context.Context, dir string, opts DistributionOptions) (*Registry, error) {
+	if opts.Token != nil && opts.Htpasswd != nil {
+		return nil, errors.New("starting the distribution registry: token and htpasswd auth are exclusive")
+	}
 	bin, err := tools.Binary(ctx, tools.Registry, "registry")
+	if err != nil {
+		return nil, err
+	}
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return nil, fmt.Errorf("creating the registry directory: %w", err)
+	}
+	authCfg, err := authConfig(dir, opts)
 	if err != nil {
 		return nil, err
 	}
@@ -113,11 +147,8 @@ storage:
       enabled: false
 http:
   addr: %s
-`, filepath.Join(dir, "storage"), addr)
+%s`, filepath.Join(dir, "storage"), addr, authCfg)
 		cfgPath := filepath.Join(dir, "config.yml")
-		if err := os.MkdirAll(dir, 0o755); err != nil {
-			return nil, fmt.Errorf("creating the registry directory: %w", err)
-		}
 		if err := os.WriteFile(cfgPath, []byte(cfg), 0o600); err != nil {
 			return nil, fmt.Errorf("writing the registry config: %w", err)
 		}
@@ -141,7 +172,9 @@ http:
 				return err
 			}
 			resp.Body.Close()
-			if resp.StatusCode != http.StatusOK {
+			// With auth on, an anonymous GET /v2/ is refused: that is the
+			// registry answering.
+			if resp.StatusCode != http.StatusOK && resp.StatusCode != http.StatusUnauthorized {
 				return fmt.Errorf("GET /v2/: %s", resp.Status)
 			}
 			return nil
@@ -157,4 +190,35 @@ http:
 		}
 	}
 	return nil, fmt.Errorf("starting the distribution registry: %w", lastErr)
+}
+
+// authConfig writes the files an auth method needs into dir and returns the
+// config section naming them.
+func authConfig(dir string, opts DistributionOptions) (string, error) {
+	switch {
+	case opts.Token != nil:
+		bundle := filepath.Join(dir, "token-issuer.pem")
+		if err := os.WriteFile(bundle, opts.Token.RootCertPEM, 0o600); err != nil {
+			return "", fmt.Errorf("writing the token issuer's certificate: %w", err)
+		}
+		return fmt.Sprintf("auth:\n  token:\n    realm: %s\n    service: %s\n    issuer: %s\n    rootcertbundle: %s\n",
+			opts.Token.Realm, opts.Token.Service, opts.Token.Issuer, bundle), nil
+	case opts.Htpasswd != nil:
+		var b strings.Builder
+		for _, user := range slices.Sorted(maps.Keys(opts.Htpasswd)) {
+			// The minimum cost keeps a test's many requests cheap; the
+			// registry checks any bcrypt cost the same way.
+			h, err := bcrypt.GenerateFromPassword([]byte(opts.Htpasswd[user]), bcrypt.MinCost)
+			if err != nil {
+				return "", fmt.Errorf("hashing the password of %s: %w", user, err)
+			}
+			fmt.Fprintf(&b, "%s:%s\n", user, h)
+		}
+		file := filepath.Join(dir, "htpasswd")
+		if err := os.WriteFile(file, []byte(b.String()), 0o600); err != nil {
+			return "", fmt.Errorf("writing the htpasswd file: %w", err)
+		}
+		return fmt.Sprintf("auth:\n  htpasswd:\n    realm: reloader-test-registry\n    path: %s\n", file), nil
+	}
+	return "", nil
 }
