@@ -132,7 +132,7 @@ func (c *Client) Repository(ctx context.Context, repo string, push bool) (*Repos
 		var te *transport.Error
 		if errors.As(err, &te) && (te.StatusCode == http.StatusUnauthorized || te.StatusCode == http.StatusForbidden) {
 			return nil, &DeniedError{Registry: ref.RegistryStr(), Repository: ref.RepositoryStr(), Right: lastRight(right),
-				User: userOf(cfg), Status: te.StatusCode, Detail: "the token service refused the credentials: " + err.Error()}
+				User: userOf(cfg), Rejected: userOf(cfg) != "", Status: te.StatusCode, Detail: "the token service refused them: " + err.Error()}
 		}
 		return nil, fmt.Errorf("connecting to %s for %s: %w", ref.RegistryStr(), repo, err)
 	}
@@ -163,32 +163,42 @@ func (e *Error) Error() string {
 	return fmt.Sprintf("%s %s: HTTP %d %s", e.Method, e.URL, e.Status, truncate(strings.TrimSpace(e.Body), 300))
 }
 
-// DeniedError is a registry refusing an operation for want of a right: no or
-// rejected credentials (HTTP 401), or credentials without the right on the
-// repository (a token lacking the scope, HTTP 401 insufficient_scope, or
-// HTTP 403 from Artifactory and Harbor's core). Retrying cannot help.
+// DeniedError is a registry refusing an operation: no credentials,
+// credentials it rejects, or credentials without the right on the repository
+// (a token lacking the scope: HTTP 401 insufficient_scope; or HTTP 403 from
+// Artifactory and Harbor's core). Retrying cannot help.
 type DeniedError struct {
 	// Registry is the host, Repository the path within it.
 	Registry, Repository string
 	// Right is what the operation needed: "pull" or "push".
 	Right string
 	// User is the user name sent, "" when no credentials were found.
-	User   string
-	Status int
+	User string
+	// Rejected says the credentials themselves were refused (a wrong
+	// password), not the right.
+	Rejected bool
+	Status   int
 	// Detail is the registry's explanation.
 	Detail string
 }
 
 func (e *DeniedError) Error() string {
-	who := "anonymous access (no credentials for " + e.Registry + " in the Docker config; set DOCKER_CONFIG or run `docker login " + e.Registry + "`)"
-	if e.User != "" {
-		who = "user " + strconv.Quote(e.User)
+	var msg string
+	switch {
+	case e.User == "":
+		msg = fmt.Sprintf("registry %s denied %s on repository %s to anonymous access: no credentials for %s in the Docker config (set DOCKER_CONFIG or run `docker login %s`)",
+			e.Registry, e.Right, e.Repository, e.Registry, e.Registry)
+	case e.Rejected:
+		msg = fmt.Sprintf("registry %s rejected the credentials of user %q (needed for %s on repository %s): check the login for %s in the Docker config",
+			e.Registry, e.User, e.Right, e.Repository, e.Registry)
+	default:
+		msg = fmt.Sprintf("registry %s denied %s on repository %s to user %q: the user lacks the %s right on %s", e.Registry, e.Right, e.Repository, e.User, e.Right, e.Repository)
 	}
-	msg := fmt.Sprintf("registry %s denied %s on repository %s to %s: the %s right on %s is missing", e.Registry, e.Right, e.Repository, who, e.Right, e.Repository)
-	if e.Detail != "" {
-		msg += " (HTTP " + strconv.Itoa(e.Status) + ": " + truncate(strings.TrimSpace(e.Detail), 300) + ")"
+	msg += " (HTTP " + strconv.Itoa(e.Status)
+	if d := strings.TrimSpace(e.Detail); d != "" {
+		msg += ": " + truncate(d, 300)
 	}
-	return msg
+	return msg + ")"
 }
 
 func truncate(s string, n int) string {

@@ -69,7 +69,12 @@ func (r *Repository) do(ctx context.Context, method, u string, body io.Reader, h
 func (r *Repository) errorFrom(resp *http.Response, right string) error {
 	b, _ := io.ReadAll(io.LimitReader(resp.Body, 4096))
 	if resp.StatusCode == http.StatusUnauthorized || resp.StatusCode == http.StatusForbidden {
-		return &DeniedError{Registry: r.host, Repository: r.path, Right: right, User: r.user, Status: resp.StatusCode, Detail: string(b)}
+		// A 401 with a Basic challenge refuses the credentials; a Bearer
+		// one says the token (issued for what the user holds) falls short.
+		rejected := resp.StatusCode == http.StatusUnauthorized &&
+			strings.HasPrefix(strings.ToLower(resp.Header.Get("WWW-Authenticate")), "basic")
+		return &DeniedError{Registry: r.host, Repository: r.path, Right: right, User: r.user, Rejected: rejected && r.user != "",
+			Status: resp.StatusCode, Detail: string(b)}
 	}
 	return &Error{Method: resp.Request.Method, URL: resp.Request.URL.Redacted(), Status: resp.StatusCode, Body: string(b)}
 }

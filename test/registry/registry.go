@@ -16,6 +16,8 @@ import (
 	"maps"
 	"net"
 	"net/http"
+	"net/http/httputil"
+	"net/url"
 	"os"
 	"path/filepath"
 	"slices"
@@ -121,8 +123,22 @@ func StartDistributionWith(ctx context.Context, dir string, opts DistributionOpt
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return nil, fmt.Errorf("creating the registry directory: %w", err)
 	}
-	authCfg, err := authConfig(dir, opts)
+	// With token auth a front end on its own port serves the token service
+	// and passes everything else to the registry, as Harbor's proxy does;
+	// the realm must name it before the registry starts.
+	var front net.Listener
+	realm := ""
+	if opts.Token != nil {
+		if front, err = net.Listen("tcp", "127.0.0.1:0"); err != nil {
+			return nil, fmt.Errorf("listening for the registry's front end: %w", err)
+		}
+		realm = "http://" + front.Addr().String() + TokenPath
+	}
+	authCfg, err := authConfig(dir, opts, realm)
 	if err != nil {
+		if front != nil {
+			front.Close()
+		}
 		return nil, err
 	}
 	var lastErr error
@@ -181,7 +197,11 @@ http:
 		})
 		cancel()
 		if lastErr == nil {
-			return &Registry{Host: addr, proc: p, stop: func() error { return p.Stop(5 * time.Second) }}, nil
+			r := &Registry{Host: addr, proc: p, stop: func() error { return p.Stop(5 * time.Second) }}
+			if front != nil {
+				r.Host, r.stop = withFront(front, addr, opts.Token, r.stop)
+			}
+			return r, nil
 		}
 		retry := p.IsAddrInUse()
 		_ = p.Stop(5 * time.Second)
@@ -189,12 +209,36 @@ http:
 			break
 		}
 	}
+	if front != nil {
+		front.Close()
+	}
 	return nil, fmt.Errorf("starting the distribution registry: %w", lastErr)
+}
+
+// withFront serves the token service at TokenPath on l and proxies every
+// other request to the registry at addr, keeping the Host header so the
+// registry's upload locations name the front end. It returns the front's
+// host and a stop function ending both.
+func withFront(l net.Listener, addr string, ti *TokenIssuer, stopRegistry func() error) (string, func() error) {
+	target := &url.URL{Scheme: "http", Host: addr}
+	mux := http.NewServeMux()
+	mux.Handle(TokenPath, ti)
+	mux.Handle("/", &httputil.ReverseProxy{Rewrite: func(pr *httputil.ProxyRequest) {
+		pr.SetURL(target)
+		pr.Out.Host = pr.In.Host
+	}})
+	srv := &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second}
+	go func() { _ = srv.Serve(l) }()
+	return l.Addr().String(), func() error {
+		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		defer cancel()
+		return errors.Join(srv.Shutdown(ctx), stopRegistry())
+	}
 }
 
 // authConfig writes the files an auth method needs into dir and returns the
 // config section naming them.
-func authConfig(dir string, opts DistributionOptions) (string, error) {
+func authConfig(dir string, opts DistributionOptions, realm string) (string, error) {
 	switch {
 	case opts.Token != nil:
 		bundle := filepath.Join(dir, "token-issuer.pem")
@@ -202,7 +246,7 @@ func authConfig(dir string, opts DistributionOptions) (string, error) {
 			return "", fmt.Errorf("writing the token issuer's certificate: %w", err)
 		}
 		return fmt.Sprintf("auth:\n  token:\n    realm: %s\n    service: %s\n    issuer: %s\n    rootcertbundle: %s\n",
-			opts.Token.Realm, opts.Token.Service, opts.Token.Issuer, bundle), nil
+			realm, opts.Token.Service, opts.Token.Issuer, bundle), nil
 	case opts.Htpasswd != nil:
 		var b strings.Builder
 		for _, user := range slices.Sorted(maps.Keys(opts.Htpasswd)) {

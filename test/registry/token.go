@@ -1,7 +1,6 @@
 package registry
 
 import (
-	"context"
 	"crypto/ecdsa"
 	"crypto/elliptic"
 	"crypto/rand"
@@ -12,9 +11,7 @@ import (
 	"encoding/pem"
 	"fmt"
 	"math/big"
-	"net"
 	"net/http"
-	"path"
 	"slices"
 	"strings"
 	"sync"
@@ -25,7 +22,9 @@ import (
 )
 
 // Grant gives a user actions ("pull", "push", "delete", "*") on the
-// repositories matching Repository, a path.Match pattern ("mirror/*").
+// repositories matching Repository: a name ("team/app"), every repository
+// under a project ("team/*", any depth, as a Harbor project membership), or
+// "*" for all.
 type Grant struct {
 	Repository string
 	Actions    []string
@@ -67,9 +66,12 @@ type TokenRequest struct {
 // as Harbor and Artifactory run it: basic credentials in, a JWT out that
 // grants the requested scopes the user holds and silently drops the rest.
 // The registry, not the issuer, refuses the request a token falls short of.
+//
+// It is an http.Handler for TokenPath. StartDistributionWith serves it on
+// the registry's own host and port, where Harbor's and Artifactory's token
+// services are; clients (go-containerregistry among them) refuse a token
+// realm on another private address.
 type TokenIssuer struct {
-	// Realm is the URL clients fetch tokens from.
-	Realm string
 	// Service is the audience of the tokens; the registry checks it.
 	Service string
 	// Issuer is the iss claim; the registry checks it.
@@ -79,15 +81,16 @@ type TokenIssuer struct {
 
 	opts   TokenIssuerOptions
 	signer jose.Signer
-	srv    *http.Server
 
 	mu       sync.Mutex
 	requests []TokenRequest
 }
 
-// StartTokenIssuer serves a token endpoint on 127.0.0.1 with a fresh signing
-// key.
-func StartTokenIssuer(opts TokenIssuerOptions) (*TokenIssuer, error) {
+// TokenPath is where the token service answers, as on Harbor.
+const TokenPath = "/service/token"
+
+// NewTokenIssuer creates a token service with a fresh signing key.
+func NewTokenIssuer(opts TokenIssuerOptions) (*TokenIssuer, error) {
 	if opts.TTL <= 0 {
 		opts.TTL = 5 * time.Minute
 	}
@@ -112,30 +115,13 @@ func StartTokenIssuer(opts TokenIssuerOptions) (*TokenIssuer, error) {
 	if err != nil {
 		return nil, fmt.Errorf("token issuer: building the signer: %w", err)
 	}
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		return nil, fmt.Errorf("token issuer: listening: %w", err)
-	}
-	ti := &TokenIssuer{
-		Realm:       "http://" + l.Addr().String() + "/service/token",
+	return &TokenIssuer{
 		Service:     "reloader-test-registry",
 		Issuer:      "reloader-test-token-issuer",
 		RootCertPEM: pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: der}),
 		opts:        opts,
 		signer:      signer,
-	}
-	mux := http.NewServeMux()
-	mux.HandleFunc("GET /service/token", ti.serveToken)
-	ti.srv = &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second}
-	go func() { _ = ti.srv.Serve(l) }()
-	return ti, nil
-}
-
-// Stop ends the token endpoint.
-func (ti *TokenIssuer) Stop() error {
-	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-	defer cancel()
-	return ti.srv.Shutdown(ctx)
+	}, nil
 }
 
 // Requests returns the token requests served so far.
@@ -151,7 +137,14 @@ type resourceActions struct {
 	Actions []string `json:"actions"`
 }
 
-func (ti *TokenIssuer) serveToken(w http.ResponseWriter, r *http.Request) {
+// ServeHTTP answers token requests (GET with basic credentials and scope
+// parameters).
+func (ti *TokenIssuer) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	if r.Method != http.MethodGet {
+		// The OAuth2 POST form is optional; clients fall back to GET.
+		http.Error(w, "only GET is served", http.StatusNotFound)
+		return
+	}
 	rec := TokenRequest{}
 	defer func() {
 		ti.mu.Lock()
@@ -240,7 +233,7 @@ func (u User) allowed(ra resourceActions) []string {
 			ok = ra.Name == "catalog" && u.Catalog
 		case "repository":
 			for _, g := range u.Grants {
-				if m, _ := path.Match(g.Repository, ra.Name); m && (slices.Contains(g.Actions, want) || slices.Contains(g.Actions, "*")) {
+				if g.matches(ra.Name) && (slices.Contains(g.Actions, want) || slices.Contains(g.Actions, "*")) {
 					ok = true
 					break
 				}
@@ -251,4 +244,11 @@ func (u User) allowed(ra resourceActions) []string {
 		}
 	}
 	return out
+}
+
+func (g Grant) matches(repo string) bool {
+	if project, ok := strings.CutSuffix(g.Repository, "/*"); ok {
+		return strings.HasPrefix(repo, project+"/")
+	}
+	return g.Repository == "*" || g.Repository == repo
 }

@@ -4,6 +4,7 @@ import (
 	"encoding/base64"
 	"encoding/json"
 	"net/http"
+	"net/http/httptest"
 	"net/url"
 	"slices"
 	"strings"
@@ -14,18 +15,19 @@ import (
 // without failing the request, as the Docker token protocol (and Harbor)
 // do; a wrong password is refused outright.
 func TestTokenIssuerGrantsOnlyHeldScopes(t *testing.T) {
-	ti, err := StartTokenIssuer(TokenIssuerOptions{Users: map[string]User{
+	ti, err := NewTokenIssuer(TokenIssuerOptions{Users: map[string]User{
 		"mirror": {Password: "pw", Grants: []Grant{{Repository: "src/*", Actions: []string{"pull"}}, {Repository: "dst/*", Actions: []string{"pull", "push"}}}},
 	}})
 	if err != nil {
 		t.Fatal(err)
 	}
-	t.Cleanup(func() { _ = ti.Stop() })
+	srv := httptest.NewServer(ti)
+	t.Cleanup(srv.Close)
 
 	get := func(user, pass string, scopes ...string) (*http.Response, map[string]any) {
 		t.Helper()
 		q := url.Values{"service": {ti.Service}, "scope": scopes}
-		req, err := http.NewRequest(http.MethodGet, ti.Realm+"?"+q.Encode(), nil)
+		req, err := http.NewRequest(http.MethodGet, srv.URL+TokenPath+"?"+q.Encode(), nil)
 		if err != nil {
 			t.Fatal(err)
 		}
