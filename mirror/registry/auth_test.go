@@ -37,6 +37,9 @@ var harborUsers = map[string]testregistry.User{
 
 func startTokenRegistry(t *testing.T, ctx context.Context) (*testregistry.Registry, *testregistry.TokenIssuer) {
 	t.Helper()
+	if testing.Short() {
+		t.Skip("runs the distribution registry")
+	}
 	ti, err := testregistry.NewTokenIssuer(testregistry.TokenIssuerOptions{Users: harborUsers})
 	if err != nil {
 		t.Fatal(err)
@@ -293,6 +296,9 @@ func TestTokenAuthWithoutValidCredentials(t *testing.T) {
 // Against distribution with `auth: htpasswd` (basic auth, as Artifactory and
 // Nexus take it), the Docker config's login is sent and a wrong one is refused.
 func TestHtpasswdBasicAuth(t *testing.T) {
+	if testing.Short() {
+		t.Skip("runs the distribution registry")
+	}
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
 	defer cancel()
 	reg, err := testregistry.StartDistributionWith(ctx, t.TempDir(), testregistry.DistributionOptions{

@@ -29,6 +29,9 @@ const linkedModule = "k8s.io/client-go"
 // controller image built from cmd/reloader the way the release builds it, and
 // scanned where it was built: an OCI layout, before any registry sees it.
 func TestTrivyReportsAnAdvisoryForAModuleTheControllerLinks(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds the controller and runs the real Trivy")
+	}
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Minute)
 	defer cancel()
 	trivy, err := tools.Binary(ctx, tools.Trivy, "trivy")
