@@ -11,7 +11,7 @@ import (
 
 	"github.com/reloader-dev/reloader/mirror"
 	"github.com/reloader-dev/reloader/mirror/testrelease"
-	"github.com/reloader-dev/reloader/mirror/verify"
+	"github.com/reloader-dev/reloader/release/trust"
 )
 
 const (
@@ -48,7 +48,7 @@ func TestKeylessReleaseVerifiesOfflineAgainstTrustedRootOnDisk(t *testing.T) {
 	f, rootFile := publishKeyless(t)
 	// VirtualSigstore's test CA logs to no CT log, so its certificates carry
 	// no SCT: the one verification this test must opt out of, explicitly.
-	p, err := verify.LoadPolicy(verify.PolicyFiles{Identity: workflowIdentity, Issuer: githubIssuer, TrustedRootFile: rootFile, IgnoreSCT: true})
+	p, err := trust.LoadPolicy(trust.PolicyFiles{Identity: workflowIdentity, Issuer: githubIssuer, TrustedRootFile: rootFile, IgnoreSCT: true})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -64,12 +64,12 @@ func TestKeylessReleaseVerifiesOfflineAgainstTrustedRootOnDisk(t *testing.T) {
 
 func TestKeylessWrongIdentityIsRejectedBeforePushing(t *testing.T) {
 	f, rootFile := publishKeyless(t)
-	for _, p := range []verify.PolicyFiles{
+	for _, p := range []trust.PolicyFiles{
 		{Identity: "https://github.com/someone-else/fork/.github/workflows/release.yml@refs/tags/v1.2.3", Issuer: githubIssuer, TrustedRootFile: rootFile, IgnoreSCT: true},
 		{IdentityRegexp: `^https://github\.com/reloader-dev/reloader/.+@refs/heads/main$`, Issuer: githubIssuer, TrustedRootFile: rootFile, IgnoreSCT: true},
 		{Identity: workflowIdentity, Issuer: "https://accounts.google.com", TrustedRootFile: rootFile, IgnoreSCT: true},
 	} {
-		pol, err := verify.LoadPolicy(p)
+		pol, err := trust.LoadPolicy(p)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -90,10 +90,10 @@ func TestKeylessWrongIdentityIsRejectedBeforePushing(t *testing.T) {
 }
 
 func TestKeylessPolicyNeedsATrustedRoot(t *testing.T) {
-	if _, err := verify.LoadPolicy(verify.PolicyFiles{Identity: workflowIdentity, Issuer: githubIssuer}); err == nil {
+	if _, err := trust.LoadPolicy(trust.PolicyFiles{Identity: workflowIdentity, Issuer: githubIssuer}); err == nil {
 		t.Fatal("a keyless policy without a trusted root was accepted")
 	}
-	if _, err := verify.LoadPolicy(verify.PolicyFiles{Issuer: githubIssuer, TrustedRootJSON: []byte("{}")}); err == nil {
+	if _, err := trust.LoadPolicy(trust.PolicyFiles{Issuer: githubIssuer, TrustedRootJSON: []byte("{}")}); err == nil {
 		t.Fatal("a policy trusting any identity was accepted")
 	}
 }
@@ -103,7 +103,7 @@ func TestKeylessPolicyNeedsATrustedRoot(t *testing.T) {
 // policy requires one, as public Fulcio certificates always carry it.
 func TestKeylessWithoutSCTIsRejectedByDefault(t *testing.T) {
 	f, rootFile := publishKeyless(t)
-	pol, err := verify.LoadPolicy(verify.PolicyFiles{Identity: workflowIdentity, Issuer: githubIssuer, TrustedRootFile: rootFile})
+	pol, err := trust.LoadPolicy(trust.PolicyFiles{Identity: workflowIdentity, Issuer: githubIssuer, TrustedRootFile: rootFile})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -1,6 +1,7 @@
 package policy
 
 import (
+	"errors"
 	"fmt"
 	"io"
 	"sort"
@@ -59,6 +60,10 @@ type Result struct {
 	// UnusedExceptions matched no finding; they pass but should be removed.
 	UnusedExceptions []Exception `json:"unusedExceptions,omitempty"`
 }
+
+// ErrRefused is the gate's verdict that a release must not ship; commands
+// map it to the "verification or gate refused" exit code.
+var ErrRefused = errors.New("the vulnerability gate refused the release")
 
 // Evaluate judges the reports against the policy at time now. A nil report
 // or no reports at all fail: a gate that saw nothing must not pass.

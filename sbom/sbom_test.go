@@ -13,7 +13,7 @@ import (
 
 	v1 "github.com/google/go-containerregistry/pkg/v1"
 
-	"github.com/reloader-dev/reloader/release/image"
+	"github.com/reloader-dev/reloader/internal/image"
 )
 
 // A small stamped Go binary in a release image: what syft must catalogue.

@@ -10,6 +10,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/reloader-dev/reloader/internal/cli"
 	"github.com/reloader-dev/reloader/policy"
 	"github.com/reloader-dev/reloader/release/local"
 )
@@ -31,7 +32,7 @@ registry on 127.0.0.1 (or uses --registry), generates a cosign key under
 scans (when trivy is available), signs, verifies and prints the release lock.
 
 Without trivy the scan is skipped and the log says so; such a release is for
-trying the pipeline, never for publishing.` + exitCodesHelp,
+trying the pipeline, never for publishing.` + cli.ExitCodesHelp,
 		Example: `  # what "make release-local" runs
   reloader-release local --out _out/release
 
@@ -101,9 +102,6 @@ func runLocal(cmd *cobra.Command, f *localFlags) error {
 		LicenseFile: license, Log: logw,
 	})
 	if err != nil {
-		if res != nil && res.Result != nil && res.Gate != nil && !res.Gate.Passed {
-			return checkFailed{err}
-		}
 		return err
 	}
 	if f.output.format == "json" {

@@ -12,6 +12,8 @@ import (
 	"net/url"
 	"strconv"
 	"strings"
+
+	"github.com/reloader-dev/reloader/release/trust"
 )
 
 // Accepted is every manifest media type a mirror may meet; registries serve
@@ -128,7 +130,7 @@ func (r *Repository) GetManifest(ctx context.Context, ref string) ([]byte, strin
 	}
 	if strings.HasPrefix(ref, "sha256:") {
 		if got := Digest(b); got != ref {
-			return nil, "", fmt.Errorf("manifest %s@%s: registry served content with digest %s", r.Name, ref, got)
+			return nil, "", fmt.Errorf("%w: manifest %s@%s: registry served content with digest %s", trust.ErrUntrusted, r.Name, ref, got)
 		}
 	}
 	return b, resp.Header.Get("Content-Type"), nil
@@ -147,7 +149,7 @@ func (r *Repository) PutManifest(ctx context.Context, ref, mediaType string, raw
 		return false, r.errorFrom(resp, "push")
 	}
 	if d := resp.Header.Get("Docker-Content-Digest"); d != "" && d != Digest(raw) {
-		return false, fmt.Errorf("registry stored manifest %s@%s under digest %s, not %s", r.Name, ref, d, Digest(raw))
+		return false, fmt.Errorf("%w: registry stored manifest %s@%s under digest %s, not %s", trust.ErrUntrusted, r.Name, ref, d, Digest(raw))
 	}
 	return resp.Header.Get("OCI-Subject") != "", nil
 }

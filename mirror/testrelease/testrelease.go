@@ -50,7 +50,6 @@ import (
 
 // Media types the release uses.
 const (
-	BundleType     = "application/vnd.dev.sigstore.bundle.v0.3+json"
 	SPDXType       = "application/spdx+json"
 	HelmConfigType = "application/vnd.cncf.helm.config.v1+json"
 	HelmChartType  = "application/vnd.cncf.helm.chart.content.v1.tar+gzip"
@@ -202,7 +201,7 @@ func Publish(ctx context.Context, opts Options) (*Release, error) {
 		return nil, fmt.Errorf("signing the lock: %w", err)
 	}
 	out.Lock, out.LockJSON, out.LockBundle = p.lock, lockJSON, b
-	out.LockRef = p.repo("reloader-release") + ":" + opts.Version
+	out.LockRef = p.repo(release.LockRepository) + ":" + opts.Version
 	if err := p.pushLock(out); err != nil {
 		return nil, err
 	}
@@ -273,7 +272,7 @@ func (p *publisher) imageVariant(nm, variant string, platforms []v1.Platform, ba
 		p.add(release.Artifact{Kind: release.KindImage, Name: nm, Variant: variant, Platform: plat, Repository: repo,
 			Digest: d.Digest.String(), Size: d.Size, MediaType: string(d.MediaType)})
 		sbom := fmt.Sprintf(`{"spdxVersion":"SPDX-2.3","name":%q,"packages":[{"name":"reloader","versionInfo":%q}]}`, nm+"-"+plat, p.opts.Version)
-		sd, err := p.putArtifact(repo, "", []byte("{}"), "application/vnd.oci.empty.v1+json",
+		sd, err := p.putArtifact(repo, "", []byte("{}"), release.EmptyConfigMediaType,
 			[]layer{{[]byte(sbom), SPDXType, nil}}, &d, SPDXType, map[string]string{"org.opencontainers.image.created": p.opts.Created.Format(time.RFC3339), "dev.reloader.sbom.format": "spdx-2.3"})
 		if err != nil {
 			return "", fmt.Errorf("pushing the SBOM of %s %s: %w", nm, plat, err)
@@ -347,12 +346,12 @@ func (p *publisher) signatures(nm, variant, repo string, subject v1.Descriptor, 
 		return fmt.Errorf("signing %s as a bundle: %w", repo, err)
 	}
 	ann := map[string]string{"dev.sigstore.bundle.predicateType": "https://sigstore.dev/cosign/sign/v1", "dev.sigstore.bundle.content": "dsse-envelope"}
-	d, err := p.putArtifact(repo, "", []byte("{}"), "application/vnd.oci.empty.v1+json", []layer{{b, BundleType, nil}}, &subject, BundleType, ann)
+	d, err := p.putArtifact(repo, "", []byte("{}"), release.EmptyConfigMediaType, []layer{{b, release.BundleMediaType, nil}}, &subject, release.BundleMediaType, ann)
 	if err != nil {
 		return fmt.Errorf("pushing the bundle of %s: %w", repo, err)
 	}
 	p.add(release.Artifact{Kind: release.KindSignature, Name: nm, Variant: variant, Repository: repo,
-		Digest: d.Digest.String(), Size: d.Size, MediaType: string(d.MediaType), ArtifactType: BundleType, Subject: subject.Digest.String(), Annotations: ann})
+		Digest: d.Digest.String(), Size: d.Size, MediaType: string(d.MediaType), ArtifactType: release.BundleMediaType, Subject: subject.Digest.String(), Annotations: ann})
 	return nil
 }
 
@@ -417,9 +416,9 @@ func (p *publisher) chart(chartName, imageIndex string) (string, error) {
 }
 
 func (p *publisher) pushLock(r *Release) error {
-	_, err := p.putArtifact(p.repo("reloader-release"), p.opts.Version, []byte("{}"), "application/vnd.oci.empty.v1+json",
-		[]layer{{r.LockJSON, "application/vnd.reloader.release.lock.v1+json", nil}, {r.LockBundle, BundleType, nil}}, nil,
-		"application/vnd.reloader.release.lock.v1+json", nil)
+	_, err := p.putArtifact(p.repo(release.LockRepository), p.opts.Version, []byte("{}"), release.EmptyConfigMediaType,
+		[]layer{{r.LockJSON, release.LockArtifactType, nil}, {r.LockBundle, release.BundleMediaType, nil}}, nil,
+		release.LockArtifactType, nil)
 	if err != nil {
 		return fmt.Errorf("pushing the lock artifact: %w", err)
 	}

@@ -24,8 +24,8 @@ import (
 	"github.com/google/go-containerregistry/pkg/v1/remote"
 	"github.com/google/go-containerregistry/pkg/v1/types"
 
+	"github.com/reloader-dev/reloader/internal/image"
 	"github.com/reloader-dev/reloader/policy"
-	"github.com/reloader-dev/reloader/release/image"
 	"github.com/reloader-dev/reloader/release/pipeline"
 	"github.com/reloader-dev/reloader/release/sign"
 )

@@ -115,7 +115,7 @@ func TestKeylessReleaseVerifiesAgainstTheWorkflowIdentity(t *testing.T) {
 	}
 	bundles := 0
 	for _, a := range res.Lock.Artifacts {
-		if a.ArtifactType == sign.BundleMediaType {
+		if a.ArtifactType == release.BundleMediaType {
 			bundles++
 		}
 	}

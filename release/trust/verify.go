@@ -1,4 +1,4 @@
-package verify
+package trust
 
 import (
 	"bytes"
@@ -11,8 +11,11 @@ import (
 	"strings"
 	"time"
 
+	"github.com/google/go-containerregistry/pkg/name"
 	v1 "github.com/google/go-containerregistry/pkg/v1"
+	"github.com/google/go-containerregistry/pkg/v1/remote"
 	"github.com/sigstore/cosign/v2/pkg/cosign"
+	ociremote "github.com/sigstore/cosign/v2/pkg/oci/remote"
 	"github.com/sigstore/cosign/v2/pkg/oci/static"
 	"github.com/sigstore/sigstore-go/pkg/bundle"
 	"github.com/sigstore/sigstore-go/pkg/root"
@@ -22,9 +25,8 @@ import (
 	"github.com/reloader-dev/reloader/release"
 )
 
-// Media types and annotations of the two signature formats.
+// Annotations and formats of the two signature formats.
 const (
-	BundleMediaType         = "application/vnd.dev.sigstore.bundle.v0.3+json"
 	cosignSignatureAnnot    = "dev.cosignproject.cosign/signature"
 	cosignCertAnnot         = "dev.sigstore.cosign/certificate"
 	cosignChainAnnot        = "dev.sigstore.cosign/chain"
@@ -50,7 +52,7 @@ func Format(a release.Artifact) string {
 		return FormatCosignSignature
 	case strings.HasSuffix(a.Tag, ".att"):
 		return FormatCosignAttestation
-	case a.ArtifactType == BundleMediaType:
+	case a.ArtifactType == release.BundleMediaType:
 		return FormatBundle
 	}
 	return ""
@@ -65,26 +67,90 @@ type LockResult struct {
 	Digest string `json:"digest"`
 }
 
-// VerifyLock checks the lock's Sigstore bundle against the policy, then
-// parses the lock and checks it names the signer the policy trusts.
-func VerifyLock(lockJSON, bundleJSON []byte, p Policy) (*release.Lock, LockResult, error) {
+// Verifier verifies releases against one Policy. It is built once, with
+// the policy checked and the key loaded, and is safe for concurrent use.
+type Verifier struct {
+	policy Policy
+	cosign *cosign.CheckOpts
+	bundle *sgverify.Verifier
+	// bundlePolicy is what a bundle's signer must be.
+	bundlePolicy []sgverify.PolicyOption
+}
+
+// NewVerifier checks the policy and prepares everything verification
+// needs; an incomplete policy is refused here, before anything is read.
+func NewVerifier(p Policy) (*Verifier, error) {
 	if err := p.Validate(); err != nil {
-		return nil, LockResult{}, err
+		return nil, err
 	}
+	v := &Verifier{policy: p}
+	co := &cosign.CheckOpts{Offline: true, IgnoreSCT: p.IgnoreSCT, ClaimVerifier: cosign.SimpleClaimVerifier}
+	var (
+		trusted root.TrustedMaterial
+		vopts   []sgverify.VerifierOption
+	)
+	if !p.Keyless() {
+		sv, err := signature.LoadVerifier(p.PublicKey, crypto.SHA256)
+		if err != nil {
+			return nil, fmt.Errorf("%w: loading the public key: %w", ErrPolicy, err)
+		}
+		co.SigVerifier = sv
+		// Key-based signing has no transparency log to consult offline;
+		// the key is the trust anchor.
+		co.IgnoreTlog = true
+		// The bundle's key hint is only a hint: the policy has one key,
+		// and the signature check decides.
+		trusted = root.NewTrustedPublicKeyMaterial(func(string) (root.TimeConstrainedVerifier, error) {
+			return root.NewExpiringKey(sv, time.Time{}, time.Time{}), nil
+		})
+		vopts = append(vopts, sgverify.WithNoObserverTimestamps())
+		v.bundlePolicy = []sgverify.PolicyOption{sgverify.WithKey()}
+	} else {
+		co.TrustedMaterial = p.TrustedRoot
+		co.Identities = []cosign.Identity{{Issuer: p.Issuer, Subject: p.Identity, SubjectRegExp: p.IdentityRegexp}}
+		trusted = p.TrustedRoot
+		vopts = append(vopts, sgverify.WithObserverTimestamps(1))
+		if p.TransparencyLogThreshold > 0 {
+			vopts = append(vopts, sgverify.WithTransparencyLog(p.TransparencyLogThreshold))
+		}
+		if !p.IgnoreSCT {
+			vopts = append(vopts, sgverify.WithSignedCertificateTimestamps(1))
+		}
+		id, err := sgverify.NewShortCertificateIdentity(p.Issuer, "", p.Identity, p.IdentityRegexp)
+		if err != nil {
+			return nil, fmt.Errorf("%w: identity: %w", ErrPolicy, err)
+		}
+		v.bundlePolicy = []sgverify.PolicyOption{sgverify.WithCertificateIdentity(id)}
+	}
+	sev, err := sgverify.NewVerifier(trusted, vopts...)
+	if err != nil {
+		return nil, fmt.Errorf("%w: building the bundle verifier: %w", ErrPolicy, err)
+	}
+	v.cosign, v.bundle = co, sev
+	return v, nil
+}
+
+// Policy is the policy the verifier enforces.
+func (v *Verifier) Policy() Policy { return v.policy }
+
+// Lock checks the lock's Sigstore bundle against the policy, then parses
+// the lock and checks it names the signer the policy trusts.
+func (v *Verifier) Lock(lockJSON, bundleJSON []byte) (*release.Lock, LockResult, error) {
 	if len(bundleJSON) == 0 {
-		return nil, LockResult{}, errors.New("verifying the release lock: no signature bundle")
+		return nil, LockResult{}, fmt.Errorf("%w: verifying the release lock: no signature bundle", ErrUntrusted)
 	}
-	if err := verifyBundle(bundleJSON, p, sgverify.WithArtifact(bytes.NewReader(lockJSON))); err != nil {
+	if err := v.verifyBundle(bundleJSON, sgverify.WithArtifact(bytes.NewReader(lockJSON))); err != nil {
 		return nil, LockResult{}, fmt.Errorf("verifying the release lock's signature: %w", err)
 	}
 	l, err := release.Parse(lockJSON)
 	if err != nil {
-		return nil, LockResult{}, err
+		// Signed but not a valid lock: still nothing to act on.
+		return nil, LockResult{}, fmt.Errorf("%w: %w", ErrUntrusted, err)
 	}
-	if err := p.MatchesSigner(l.Signer); err != nil {
+	if err := v.policy.MatchesSigner(l.Signer); err != nil {
 		return nil, LockResult{}, fmt.Errorf("release lock %s: %w", l.Version, err)
 	}
-	return l, LockResult{Version: l.Version, Commit: l.Commit, Signer: p.Summary(), Digest: sha256Digest(lockJSON)}, nil
+	return l, LockResult{Version: l.Version, Commit: l.Commit, Signer: v.policy.Summary(), Digest: sha256Digest(lockJSON)}, nil
 }
 
 // SignatureResult is one signature artifact's verdict.
@@ -124,7 +190,7 @@ func (r *Result) Err() error {
 					break
 				}
 			}
-			errs = append(errs, fmt.Errorf("%s %s %s: %s", s.Kind, s.Name, s.Digest, msg))
+			errs = append(errs, fmt.Errorf("%w: %s %s %s: %s", ErrUntrusted, s.Kind, s.Name, s.Digest, msg))
 		}
 	}
 	return errors.Join(errs...)
@@ -133,14 +199,9 @@ func (r *Result) Err() error {
 // Release verifies every signature the lock lists against its subject and
 // requires at least one verified signature on every image index and chart.
 // It reads signature payloads through c and nothing else.
-func Release(ctx context.Context, l *release.Lock, c Content, p Policy) (*Result, error) {
-	if err := p.Validate(); err != nil {
-		return nil, err
-	}
-	v, err := newVerifiers(p)
-	if err != nil {
-		return nil, err
-	}
+// The verdict is in the Result (see Result.Err); the error is only for a
+// lock that cannot be read.
+func (v *Verifier) Release(ctx context.Context, l *release.Lock, c Content) (*Result, error) {
 	bySubject := map[string][]release.Artifact{}
 	for _, a := range l.Artifacts {
 		if Format(a) != "" && a.Subject != "" {
@@ -176,30 +237,7 @@ func Release(ctx context.Context, l *release.Lock, c Content, p Policy) (*Result
 	return res, nil
 }
 
-type verifiers struct {
-	policy Policy
-	cosign *cosign.CheckOpts
-}
-
-func newVerifiers(p Policy) (*verifiers, error) {
-	co := &cosign.CheckOpts{Offline: true, IgnoreSCT: p.IgnoreSCT, ClaimVerifier: cosign.SimpleClaimVerifier}
-	if !p.Keyless() {
-		sv, err := signature.LoadVerifier(p.PublicKey, crypto.SHA256)
-		if err != nil {
-			return nil, fmt.Errorf("loading the policy's public key: %w", err)
-		}
-		co.SigVerifier = sv
-		// Key-based signing has no transparency log to consult offline;
-		// the key is the trust anchor.
-		co.IgnoreTlog = true
-	} else {
-		co.TrustedMaterial = p.TrustedRoot
-		co.Identities = []cosign.Identity{{Issuer: p.Issuer, Subject: p.Identity, SubjectRegExp: p.IdentityRegexp}}
-	}
-	return &verifiers{policy: p, cosign: co}, nil
-}
-
-func (v *verifiers) verifySignature(ctx context.Context, c Content, s release.Artifact, subject string) error {
+func (v *Verifier) verifySignature(ctx context.Context, c Content, s release.Artifact, subject string) error {
 	h, err := v1.NewHash(subject)
 	if err != nil {
 		return fmt.Errorf("subject digest: %w", err)
@@ -232,7 +270,7 @@ func (v *verifiers) verifySignature(ctx context.Context, c Content, s release.Ar
 		case FormatCosignAttestation:
 			err = v.cosignAttestation(ctx, payload, h)
 		case FormatBundle:
-			err = verifyBundle(payload, v.policy, sgverify.WithArtifactDigest("sha256", mustHex(h.Hex)))
+			err = v.verifyBundle(payload, sgverify.WithArtifactDigest("sha256", mustHex(h.Hex)))
 		}
 		if err != nil {
 			return fmt.Errorf("layer %d: %w", i, err)
@@ -241,7 +279,7 @@ func (v *verifiers) verifySignature(ctx context.Context, c Content, s release.Ar
 	return nil
 }
 
-func (v *verifiers) cosignSignature(ctx context.Context, payload []byte, ann map[string]string, h v1.Hash) error {
+func (v *Verifier) cosignSignature(ctx context.Context, payload []byte, ann map[string]string, h v1.Hash) error {
 	b64 := ann[cosignSignatureAnnot]
 	if b64 == "" {
 		return errors.New("no signature annotation")
@@ -260,7 +298,7 @@ func (v *verifiers) cosignSignature(ctx context.Context, payload []byte, ann map
 	return nil
 }
 
-func (v *verifiers) cosignAttestation(ctx context.Context, payload []byte, h v1.Hash) error {
+func (v *Verifier) cosignAttestation(ctx context.Context, payload []byte, h v1.Hash) error {
 	att, err := static.NewAttestation(payload)
 	if err != nil {
 		return fmt.Errorf("reading cosign attestation: %w", err)
@@ -273,49 +311,13 @@ func (v *verifiers) cosignAttestation(ctx context.Context, payload []byte, h v1.
 	return nil
 }
 
-func verifyBundle(bundleJSON []byte, p Policy, artifact sgverify.ArtifactPolicyOption) error {
+func (v *Verifier) verifyBundle(bundleJSON []byte, artifact sgverify.ArtifactPolicyOption) error {
 	var b bundle.Bundle
 	if err := b.UnmarshalJSON(bundleJSON); err != nil {
-		return fmt.Errorf("parsing Sigstore bundle: %w", err)
+		return fmt.Errorf("%w: parsing Sigstore bundle: %w", ErrUntrusted, err)
 	}
-	var (
-		trusted root.TrustedMaterial
-		vopts   []sgverify.VerifierOption
-		popts   []sgverify.PolicyOption
-	)
-	if !p.Keyless() {
-		sv, err := signature.LoadVerifier(p.PublicKey, crypto.SHA256)
-		if err != nil {
-			return fmt.Errorf("loading the policy's public key: %w", err)
-		}
-		// The bundle's key hint is only a hint: the policy has one key,
-		// and the signature check decides.
-		trusted = root.NewTrustedPublicKeyMaterial(func(string) (root.TimeConstrainedVerifier, error) {
-			return root.NewExpiringKey(sv, time.Time{}, time.Time{}), nil
-		})
-		vopts = append(vopts, sgverify.WithNoObserverTimestamps())
-		popts = append(popts, sgverify.WithKey())
-	} else {
-		trusted = p.TrustedRoot
-		vopts = append(vopts, sgverify.WithObserverTimestamps(1))
-		if p.TransparencyLogThreshold > 0 {
-			vopts = append(vopts, sgverify.WithTransparencyLog(p.TransparencyLogThreshold))
-		}
-		if !p.IgnoreSCT {
-			vopts = append(vopts, sgverify.WithSignedCertificateTimestamps(1))
-		}
-		id, err := sgverify.NewShortCertificateIdentity(p.Issuer, "", p.Identity, p.IdentityRegexp)
-		if err != nil {
-			return fmt.Errorf("trust policy identity: %w", err)
-		}
-		popts = append(popts, sgverify.WithCertificateIdentity(id))
-	}
-	sev, err := sgverify.NewVerifier(trusted, vopts...)
-	if err != nil {
-		return fmt.Errorf("building the bundle verifier: %w", err)
-	}
-	if _, err := sev.Verify(&b, sgverify.NewPolicy(artifact, popts...)); err != nil {
-		return fmt.Errorf("sigstore bundle: %w", err)
+	if _, err := v.bundle.Verify(&b, sgverify.NewPolicy(artifact, v.bundlePolicy...)); err != nil {
+		return fmt.Errorf("%w: sigstore bundle: %w", ErrUntrusted, err)
 	}
 	return nil
 }
@@ -328,4 +330,41 @@ func mustHex(s string) []byte {
 func sha256Digest(b []byte) string {
 	h, _, _ := v1.SHA256(bytes.NewReader(b))
 	return h.String()
+}
+
+// remoteOpts is the verifier's cosign configuration reading signatures
+// from a registry (still offline for every Sigstore service).
+func (v *Verifier) remoteOpts(ctx context.Context, ropts []remote.Option) *cosign.CheckOpts {
+	co := *v.cosign
+	co.RegistryClientOpts = []ociremote.Option{ociremote.WithRemoteOptions(append([]remote.Option{remote.WithContext(ctx)}, ropts...)...)}
+	return &co
+}
+
+// ImageSignatures verifies the cosign signatures (the .sig tag) of ref in
+// its registry, as `cosign verify` does, offline.
+func (v *Verifier) ImageSignatures(ctx context.Context, ref name.Digest, ropts []remote.Option) error {
+	if _, _, err := cosign.VerifyImageSignatures(ctx, ref, v.remoteOpts(ctx, ropts)); err != nil {
+		return fmt.Errorf("%w: signature does not verify against the expected signer: %w", ErrUntrusted, err)
+	}
+	return nil
+}
+
+// ImageAttestations verifies the cosign attestations (the .att tag) of ref
+// in its registry and returns their DSSE payloads.
+func (v *Verifier) ImageAttestations(ctx context.Context, ref name.Digest, ropts []remote.Option) ([][]byte, error) {
+	co := v.remoteOpts(ctx, ropts)
+	co.ClaimVerifier = cosign.IntotoSubjectClaimVerifier
+	atts, _, err := cosign.VerifyImageAttestations(ctx, ref, co)
+	if err != nil {
+		return nil, fmt.Errorf("%w: attestations do not verify against the expected signer: %w", ErrUntrusted, err)
+	}
+	var out [][]byte
+	for _, a := range atts {
+		pl, err := a.Payload()
+		if err != nil {
+			return nil, fmt.Errorf("reading an attestation: %w", err)
+		}
+		out = append(out, pl)
+	}
+	return out, nil
 }

@@ -1,11 +1,17 @@
-// Package verify decides, offline, whether a release may be trusted: the lock's
-// signature, and every signature the lock lists, in both formats (cosign's
-// .sig/.att tag signatures, verified with cosign's pkg/cosign, and Sigstore
-// bundles attached as OCI referrers, verified with sigstore-go). The trust
-// policy is a value the caller builds from what the user asked for; the
-// result can be inspected artifact by artifact. Nothing here opens a network
-// connection: keys and trusted roots come from files.
-package verify
+// Package trust decides, offline, whether a release may be trusted: the
+// lock's signature, and every signature the lock lists, in both formats
+// (cosign's .sig/.att tag signatures, verified with cosign's pkg/cosign, and
+// Sigstore bundles attached as OCI referrers, verified with sigstore-go). It
+// is the only code that verifies signatures; reloader-mirror and
+// reloader-release verify both use it.
+//
+// As in sigstore-go's pkg/verify, the caller states a Policy (whom to
+// trust), builds one Verifier from it, which refuses an incomplete policy up
+// front, and verifies many things with it. A verdict against the release is
+// an error wrapping ErrUntrusted; a policy that cannot be used wraps
+// ErrPolicy. Nothing here opens a network connection unless the caller
+// passes registry options: keys and trusted roots come from files.
+package trust
 
 import (
 	"bytes"
@@ -47,6 +53,18 @@ type Policy struct {
 	IgnoreSCT bool
 }
 
+// Errors are classified by what they mean, never by their text.
+var (
+	// ErrUntrusted: the material does not verify against the policy (a
+	// signature, a signer, a digest). Callers must not use what failed.
+	ErrUntrusted = errors.New("untrusted")
+	// ErrPolicy: the policy is incomplete or its key or trusted root
+	// cannot be read; nothing was verified.
+	ErrPolicy = errors.New("trust policy")
+)
+
+func policyErr(msg string) error { return fmt.Errorf("%w: %s", ErrPolicy, msg) }
+
 // Keyless reports whether the policy trusts certificate identities.
 func (p Policy) Keyless() bool { return p.PublicKey == nil }
 
@@ -55,26 +73,26 @@ func (p Policy) Keyless() bool { return p.PublicKey == nil }
 func (p Policy) Validate() error {
 	if p.PublicKey != nil {
 		if p.Identity != "" || p.IdentityRegexp != "" {
-			return errors.New("trust policy: give a public key or a certificate identity, not both")
+			return policyErr("give a public key or a certificate identity, not both")
 		}
 		return nil
 	}
 	if p.Identity == "" && p.IdentityRegexp == "" {
-		return errors.New("trust policy: no public key and no certificate identity: refusing to trust anyone who signs")
+		return policyErr("no public key and no certificate identity: refusing to trust anyone who signs")
 	}
 	if p.Identity != "" && p.IdentityRegexp != "" {
-		return errors.New("trust policy: give a certificate identity or an identity regexp, not both")
+		return policyErr("give a certificate identity or an identity regexp, not both")
 	}
 	if p.IdentityRegexp != "" {
 		if _, err := regexp.Compile(p.IdentityRegexp); err != nil {
-			return fmt.Errorf("trust policy: identity regexp: %w", err)
+			return fmt.Errorf("%w: identity regexp: %w", ErrPolicy, err)
 		}
 	}
 	if p.Issuer == "" {
-		return errors.New("trust policy: a keyless identity needs its OIDC issuer")
+		return policyErr("a keyless identity needs its OIDC issuer")
 	}
 	if p.TrustedRoot == nil {
-		return errors.New("trust policy: keyless verification needs a trusted root (trusted_root.json)")
+		return policyErr("keyless verification needs a trusted root (trusted_root.json)")
 	}
 	return nil
 }
@@ -112,25 +130,25 @@ func KeyFingerprint(k crypto.PublicKey) string {
 func (p Policy) MatchesSigner(s release.Signer) error {
 	if !p.Keyless() {
 		if s.PublicKey == "" {
-			return fmt.Errorf("the lock expects keyless signer %q but the policy trusts key sha256:%s", s.Identity+s.IdentityRegexp, KeyFingerprint(p.PublicKey))
+			return fmt.Errorf("%w: the lock expects keyless signer %q but the policy trusts key sha256:%s", ErrUntrusted, s.Identity+s.IdentityRegexp, KeyFingerprint(p.PublicKey))
 		}
 		k, err := ParsePublicKey([]byte(s.PublicKey))
 		if err != nil {
-			return fmt.Errorf("the lock's signer key: %w", err)
+			return fmt.Errorf("%w: the lock's signer key: %w", ErrUntrusted, err)
 		}
 		if KeyFingerprint(k) != KeyFingerprint(p.PublicKey) {
-			return fmt.Errorf("the lock names signer key sha256:%s but the policy trusts sha256:%s", KeyFingerprint(k), KeyFingerprint(p.PublicKey))
+			return fmt.Errorf("%w: the lock names signer key sha256:%s but the policy trusts sha256:%s", ErrUntrusted, KeyFingerprint(k), KeyFingerprint(p.PublicKey))
 		}
 		return nil
 	}
 	if !s.Keyless() {
-		return errors.New("the lock expects key-based signatures but the policy trusts a certificate identity")
+		return fmt.Errorf("%w: the lock expects key-based signatures but the policy trusts a certificate identity", ErrUntrusted)
 	}
 	if s.Issuer != p.Issuer {
-		return fmt.Errorf("the lock names OIDC issuer %q but the policy trusts %q", s.Issuer, p.Issuer)
+		return fmt.Errorf("%w: the lock names OIDC issuer %q but the policy trusts %q", ErrUntrusted, s.Issuer, p.Issuer)
 	}
 	if p.Identity != "" && s.Identity != "" && s.Identity != p.Identity {
-		return fmt.Errorf("the lock names identity %q but the policy trusts %q", s.Identity, p.Identity)
+		return fmt.Errorf("%w: the lock names identity %q but the policy trusts %q", ErrUntrusted, s.Identity, p.Identity)
 	}
 	return nil
 }
@@ -158,11 +176,11 @@ func LoadPolicy(f PolicyFiles) (Policy, error) {
 	if f.KeyFile != "" {
 		b, err := os.ReadFile(f.KeyFile)
 		if err != nil {
-			return Policy{}, fmt.Errorf("reading public key %s: %w", f.KeyFile, err)
+			return Policy{}, fmt.Errorf("%w: reading public key %s: %w", ErrPolicy, f.KeyFile, err)
 		}
 		k, err := ParsePublicKey(b)
 		if err != nil {
-			return Policy{}, fmt.Errorf("public key %s: %w", f.KeyFile, err)
+			return Policy{}, fmt.Errorf("%w: public key %s: %w", ErrPolicy, f.KeyFile, err)
 		}
 		p.PublicKey = k
 		return p, p.Validate()
@@ -171,14 +189,14 @@ func LoadPolicy(f PolicyFiles) (Policy, error) {
 	if f.TrustedRootFile != "" {
 		b, err := os.ReadFile(f.TrustedRootFile)
 		if err != nil {
-			return Policy{}, fmt.Errorf("reading trusted root %s: %w", f.TrustedRootFile, err)
+			return Policy{}, fmt.Errorf("%w: reading trusted root %s: %w", ErrPolicy, f.TrustedRootFile, err)
 		}
 		rootJSON, src = b, f.TrustedRootFile
 	}
 	if len(rootJSON) > 0 {
 		tr, err := root.NewTrustedRootFromJSON(rootJSON)
 		if err != nil {
-			return Policy{}, fmt.Errorf("parsing trusted root %s: %w", src, err)
+			return Policy{}, fmt.Errorf("%w: parsing trusted root %s: %w", ErrPolicy, src, err)
 		}
 		p.TrustedRoot, p.TrustedRootSource = tr, src
 	}
@@ -196,4 +214,18 @@ func ParsePublicKey(b []byte) (crypto.PublicKey, error) {
 		return nil, fmt.Errorf("parsing PEM public key: %w", err)
 	}
 	return k, nil
+}
+
+// PolicyFor is the policy that trusts exactly the signer s, as a lock names
+// it; keyless signers need the trusted root that anchors their certificates.
+func PolicyFor(s release.Signer, tr *root.TrustedRoot) (Policy, error) {
+	if !s.Keyless() {
+		k, err := ParsePublicKey([]byte(s.PublicKey))
+		if err != nil {
+			return Policy{}, fmt.Errorf("%w: the expected public key: %w", ErrPolicy, err)
+		}
+		return Policy{PublicKey: k}, nil
+	}
+	p := Policy{Identity: s.Identity, IdentityRegexp: s.IdentityRegexp, Issuer: s.Issuer, TrustedRoot: tr}
+	return p, p.Validate()
 }

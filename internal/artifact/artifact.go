@@ -15,13 +15,13 @@ import (
 	"github.com/google/go-containerregistry/pkg/v1/remote"
 	"github.com/google/go-containerregistry/pkg/v1/static"
 	"github.com/google/go-containerregistry/pkg/v1/types"
+
+	"github.com/reloader-dev/reloader/release"
 )
 
-// EmptyConfigMediaType and EmptyConfig are the OCI 1.1 empty descriptor
-// used when an artifact has no configuration of its own.
-const EmptyConfigMediaType = "application/vnd.oci.empty.v1+json"
-
-// emptyConfig is the content of the empty descriptor.
+// emptyConfig is the content of the OCI 1.1 empty descriptor
+// (release.EmptyConfigMediaType), used when an artifact has no
+// configuration of its own.
 const emptyConfig = "{}"
 
 // Blob is one piece of content with its media type.
@@ -62,7 +62,7 @@ func descriptor(b Blob) (v1.Descriptor, error) {
 
 func (a Artifact) config() Blob {
 	if a.Config.MediaType == "" {
-		return Blob{MediaType: EmptyConfigMediaType, Data: []byte(emptyConfig)}
+		return Blob{MediaType: release.EmptyConfigMediaType, Data: []byte(emptyConfig)}
 	}
 	return a.Config
 }

@@ -135,6 +135,11 @@ func (p *writer) amount(n int64) string {
 	if !p.bytes {
 		return fmt.Sprint(n)
 	}
+	return Bytes(n)
+}
+
+// Bytes renders a byte count for people: B, KiB, MiB or GiB.
+func Bytes(n int64) string {
 	switch {
 	case n >= 1<<30:
 		return fmt.Sprintf("%.2f GiB", float64(n)/(1<<30))
