@@ -14,9 +14,9 @@ import (
 	"github.com/google/go-containerregistry/pkg/v1/empty"
 	"github.com/google/go-containerregistry/pkg/v1/layout"
 
+	"github.com/reloader-dev/reloader/internal/build"
+	"github.com/reloader-dev/reloader/internal/image"
 	"github.com/reloader-dev/reloader/policy"
-	"github.com/reloader-dev/reloader/release/build"
-	"github.com/reloader-dev/reloader/release/image"
 	"github.com/reloader-dev/reloader/test/tools"
 	"github.com/reloader-dev/reloader/test/trivydb"
 )
