@@ -14,11 +14,12 @@ all: build
 build:
 	$(GO) build ./...
 
-## tools: build the pinned etcd, kube-apiserver, kube-controller-manager and
-## distribution registry from the Go module proxy (cached outside git).
+## tools: build the pinned etcd, kube-apiserver, kube-controller-manager,
+## distribution registry and Trivy from the Go module proxy (cached outside git).
 tools:
 	@bash hack/tools/ensure.sh controlplane >/dev/null
 	@bash hack/tools/ensure.sh registry >/dev/null
+	@bash hack/tools/ensure.sh trivy >/dev/null
 
 lint-tools:
 	@bash hack/tools/ensure.sh lint >/dev/null

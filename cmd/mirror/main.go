@@ -48,7 +48,8 @@ type globals struct {
 	output         string
 	// policy
 	key, identity, identityRegexp, issuer, trustedRoot string
-	ignoreSCT, allowUnscanned                          bool
+	trustedRootSHA256                                  string
+	ignoreSCT, ignoreTlog, allowUnscanned              bool
 	// registry
 	caFile          string
 	insecure, plain bool
@@ -98,8 +99,10 @@ verifies again, and only then writes tags.` + cli.ExitCodesHelp,
 	pf.StringVar(&g.identity, "certificate-identity", "", "keyless: exact certificate identity (SAN) that must have signed")
 	pf.StringVar(&g.identityRegexp, "certificate-identity-regexp", "", "keyless: regular expression the certificate identity must match")
 	pf.StringVar(&g.issuer, "certificate-oidc-issuer", "", "keyless: OIDC issuer of the signing certificate")
-	pf.StringVar(&g.trustedRoot, "trusted-root", "", "keyless: trusted_root.json (default: the one carried in the archive)")
 	pf.BoolVar(&g.allowUnscanned, "allow-unscanned", false, "accept a release whose lock records no vulnerability scan (built with --no-scan)")
+	pf.StringVar(&g.trustedRoot, "trusted-root", "", "keyless: trusted_root.json to verify certificates against")
+	pf.StringVar(&g.trustedRootSHA256, "trusted-root-sha256", "", "keyless: use the archive's trusted_root.json only if its sha256 is this (hex, from the publisher)")
+	pf.BoolVar(&g.ignoreTlog, "insecure-ignore-tlog", false, "keyless: accept signatures without a transparency log entry (a private Sigstore without Rekor only)")
 	pf.BoolVar(&g.ignoreSCT, "insecure-ignore-sct", false, "keyless: accept certificates without a certificate transparency timestamp (private CAs that log to no CT log only)")
 	pf.StringVar(&g.caFile, "ca-file", "", "PEM CA bundle for registries with an internal CA")
 	pf.BoolVar(&g.insecure, "insecure", false, "skip TLS certificate verification")
@@ -180,7 +183,11 @@ func (g *globals) open(ctx context.Context, c *registry.Client) (*releaseInput, 
 		return nil, cli.Usage(errors.New("give exactly one of --file (archive), --lock (file) or --lock-ref (registry)"))
 	}
 	in := &releaseInput{close: func() {}}
-	pf := trust.PolicyFiles{KeyFile: g.key, Identity: g.identity, IdentityRegexp: g.identityRegexp, Issuer: g.issuer, TrustedRootFile: g.trustedRoot, IgnoreSCT: g.ignoreSCT}
+	pf := trust.PolicyFiles{KeyFile: g.key, Identity: g.identity, IdentityRegexp: g.identityRegexp, Issuer: g.issuer,
+		TrustedRootFile: g.trustedRoot, TrustedRootSHA256: g.trustedRootSHA256, IgnoreSCT: g.ignoreSCT, IgnoreTlog: g.ignoreTlog}
+	if g.trustedRootSHA256 != "" && g.archive == "" && g.trustedRoot == "" {
+		return nil, cli.Usage(errors.New("--trusted-root-sha256 checks an archive's trusted_root.json (--file) or --trusted-root; give one"))
+	}
 	switch {
 	case g.archive != "":
 		a, err := mirror.OpenArchive(ctx, g.archive, g.workDir)

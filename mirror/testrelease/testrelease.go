@@ -120,8 +120,10 @@ type Release struct {
 	LockBundle []byte
 	// LockRef is where the lock artifact was pushed ("host/repo:version").
 	LockRef string
-	// Indexes maps variant name to its index digest; Chart is the chart's.
+	// Indexes maps image name to its index digest, Charts chart name to
+	// the chart's; Chart is the standard variant's chart.
 	Indexes map[string]string
+	Charts  map[string]string
 	Chart   string
 }
 
@@ -176,11 +178,17 @@ func Publish(ctx context.Context, opts Options) (*Release, error) {
 		}
 		out.Indexes[v.name] = d
 	}
-	d, err := p.chart(out.Indexes["reloader"])
-	if err != nil {
-		return nil, fmt.Errorf("publishing the chart: %w", err)
+	// One chart per variant, named as its image, as the release pipeline
+	// publishes them.
+	out.Charts = map[string]string{}
+	for _, v := range variants {
+		d, err := p.chart(v.name, out.Indexes[v.name])
+		if err != nil {
+			return nil, fmt.Errorf("publishing the %s chart: %w", v.name, err)
+		}
+		out.Charts[v.name] = d
 	}
-	out.Chart = d
+	out.Chart = out.Charts["reloader"]
 	lockJSON, err := p.lock.Marshal()
 	if err != nil {
 		return nil, err
@@ -371,14 +379,14 @@ func dsseEnvelope(k *ecdsa.PrivateKey, payload []byte) ([]byte, error) {
 	})
 }
 
-func (p *publisher) chart(imageIndex string) (string, error) {
+func (p *publisher) chart(chartName, imageIndex string) (string, error) {
 	version := strings.TrimPrefix(p.opts.Version, "v")
-	chartYAML := fmt.Sprintf("apiVersion: v2\nname: reloader\nversion: %s\nappVersion: %s\n", version, p.opts.Version)
-	values := "image:\n  repository: ghcr.io/reloader-dev/reloader\n  tag: \"\"\n  digest: \"\"\n"
+	chartYAML := fmt.Sprintf("apiVersion: v2\nname: %s\nversion: %s\nappVersion: %s\n", chartName, version, p.opts.Version)
+	values := "image:\n  repository: ghcr.io/reloader-dev/" + chartName + "\n  tag: \"\"\n  digest: \"\"\n"
 	var buf bytes.Buffer
 	gz := gzip.NewWriter(&buf)
 	tw := tar.NewWriter(gz)
-	for _, f := range []struct{ name, body string }{{"reloader/Chart.yaml", chartYAML}, {"reloader/values.yaml", values}} {
+	for _, f := range []struct{ name, body string }{{chartName + "/Chart.yaml", chartYAML}, {chartName + "/values.yaml", values}} {
 		if err := tw.WriteHeader(&tar.Header{Name: f.name, Mode: 0o644, Size: int64(len(f.body)), ModTime: p.opts.Created, Typeflag: tar.TypeReg}); err != nil {
 			return "", err
 		}
@@ -392,16 +400,16 @@ func (p *publisher) chart(imageIndex string) (string, error) {
 	if err := gz.Close(); err != nil {
 		return "", err
 	}
-	repo := p.repo("charts/reloader")
-	cfg := fmt.Sprintf(`{"name":"reloader","version":%q,"appVersion":%q,"apiVersion":"v2"}`, version, p.opts.Version)
+	repo := p.repo("charts/" + chartName)
+	cfg := fmt.Sprintf(`{"name":%q,"version":%q,"appVersion":%q,"apiVersion":"v2"}`, chartName, version, p.opts.Version)
 	d, err := p.putArtifact(repo, version, []byte(cfg), HelmConfigType, []layer{{buf.Bytes(), HelmChartType, nil}}, nil, "",
-		map[string]string{"org.opencontainers.image.title": "reloader", "org.opencontainers.image.version": version})
+		map[string]string{"org.opencontainers.image.title": chartName, "org.opencontainers.image.version": version})
 	if err != nil {
 		return "", err
 	}
-	p.add(release.Artifact{Kind: release.KindChart, Name: "reloader", Repository: repo, Tag: version,
+	p.add(release.Artifact{Kind: release.KindChart, Name: chartName, Repository: repo, Tag: version,
 		Digest: d.Digest.String(), Size: d.Size, MediaType: string(d.MediaType), Annotations: map[string]string{"image": imageIndex}})
-	if err := p.signatures("reloader", "", repo, d, false); err != nil {
+	if err := p.signatures(chartName, "", repo, d, false); err != nil {
 		return "", err
 	}
 	return d.Digest.String(), nil

@@ -24,6 +24,7 @@ import (
 	"fmt"
 	"os"
 	"regexp"
+	"strings"
 
 	"github.com/sigstore/sigstore-go/pkg/root"
 	"github.com/sigstore/sigstore/pkg/cryptoutils"
@@ -43,12 +44,17 @@ type Policy struct {
 	TrustedRoot    *root.TrustedRoot
 	// TrustedRootSource says where TrustedRoot came from, for reports.
 	TrustedRootSource string
-	// TransparencyLogThreshold, when above zero, requires that many verified
-	// transparency log entries on every keyless bundle.
+	// TransparencyLogThreshold, when above zero, requires that many
+	// verified transparency log entries on every keyless bundle.
+	// LoadPolicy sets one, as cosign requires, unless IgnoreTlog.
 	TransparencyLogThreshold int
 	// RequireScan refuses a release whose lock records no vulnerability
 	// scan, or records that the scan was skipped (--no-scan).
 	RequireScan bool
+	// IgnoreTlog accepts keyless signatures with no transparency log
+	// entry. The product promises signatures recorded in Rekor, so this is
+	// only for a private Sigstore without a log, asked for explicitly.
+	IgnoreTlog bool
 	// IgnoreSCT accepts keyless certificates without a verified certificate
 	// transparency timestamp. Public Fulcio embeds one in every certificate,
 	// so the default requires it; only a private CA that logs to no CT log
@@ -168,17 +174,23 @@ type PolicyFiles struct {
 	Issuer         string
 	// TrustedRootFile is a trusted_root.json.
 	TrustedRootFile string
-	// TrustedRootJSON is used when TrustedRootFile is empty (e.g. the copy
-	// carried in an archive).
+	// TrustedRootJSON is a copy carried with the material being verified
+	// (an archive's trust/trusted_root.json), used when TrustedRootFile is
+	// empty. Whoever wrote the archive chose it, so it is trusted only when
+	// TrustedRootSHA256, which the user got out of band, matches it.
 	TrustedRootJSON   []byte
 	TrustedRootSource string
+	// TrustedRootSHA256 is the hex sha256 the trusted root must have.
+	TrustedRootSHA256 string
 	// IgnoreSCT: see Policy.IgnoreSCT.
 	IgnoreSCT bool
+	// IgnoreTlog: see Policy.IgnoreTlog.
+	IgnoreTlog bool
 }
 
 // LoadPolicy builds a Policy from files; it reads only the local disk.
 func LoadPolicy(f PolicyFiles) (Policy, error) {
-	p := Policy{Identity: f.Identity, IdentityRegexp: f.IdentityRegexp, Issuer: f.Issuer, IgnoreSCT: f.IgnoreSCT}
+	p := Policy{Identity: f.Identity, IdentityRegexp: f.IdentityRegexp, Issuer: f.Issuer, IgnoreSCT: f.IgnoreSCT, IgnoreTlog: f.IgnoreTlog}
 	if f.KeyFile != "" {
 		b, err := os.ReadFile(f.KeyFile)
 		if err != nil {
@@ -200,13 +212,37 @@ func LoadPolicy(f PolicyFiles) (Policy, error) {
 		rootJSON, src = b, f.TrustedRootFile
 	}
 	if len(rootJSON) > 0 {
+		if err := checkRootDigest(rootJSON, src, f.TrustedRootSHA256, f.TrustedRootFile == ""); err != nil {
+			return Policy{}, err
+		}
 		tr, err := root.NewTrustedRootFromJSON(rootJSON)
 		if err != nil {
 			return Policy{}, fmt.Errorf("%w: parsing trusted root %s: %w", ErrPolicy, src, err)
 		}
 		p.TrustedRoot, p.TrustedRootSource = tr, src
 	}
+	if !p.IgnoreTlog {
+		p.TransparencyLogThreshold = 1
+	}
 	return p, p.Validate()
+}
+
+// checkRootDigest holds a trusted root to the sha256 the user gave. A root
+// carried with the material being verified must have one: otherwise the
+// archive's author would choose the CA that vouches for the archive.
+func checkRootDigest(rootJSON []byte, src, want string, carried bool) error {
+	if want == "" {
+		if carried {
+			return policyErr(fmt.Sprintf("not trusting the trusted root %s carried with the release: it could come from whoever wrote the archive; "+
+				"give --trusted-root FILE, or --trusted-root-sha256 with the digest you got from the publisher", src))
+		}
+		return nil
+	}
+	got := sha256.Sum256(rootJSON)
+	if !strings.EqualFold(hex.EncodeToString(got[:]), strings.TrimPrefix(want, "sha256:")) {
+		return fmt.Errorf("%w: trusted root %s has sha256 %s, not the expected %s", ErrUntrusted, src, hex.EncodeToString(got[:]), want)
+	}
+	return nil
 }
 
 // ParsePublicKey reads a PEM public key.

@@ -110,7 +110,10 @@ func NewVerifier(p Policy) (*Verifier, error) {
 		co.Identities = []cosign.Identity{{Issuer: p.Issuer, Subject: p.Identity, SubjectRegExp: p.IdentityRegexp}}
 		trusted = p.TrustedRoot
 		vopts = append(vopts, sgverify.WithObserverTimestamps(1))
-		if p.TransparencyLogThreshold > 0 {
+		switch {
+		case p.IgnoreTlog:
+			co.IgnoreTlog = true
+		case p.TransparencyLogThreshold > 0:
 			vopts = append(vopts, sgverify.WithTransparencyLog(p.TransparencyLogThreshold))
 		}
 		if !p.IgnoreSCT {
