@@ -109,6 +109,10 @@ type Controller struct {
 	nsInf  cache.SharedIndexInformer
 
 	enqueuedAt sync.Map // workload.Key -> time.Time of the first event since the last sync
+	// queuedAt holds when a key entered the queue: the first add since a
+	// worker last took it. Taken (and deleted) by that worker, so it can
+	// never outlive the wait it measures, whatever the sync then does.
+	queuedAt sync.Map // workload.Key -> time.Time
 	reported   sync.Map // workload.Key -> string: problems last reported, so Events are not repeated
 	ready      atomic.Bool
 	started    atomic.Bool
@@ -267,6 +271,11 @@ func (c *Controller) newScope(ns string) (*scope, error) {
 		}); err != nil {
 			return nil, fmt.Errorf("indexing %ss: %w", kind, err)
 		}
+		if kind == workload.Job {
+			if err := inf.AddIndexers(cache.Indexers{indexRecord: indexRecords}); err != nil {
+				return nil, fmt.Errorf("indexing Job reload records: %w", err)
+			}
+		}
 		if _, err := inf.AddEventHandler(c.workloadHandler()); err != nil {
 			return nil, fmt.Errorf("watching %ss: %w", kind, err)
 		}
@@ -341,7 +350,7 @@ func (c *Controller) processNext(ctx context.Context) bool {
 	defer c.queue.Done(key)
 	c.o.Metrics.QueueDepth.Set(float64(c.queue.Len()))
 	start := c.o.Now()
-	if t, ok := c.enqueuedAt.Load(key); ok {
+	if t, ok := c.queuedAt.LoadAndDelete(key); ok {
 		c.o.Metrics.QueueLatency.Observe(start.Sub(t.(time.Time)).Seconds())
 	}
 	err := c.sync(ctx, key)
@@ -368,7 +377,9 @@ func (c *Controller) processNext(ctx context.Context) bool {
 // enqueue adds a workload key, remembering when its first pending event came
 // (for reloader_action_latency_seconds).
 func (c *Controller) enqueue(key workload.Key) {
-	c.enqueuedAt.LoadOrStore(key, c.o.Now())
+	now := c.o.Now()
+	c.enqueuedAt.LoadOrStore(key, now)
+	c.queuedAt.LoadOrStore(key, now)
 	c.queue.Add(key)
 	c.o.Metrics.QueueAdds.Inc()
 	c.o.Metrics.QueueDepth.Set(float64(c.queue.Len()))
@@ -428,6 +439,7 @@ func (c *Controller) workloadHandler() cache.ResourceEventHandler {
 			if v, err := workload.ViewOf(obj); err == nil {
 				c.reported.Delete(v.Key())
 				c.enqueuedAt.Delete(v.Key())
+				c.queuedAt.Delete(v.Key())
 			}
 		},
 	}

@@ -60,21 +60,29 @@ type reload struct {
 // request per workload kind's reload mechanism.
 func (c *Controller) sync(ctx context.Context, key workload.Key) error {
 	v, ok, err := c.getWorkload(key)
+	if err == nil {
+		if handled, err := c.syncJobRecords(ctx, key, v, ok); handled {
+			return err
+		}
+	}
 	if err != nil || !ok {
 		c.enqueuedAt.Delete(key)
 		return err
 	}
 	if ok, reason := v.Reloadable(); !ok {
 		c.o.Metrics.SkippedTotal.WithLabelValues(reason).Inc()
+		c.enqueuedAt.Delete(key)
 		return nil
 	}
 	if c.ignoredNamespace(key.Namespace) || !c.namespaceSelected(key.Namespace) {
 		c.o.Metrics.SkippedTotal.WithLabelValues("namespace_not_selected").Inc()
+		c.enqueuedAt.Delete(key)
 		return nil
 	}
 	c.o.Metrics.WorkloadsScanned.WithLabelValues(string(key.Kind)).Inc()
 	w := annotations.Workload{Meta: v.Object.GetAnnotations(), Template: v.Template.Annotations}
 	if !c.o.Names.Interested(w, c.o.AutoReloadAll) {
+		c.enqueuedAt.Delete(key)
 		return nil
 	}
 
