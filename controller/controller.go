@@ -113,9 +113,9 @@ type Controller struct {
 	// worker last took it. Taken (and deleted) by that worker, so it can
 	// never outlive the wait it measures, whatever the sync then does.
 	queuedAt sync.Map // workload.Key -> time.Time
-	reported   sync.Map // workload.Key -> string: problems last reported, so Events are not repeated
-	ready      atomic.Bool
-	started    atomic.Bool
+	reported sync.Map // workload.Key -> string: problems last reported, so Events are not repeated
+	ready    atomic.Bool
+	started  atomic.Bool
 }
 
 // scope holds the informers of one namespace, or of the whole cluster.
