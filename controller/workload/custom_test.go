@@ -2,7 +2,11 @@ package workload
 
 import (
 	"reflect"
+	"strings"
 	"testing"
+
+	batchv1 "k8s.io/api/batch/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 )
 
 // A reload of a custom kind changes the reload variables and nothing else
@@ -45,4 +49,28 @@ func TestEnvOnRawNamesAMissingContainer(t *testing.T) {
 	if err == nil || err.Error() != `Rollout ns/web: no container "other" in spec.template.spec.containers` {
 		t.Fatalf("error %v", err)
 	}
+}
+
+// A record is read from the cluster, where anyone who may create Jobs can
+// write one: whatever it holds, reading it returns a Job of the named name
+// in the record's namespace, or an error naming the record.
+func FuzzRecordedJob(f *testing.F) {
+	f.Add("batch", `{"metadata":{"name":"batch","namespace":"ns"}}`)
+	f.Add("batch", `{"metadata":{"name":"other","namespace":"ns"}}`)
+	f.Add("batch", `{"metadata":{"name":"batch","namespace":"ns","uid":"x"}}`)
+	f.Add("", `not json`)
+	f.Fuzz(func(t *testing.T, of, body string) {
+		rec := &batchv1.Job{ObjectMeta: metav1.ObjectMeta{Name: "rec", Namespace: "ns",
+			Annotations: map[string]string{RecordOf: of, RecordJob: body}}}
+		job, err := RecordedJob(rec)
+		if err != nil {
+			if !strings.Contains(err.Error(), "ns/rec") {
+				t.Fatalf("error %q does not name the record", err)
+			}
+			return
+		}
+		if job.Namespace != "ns" || job.Name != of || job.Name == "" || job.UID != "" {
+			t.Fatalf("accepted %s/%s (uid %q) from a record of %q", job.Namespace, job.Name, job.UID, of)
+		}
+	})
 }

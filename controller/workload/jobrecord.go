@@ -106,12 +106,9 @@ func Recover(rec, current metav1.Object) Recovery {
 // Replay creates the Job a record holds (it may already exist: a lagging
 // cache) and then deletes the record.
 func Replay(ctx context.Context, cs kubernetes.Interface, rec *batchv1.Job, o Options) error {
-	job := &batchv1.Job{}
-	if err := json.Unmarshal([]byte(rec.Annotations[RecordJob]), job); err != nil {
-		return fmt.Errorf("reading the Job recorded in %s/%s: %w", rec.Namespace, rec.Name, err)
-	}
-	if job.Namespace != rec.Namespace || job.Name != rec.Annotations[RecordOf] {
-		return fmt.Errorf("record %s/%s holds Job %s/%s, not %s/%s", rec.Namespace, rec.Name, job.Namespace, job.Name, rec.Namespace, rec.Annotations[RecordOf])
+	job, err := RecordedJob(rec)
+	if err != nil {
+		return err
 	}
 	// One attempt: AlreadyExists means the old Job is still going away or
 	// the replacement is already there, and the cache will tell which.
@@ -119,6 +116,23 @@ func Replay(ctx context.Context, cs kubernetes.Interface, rec *batchv1.Job, o Op
 		return fmt.Errorf("recreating Job %s/%s from record %s: %w", job.Namespace, job.Name, rec.Name, err)
 	}
 	return DeleteRecord(ctx, cs, rec)
+}
+
+// RecordedJob reads the replacement a record holds. Anyone allowed to create
+// Jobs can write a record, so it is checked to name the Job it recreates, in
+// the record's own namespace, and to carry no server-set fields.
+func RecordedJob(rec *batchv1.Job) (*batchv1.Job, error) {
+	job := &batchv1.Job{}
+	if err := json.Unmarshal([]byte(rec.Annotations[RecordJob]), job); err != nil {
+		return nil, fmt.Errorf("reading the Job recorded in %s/%s (annotation %s): %w", rec.Namespace, rec.Name, RecordJob, err)
+	}
+	if job.Namespace != rec.Namespace || job.Name == "" || job.Name != rec.Annotations[RecordOf] {
+		return nil, fmt.Errorf("record %s/%s holds Job %q in namespace %q, not %s/%s", rec.Namespace, rec.Name, job.Name, job.Namespace, rec.Namespace, rec.Annotations[RecordOf])
+	}
+	if job.UID != "" || job.ResourceVersion != "" {
+		return nil, fmt.Errorf("record %s/%s holds a Job with a uid or resourceVersion set", rec.Namespace, rec.Name)
+	}
+	return job, nil
 }
 
 // DeleteRecord deletes a record whose work is done.
