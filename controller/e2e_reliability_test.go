@@ -8,7 +8,6 @@ import (
 
 	admissionv1 "k8s.io/api/admissionregistration/v1"
 	batchv1 "k8s.io/api/batch/v1"
-	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
@@ -22,14 +21,7 @@ func TestRefusedJobRecreateIsRetriedFromItsRecord(t *testing.T) {
 	ctx := ctxFor(t)
 	cs := cp.AdminClient(t)
 	ns := cp.Namespace(t)
-	mustCreateCM(t, cs, ns, configMap("batch-config", map[string]string{"k": "1"}))
-	tmpl := usesConfigMap("batch", "batch-config")
-	tmpl.Spec.RestartPolicy = corev1.RestartPolicyNever
-	job := &batchv1.Job{ObjectMeta: metav1.ObjectMeta{Name: "batch", Annotations: auto()}, Spec: batchv1.JobSpec{Template: tmpl}}
-	old, err := cs.BatchV1().Jobs(ns).Create(ctx, job, metav1.CreateOptions{})
-	if err != nil {
-		t.Fatal(err)
-	}
+	old := createBatchJob(t, cs, ns)
 
 	// Admission refuses every create of a Job named "batch" in this
 	// namespace until the binding is deleted.
@@ -65,7 +57,8 @@ func TestRefusedJobRecreateIsRetriedFromItsRecord(t *testing.T) {
 		t.Fatal(err)
 	}
 	eventually(t, 30*time.Second, func() (bool, string) {
-		probe := job.DeepCopy()
+		probe := &batchv1.Job{ObjectMeta: metav1.ObjectMeta{Name: "batch"}, Spec: old.Spec}
+		probe.Spec.Selector, probe.Spec.Template.Labels = nil, nil
 		_, err := cs.BatchV1().Jobs(ns).Create(ctx, probe, metav1.CreateOptions{DryRun: []string{metav1.DryRunAll}})
 		return err != nil && strings.Contains(err.Error(), "test: refused"), fmt.Sprintf("policy not in force yet (dry-run create: %v)", err)
 	})
