@@ -62,8 +62,10 @@ type Config struct {
 	Reps int `json:"repetitions"`
 	// Peer, when set, is another Reloader-compatible controller run in the
 	// same alternation (BENCH_PEER, a binary, rendered into PeerCommand).
-	Peer        string `json:"peer,omitempty"`
-	PeerCommand string `json:"peer_command,omitempty"`
+	Peer           string `json:"peer,omitempty"`
+	PeerCommand    string `json:"peer_command,omitempty"`
+	PeerReadyURL   string `json:"peer_ready_url,omitempty"`
+	PeerMetricsURL string `json:"peer_metrics_url,omitempty"`
 	// Targets are checked after the report is written; a miss fails the run.
 	Targets *Targets `json:"targets,omitempty"`
 
@@ -199,6 +201,8 @@ func parseFlags(args []string) (Config, error) {
 	fs.BoolVar(&c.Floor, "floor", true, "also run the in-process floor controller")
 	fs.IntVar(&c.Reps, "reps", 3, "repetitions of each contestant, in rotating order")
 	fs.StringVar(&c.PeerCommand, "peer-controller", DefaultPeerCommand, "command line of the BENCH_PEER controller (text/template; {{.Peer}} is $BENCH_PEER, other placeholders as -controller)")
+	fs.StringVar(&c.PeerReadyURL, "peer-ready-url", "", "readiness URL of the peer (templated); empty: none")
+	fs.StringVar(&c.PeerMetricsURL, "peer-metrics-url", "", "Prometheus endpoint of the peer (templated); empty: none")
 	fs.IntVar(&c.Churn, "churn", 0, "background unrelated updates per second")
 	fs.IntVar(&c.ScaleWorkloads, "scale-workloads", 0, "opted-in Deployments over the scale namespaces, not changed by the scenarios")
 	fs.DurationVar(&c.Idle, "idle", 0, "idle time before sampling the controller's RSS")
@@ -257,6 +261,10 @@ func override(out, set *Config, name string) {
 		out.Reps = set.Reps
 	case "peer-controller":
 		out.PeerCommand = set.PeerCommand
+	case "peer-ready-url":
+		out.PeerReadyURL = set.PeerReadyURL
+	case "peer-metrics-url":
+		out.PeerMetricsURL = set.PeerMetricsURL
 	case "churn":
 		out.Churn = set.Churn
 	case "scale-workloads":

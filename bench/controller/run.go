@@ -72,9 +72,9 @@ func Run(ctx context.Context, cfg Config, log io.Writer) (*Report, error) {
 			var res *RunResult
 			switch who {
 			case contestantController:
-				res, err = runController(ctx, c, t, cfg, cfg.Controller, "", tag, dir, log)
+				res, err = runController(ctx, c, t, cfg, contestant{cfg.Controller, cfg.ReadyURL, cfg.MetricsURL, ""}, tag, dir, log)
 			case contestantPeer:
-				res, err = runController(ctx, c, t, cfg, cfg.PeerCommand, cfg.Peer, tag, dir, log)
+				res, err = runController(ctx, c, t, cfg, contestant{cfg.PeerCommand, cfg.PeerReadyURL, cfg.PeerMetricsURL, cfg.Peer}, tag, dir, log)
 			case contestantFloor:
 				res, err = runFloor(ctx, c, t, cfg, tag, log)
 			}
@@ -87,6 +87,12 @@ func Run(ctx context.Context, cfg Config, log io.Writer) (*Report, error) {
 	rep.summarize()
 	rep.LoadAvg = [2]string{load, loadAvg()}
 	return rep, nil
+}
+
+// contestant is how to run and watch a controller process: templates of its
+// command line, readiness and metrics URLs, and the peer binary.
+type contestant struct {
+	command, readyURL, metricsURL, peer string
 }
 
 // The contestants of a run.
@@ -109,7 +115,7 @@ func loadAvg() string {
 // runController measures a controller process (ours, or the peer binary):
 // first reload and memory at scale right after its start, then latency and
 // burst.
-func runController(ctx context.Context, c *cluster, t *tracker, cfg Config, command, peer, tag, dir string, log io.Writer) (*RunResult, error) {
+func runController(ctx context.Context, c *cluster, t *tracker, cfg Config, proc contestant, tag, dir string, log io.Writer) (*RunResult, error) {
 	kubeconfig, _, err := c.identityKubeconfig(controllerUser)
 	if err != nil {
 		return nil, err
@@ -118,14 +124,14 @@ func runController(ctx context.Context, c *cluster, t *tracker, cfg Config, comm
 	if err != nil {
 		return nil, err
 	}
-	ph.Peer = peer
-	args, err := commandLine(ctx, command, ph, dir)
+	ph.Peer = proc.peer
+	args, err := commandLine(ctx, proc.command, ph, dir)
 	if err != nil {
 		return nil, err
 	}
 	readyURL := ""
-	if cfg.ReadyURL != "" {
-		if readyURL, err = render(cfg.ReadyURL, ph); err != nil {
+	if proc.readyURL != "" {
+		if readyURL, err = render(proc.readyURL, ph); err != nil {
 			return nil, fmt.Errorf("rendering -ready-url: %w", err)
 		}
 	}
@@ -141,8 +147,8 @@ func runController(ctx context.Context, c *cluster, t *tracker, cfg Config, comm
 
 	res := &RunResult{Command: args}
 	metricsURL := ""
-	if cfg.MetricsURL != "" {
-		if metricsURL, err = render(cfg.MetricsURL, ph); err != nil {
+	if proc.metricsURL != "" {
+		if metricsURL, err = render(proc.metricsURL, ph); err != nil {
 			return nil, fmt.Errorf("rendering -metrics-url: %w", err)
 		}
 	}
