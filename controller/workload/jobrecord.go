@@ -66,7 +66,8 @@ func recordFor(old, job *batchv1.Job, c Change) (*batchv1.Job, error) {
 		Spec: *job.Spec.DeepCopy(),
 	}
 	rec.Spec.Suspend, rec.Spec.Parallelism = &suspend, &zero
-	rec.Spec.TTLSecondsAfterFinished = nil
+	// The built-in Job controller, which honours suspend, manages it.
+	rec.Spec.TTLSecondsAfterFinished, rec.Spec.ManagedBy = nil, nil
 	return rec, nil
 }
 
