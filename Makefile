@@ -7,7 +7,12 @@ TEST_TIMEOUT ?= 60m
 TEST_PARALLEL ?= 2
 FUZZTIME ?= 20s
 
-.PHONY: all build test unit demo lint tools lint-tools bench fuzz release-local clean-tools
+# The concurrent parts: the controller's workers and alert queue (its e2e
+# tests run a -race build of the binary), the mirror's parallel transfers.
+# `make test` runs these packages under the race detector only, not twice.
+RACE_PKGS ?= ./controller/... ./mirror/...
+
+.PHONY: all build test race unit demo lint tools lint-tools bench fuzz release-local clean-tools
 
 all: build
 
@@ -27,7 +32,12 @@ lint-tools:
 ## test: every test, against the real control plane and registries.
 test: tools
 	$(GO) vet ./...
-	$(GO) test -count=1 -p $(TEST_PARALLEL) -timeout $(TEST_TIMEOUT) ./...
+	$(GO) test -count=1 -p $(TEST_PARALLEL) -timeout $(TEST_TIMEOUT) $$($(GO) list ./... | grep -v -e '^github.com/reloader-dev/reloader/controller\(/\|$$\)' -e '^github.com/reloader-dev/reloader/mirror\(/\|$$\)')
+	$(MAKE) --no-print-directory race
+
+## race: the tests of RACE_PKGS with the race detector on.
+race: tools
+	$(GO) test -race -count=1 -p $(TEST_PARALLEL) -timeout $(TEST_TIMEOUT) $(RACE_PKGS)
 
 ## unit: only the tests that need no real component (fast feedback).
 unit:

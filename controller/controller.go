@@ -117,7 +117,11 @@ type Controller struct {
 	nsInf  cache.SharedIndexInformer
 
 	enqueuedAt sync.Map // workload.Key -> time.Time of the first event since the last sync
-	reported   sync.Map // workload.Key -> string: problems last reported, so Events are not repeated
+	// queuedAt holds when a key entered the queue: the first add since a
+	// worker last took it. Taken (and deleted) by that worker, so it can
+	// never outlive the wait it measures, whatever the sync then does.
+	queuedAt sync.Map // workload.Key -> time.Time
+	reported sync.Map // workload.Key -> string: problems last reported, so Events are not repeated
 	// born holds, for a workload whose creation the watch delivered (not the
 	// initial list), the resourceVersion of that first version: the point
 	// its first sync compares resources' last writes with (see firstsight.go).
@@ -289,6 +293,11 @@ func (c *Controller) newScope(ns string) (*scope, error) {
 		}); err != nil {
 			return nil, fmt.Errorf("indexing %ss: %w", kind, err)
 		}
+		if kind == workload.Job {
+			if err := inf.AddIndexers(cache.Indexers{indexRecord: indexRecords}); err != nil {
+				return nil, fmt.Errorf("indexing Job reload records: %w", err)
+			}
+		}
 		if _, err := inf.AddEventHandler(c.workloadHandler()); err != nil {
 			return nil, fmt.Errorf("watching %ss: %w", kind, err)
 		}
@@ -363,7 +372,7 @@ func (c *Controller) processNext(ctx context.Context) bool {
 	defer c.queue.Done(key)
 	c.o.Metrics.QueueDepth.Set(float64(c.queue.Len()))
 	start := c.o.Now()
-	if t, ok := c.enqueuedAt.Load(key); ok {
+	if t, ok := c.queuedAt.LoadAndDelete(key); ok {
 		c.o.Metrics.QueueLatency.Observe(start.Sub(t.(time.Time)).Seconds())
 	}
 	var out outcome
@@ -411,7 +420,9 @@ func markReloaded(ctx context.Context) {
 // enqueue adds a workload key, remembering when its first pending event came
 // (for reloader_action_latency_seconds).
 func (c *Controller) enqueue(key workload.Key) {
-	c.enqueuedAt.LoadOrStore(key, c.o.Now())
+	now := c.o.Now()
+	c.enqueuedAt.LoadOrStore(key, now)
+	c.queuedAt.LoadOrStore(key, now)
 	c.queue.Add(key)
 	c.o.Metrics.QueueAdds.Inc()
 	c.o.Metrics.QueueDepth.Set(float64(c.queue.Len()))
@@ -475,6 +486,7 @@ func (c *Controller) workloadHandler() cache.ResourceEventHandler {
 				c.reported.Delete(v.Key())
 				c.enqueuedAt.Delete(v.Key())
 				c.born.Delete(v.Key())
+				c.queuedAt.Delete(v.Key())
 			}
 		},
 	}

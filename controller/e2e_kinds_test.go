@@ -148,14 +148,7 @@ func TestJobReloadRecreatesIt(t *testing.T) {
 	ctx := ctxFor(t)
 	cs := cp.AdminClient(t)
 	ns := cp.Namespace(t)
-	mustCreateCM(t, cs, ns, configMap("batch-config", map[string]string{"k": "1"}))
-	tmpl := usesConfigMap("batch", "batch-config")
-	tmpl.Spec.RestartPolicy = corev1.RestartPolicyNever
-	job := &batchv1.Job{ObjectMeta: metav1.ObjectMeta{Name: "batch", Annotations: auto()}, Spec: batchv1.JobSpec{Template: tmpl}}
-	old, err := cs.BatchV1().Jobs(ns).Create(ctx, job, metav1.CreateOptions{})
-	if err != nil {
-		t.Fatal(err)
-	}
+	old := createBatchJob(t, cs, ns)
 	r := startReloader(t, "", "--namespaces="+ns)
 	r.waitIdle(t, 1)
 	updateConfigMapData(t, cs, ns, "batch-config", map[string]string{"k": "2"})
@@ -182,6 +175,21 @@ func TestJobReloadRecreatesIt(t *testing.T) {
 	if j, err := cs.BatchV1().Jobs(ns).Get(ctx, "batch", metav1.GetOptions{}); err != nil || j.UID != recreated.UID {
 		t.Fatalf("Job recreated more than once (err %v)", err)
 	}
+}
+
+// createBatchJob creates the opted-in Job "batch" using the ConfigMap
+// "batch-config".
+func createBatchJob(t *testing.T, cs kubernetes.Interface, ns string) *batchv1.Job {
+	t.Helper()
+	mustCreateCM(t, cs, ns, configMap("batch-config", map[string]string{"k": "1"}))
+	tmpl := usesConfigMap("batch", "batch-config")
+	tmpl.Spec.RestartPolicy = corev1.RestartPolicyNever
+	job := &batchv1.Job{ObjectMeta: metav1.ObjectMeta{Name: "batch", Annotations: auto()}, Spec: batchv1.JobSpec{Template: tmpl}}
+	created, err := cs.BatchV1().Jobs(ns).Create(context.Background(), job, metav1.CreateOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return created
 }
 
 func mustCreateCM(t *testing.T, cs kubernetes.Interface, ns string, cm *corev1.ConfigMap) {

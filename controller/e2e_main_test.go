@@ -52,7 +52,14 @@ func TestMain(m *testing.M) {
 		os.Exit(1)
 	}
 	reloaderBin = filepath.Join(dir, "reloader")
-	build := exec.Command("go", "build", "-o", reloaderBin, "./cmd/reloader")
+	args := []string{"build", "-o", reloaderBin}
+	if raceEnabled {
+		// `go test -race` checks this package's own goroutines only; the
+		// controller under test is this binary, so it is built with the
+		// detector too, and every test fails on a race it reports.
+		args = append(args, "-race")
+	}
+	build := exec.Command("go", append(args, "./cmd/reloader")...)
 	build.Dir = root
 	if out, err := build.CombinedOutput(); err != nil {
 		fmt.Fprintf(os.Stderr, "building the reloader binary: %v\n%s", err, out)
@@ -103,6 +110,9 @@ func startReloaderEnv(t *testing.T, kubeconfig string, env []string, args ...str
 	r := &reloaderProc{Process: p, metricsURL: "http://" + addr}
 	t.Cleanup(func() {
 		_ = p.Stop(10 * time.Second)
+		if log, err := os.ReadFile(p.LogPath()); err == nil && strings.Contains(string(log), "WARNING: DATA RACE") {
+			t.Errorf("the race detector reported a data race in the controller:\n%s", raceReport(string(log)))
+		}
 		if t.Failed() {
 			t.Logf("reloader log:\n%s", p.Tail(80))
 		}
@@ -357,4 +367,14 @@ func hashOfSecret(data map[string]string) string {
 		b[k] = []byte(v)
 	}
 	return hash.Secret(b)
+}
+
+// raceReport cuts the race detector's reports out of a log.
+func raceReport(log string) string {
+	i := strings.Index(log, "WARNING: DATA RACE")
+	out := log[i:]
+	if len(out) > 8000 {
+		out = out[:8000]
+	}
+	return out
 }

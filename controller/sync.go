@@ -70,6 +70,11 @@ type reload struct {
 // request per workload kind's reload mechanism.
 func (c *Controller) sync(ctx context.Context, key workload.Key) error {
 	v, ok, err := c.getWorkload(key)
+	if err == nil {
+		if handled, err := c.syncJobRecords(ctx, key, v, ok); handled {
+			return err
+		}
+	}
 	if err != nil || !ok {
 		c.enqueuedAt.Delete(key)
 		return err
@@ -77,16 +82,19 @@ func (c *Controller) sync(ctx context.Context, key workload.Key) error {
 	// Skips are counted where the original counts them: on the ConfigMap or
 	// Secret event (configHandler), not per workload.
 	if ok, _ := v.Reloadable(); !ok {
+		c.enqueuedAt.Delete(key)
 		return nil
 	}
 	if c.ignoredNamespace(key.Namespace) || !c.namespaceSelected(key.Namespace) {
 		c.born.Delete(key)
+		c.enqueuedAt.Delete(key)
 		return nil
 	}
 	w := annotations.Workload{Meta: v.Object.GetAnnotations(), Template: v.Template.Annotations}
 	if !c.o.Names.Interested(w, c.o.AutoReloadAll) {
 		// Annotated later, it is adopted, not judged against its creation.
 		c.born.Delete(key)
+		c.enqueuedAt.Delete(key)
 		return nil
 	}
 

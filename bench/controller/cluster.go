@@ -12,6 +12,7 @@ import (
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
 
@@ -55,6 +56,7 @@ type cluster struct {
 
 	configMaps []*corev1.ConfigMap // cfg-NNNN, by workload index; only the driver writes them
 	first      *corev1.Secret
+	firstRevs  int
 }
 
 func startCluster(ctx context.Context, dir string) (*cluster, error) {
@@ -125,25 +127,37 @@ func (c *cluster) populate(ctx context.Context, cfg Config) (SetupStats, error) 
 	if _, err := rand.Read(blob); err != nil {
 		return SetupStats{}, fmt.Errorf("generating Secret data: %w", err)
 	}
-	if err := c.createScaleData(ctx, cfg, blob); err != nil {
+	large := make([]byte, cfg.LargeBytes)
+	if _, err := rand.Read(large); err != nil {
+		return SetupStats{}, fmt.Errorf("generating Secret data: %w", err)
+	}
+	if err := c.createScaleData(ctx, cfg, blob, large); err != nil {
+		return SetupStats{}, err
+	}
+	if err := c.createScaleWorkloads(ctx, cfg); err != nil {
 		return SetupStats{}, err
 	}
 	if err := c.createWorkloads(ctx, cfg, blob); err != nil {
 		return SetupStats{}, err
 	}
-	objects := cfg.Secrets + cfg.ConfigMaps + 2*cfg.Workloads + 2
-	bytes := int64(cfg.Secrets)*int64(cfg.SecretBytes) + int64(cfg.ConfigMaps)*int64(cfg.ConfigMapBytes)
+	objects := cfg.Secrets + cfg.ConfigMaps + 2*cfg.Workloads + 2 + cfg.ScaleWorkloads
+	nLarge := min(cfg.LargeSecrets, cfg.Secrets)
+	bytes := int64(cfg.Secrets-nLarge)*int64(cfg.SecretBytes) + int64(nLarge)*int64(cfg.LargeBytes) + int64(cfg.ConfigMaps)*int64(cfg.ConfigMapBytes)
 	return SetupStats{Objects: objects, DataMiB: float64(bytes) / (1 << 20), Seconds: time.Since(t0).Seconds()}, nil
 }
 
-func (c *cluster) createScaleData(ctx context.Context, cfg Config, blob []byte) error {
+func (c *cluster) createScaleData(ctx context.Context, cfg Config, blob, large []byte) error {
 	cmData := string(fill(cfg.ConfigMapBytes))
 	err := parallel(ctx, cfg.Secrets, cfg.CreateWorkers, func(ctx context.Context, i int) error {
 		ns := c.scaleNSs[i%len(c.scaleNSs)]
+		data := blob
+		if i < cfg.LargeSecrets {
+			data = large
+		}
 		s := &corev1.Secret{
 			ObjectMeta: metav1.ObjectMeta{Name: fmt.Sprintf("secret-%05d", i), Namespace: ns},
 			// The index makes each Secret's hash distinct, as in real clusters.
-			Data: map[string][]byte{"id": []byte(fmt.Sprint(i)), "blob": blob},
+			Data: map[string][]byte{"id": []byte(fmt.Sprint(i)), "blob": data},
 		}
 		if _, err := c.driver.CoreV1().Secrets(ns).Create(ctx, s, metav1.CreateOptions{}); err != nil {
 			return fmt.Errorf("creating Secret %s/%s: %w", ns, s.Name, err)
@@ -164,6 +178,50 @@ func (c *cluster) createScaleData(ctx context.Context, cfg Config, blob []byte) 
 		}
 		return nil
 	})
+}
+
+// scaleConfigMap is the name and namespace of scale ConfigMap i.
+func (c *cluster) scaleConfigMap(i int) (string, string) {
+	return fmt.Sprintf("config-%05d", i), c.scaleNSs[i%len(c.scaleNSs)]
+}
+
+// createScaleWorkloads creates cfg.ScaleWorkloads opted-in Deployments over
+// the scale namespaces, Deployment i using scale ConfigMap i: a controller
+// watches them all, and no scenario changes them.
+func (c *cluster) createScaleWorkloads(ctx context.Context, cfg Config) error {
+	return parallel(ctx, cfg.ScaleWorkloads, cfg.CreateWorkers, func(ctx context.Context, i int) error {
+		cm, ns := c.scaleConfigMap(i)
+		from := corev1.EnvFromSource{ConfigMapRef: &corev1.ConfigMapEnvSource{LocalObjectReference: corev1.LocalObjectReference{Name: cm}}}
+		return c.createDeploymentIn(ctx, ns, fmt.Sprintf("scale-app-%05d", i), from)
+	})
+}
+
+// churn updates scale ConfigMaps no workload uses, perSecond a second, until
+// ctx ends: the unrelated background traffic of a large cluster. Errors
+// (conflicts with nothing, a stopping control plane) only skip an update.
+func (c *cluster) churn(ctx context.Context, cfg Config, perSecond int) {
+	unused := cfg.ConfigMaps - cfg.ScaleWorkloads
+	tick := time.NewTicker(time.Second / time.Duration(perSecond))
+	defer tick.Stop()
+	sem := make(chan struct{}, 16)
+	for k := 0; ; k++ {
+		select {
+		case <-ctx.Done():
+			return
+		case <-tick.C:
+		}
+		select {
+		case sem <- struct{}{}:
+		default:
+			continue // the apiserver is behind: do not pile up
+		}
+		go func() {
+			defer func() { <-sem }()
+			name, ns := c.scaleConfigMap(cfg.ScaleWorkloads + k%unused)
+			patch := fmt.Appendf(nil, `{"data":{"churn":"%d"}}`, k)
+			_, _ = c.driver.CoreV1().ConfigMaps(ns).Patch(ctx, name, types.MergePatchType, patch, metav1.PatchOptions{})
+		}()
+	}
 }
 
 // createWorkloads creates, in workloadNS, one ConfigMap and one opted-in
@@ -199,9 +257,13 @@ func (c *cluster) createWorkloads(ctx context.Context, cfg Config, blob []byte) 
 }
 
 func (c *cluster) createDeployment(ctx context.Context, name string, from corev1.EnvFromSource) error {
+	return c.createDeploymentIn(ctx, workloadNS, name, from)
+}
+
+func (c *cluster) createDeploymentIn(ctx context.Context, ns, name string, from corev1.EnvFromSource) error {
 	labels := map[string]string{"app": name}
 	d := &appsv1.Deployment{
-		ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: workloadNS, Annotations: map[string]string{autoKey: "true"}},
+		ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: ns, Annotations: map[string]string{autoKey: "true"}},
 		Spec: appsv1.DeploymentSpec{
 			Selector: &metav1.LabelSelector{MatchLabels: labels},
 			Template: corev1.PodTemplateSpec{
@@ -212,8 +274,8 @@ func (c *cluster) createDeployment(ctx context.Context, name string, from corev1
 			},
 		},
 	}
-	if _, err := c.driver.AppsV1().Deployments(workloadNS).Create(ctx, d, metav1.CreateOptions{}); err != nil {
-		return fmt.Errorf("creating Deployment %s: %w", name, err)
+	if _, err := c.driver.AppsV1().Deployments(ns).Create(ctx, d, metav1.CreateOptions{}); err != nil {
+		return fmt.Errorf("creating Deployment %s/%s: %w", ns, name, err)
 	}
 	return nil
 }
@@ -233,7 +295,10 @@ func (c *cluster) bumpConfigMap(ctx context.Context, i int, value string) error 
 
 func (c *cluster) bumpFirstSecret(ctx context.Context, rev int) error {
 	s := c.first.DeepCopy()
-	s.Data["rev"] = []byte(fmt.Sprint(rev))
+	// A counter over the whole run, so that a repetition's first update is
+	// a change whatever the previous one left.
+	c.firstRevs++
+	s.Data["rev"] = []byte(fmt.Sprint(c.firstRevs))
 	updated, err := c.driver.CoreV1().Secrets(workloadNS).Update(ctx, s, metav1.UpdateOptions{})
 	if err != nil {
 		return fmt.Errorf("updating Secret %s: %w", firstName, err)

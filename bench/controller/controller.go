@@ -38,6 +38,7 @@ type Placeholders struct {
 	MetricsAddr string // a free 127.0.0.1 port
 	PprofAddr   string // another free 127.0.0.1 port
 	Namespaces  string // every namespace the scenarios use, comma-separated
+	Peer        string // $BENCH_PEER, in -peer-controller
 }
 
 // commandLine renders the -controller template. {{.Reloader}} triggers a
@@ -111,8 +112,9 @@ func placeholders(c *cluster, kubeconfig string) (*Placeholders, error) {
 
 // startController launches the controller under test. It returns at once:
 // the first-reload measurement starts its clock here.
-func startController(args []string, dir string) (*process.Process, error) {
-	p, err := process.Start(process.Options{Name: "controller", Path: args[0], Args: args[1:], Dir: dir})
+func startController(args []string, dir, kubeconfig string) (*process.Process, error) {
+	p, err := process.Start(process.Options{Name: "controller", Path: args[0], Args: args[1:], Dir: dir,
+		Env: []string{"KUBECONFIG=" + kubeconfig}})
 	if err != nil {
 		return nil, fmt.Errorf("starting the controller: %w", err)
 	}

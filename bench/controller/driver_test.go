@@ -22,12 +22,24 @@ func TestDriverTiny(t *testing.T) {
 		t.Fatal(err)
 	}
 	cfg.Settle = time.Second
-	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	cfg.Reps = 2
+	ctx, cancel := context.WithTimeout(context.Background(), 4*time.Minute)
 	defer cancel()
 	var log bytes.Buffer
 	rep, err := Run(ctx, cfg, &log)
 	if err != nil {
 		t.Fatalf("%v\n%s", err, log.String())
+	}
+	for _, who := range []string{contestantController, contestantFloor} {
+		if n := len(rep.Runs[who]); n != cfg.Reps {
+			t.Fatalf("%s ran %d times, want %d", who, n, cfg.Reps)
+		}
+		if s := rep.Summary[who]["latency_p99"]; s.N != cfg.Reps || s.Min > s.Median || s.Median > s.Max {
+			t.Errorf("%s latency p99 summary %+v", who, s)
+		}
+	}
+	if s := rep.Summary[contestantController]["peak_rss"]; s.N != cfg.Reps || s.Median <= 0 {
+		t.Errorf("peak RSS not reported: %+v", s)
 	}
 	for name, r := range map[string]*RunResult{"controller": rep.Controller, "floor": rep.Floor} {
 		if r.Latency.Count != cfg.Changes || r.Latency.Missed != 0 || r.Burst.Missed != 0 {
@@ -77,5 +89,28 @@ func BenchmarkControllerScenarios(b *testing.B) {
 	}
 	for k, v := range rep.Ratios {
 		b.ReportMetric(v, k+"-ratio")
+	}
+}
+
+func TestSpreadIsMedianAndRange(t *testing.T) {
+	if got := spread([]float64{9, 1, 5}); got != (Spread{Median: 5, Min: 1, Max: 9, N: 3}) {
+		t.Errorf("odd: %+v", got)
+	}
+	if got := spread([]float64{4, 1, 2, 3}); got != (Spread{Median: 2.5, Min: 1, Max: 4, N: 4}) {
+		t.Errorf("even: %+v", got)
+	}
+}
+
+func TestTenXPresetIsTheIssuesProfile(t *testing.T) {
+	c, err := Preset("10x")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if c.Workloads+c.ScaleWorkloads != 2000 || c.Namespaces != 500 || c.Secrets+c.ConfigMaps != 20000 ||
+		c.LargeSecrets != 500 || c.LargeBytes != 500<<10 || c.SecretBytes != 5<<10 || c.Churn != 200 || c.Targets == nil {
+		t.Fatalf("10x preset %+v", c)
+	}
+	if err := c.validate(); err != nil {
+		t.Fatal(err)
 	}
 }

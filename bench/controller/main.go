@@ -47,6 +47,28 @@ type Config struct {
 	ConfigMapBytes int `json:"scale_configmap_bytes"`
 	CreateWorkers  int `json:"-"`
 
+	// ScaleWorkloads are opted-in Deployments spread over the scale
+	// namespaces, each using one scale ConfigMap: watched, never changed.
+	ScaleWorkloads int `json:"scale_workloads"`
+	// LargeSecrets of the Secrets are LargeBytes each instead of SecretBytes.
+	LargeSecrets int `json:"scale_large_secrets"`
+	LargeBytes   int `json:"scale_large_bytes"`
+	// Churn is a background rate of unrelated updates per second (scale
+	// ConfigMaps nobody uses), from before the first contestant starts to
+	// the end of the run.
+	Churn int `json:"churn_per_second"`
+	// Reps is how many times each contestant runs; their order rotates
+	// every repetition, so none is always first or last.
+	Reps int `json:"repetitions"`
+	// Peer, when set, is another Reloader-compatible controller run in the
+	// same alternation (BENCH_PEER, a binary, rendered into PeerCommand).
+	Peer           string `json:"peer,omitempty"`
+	PeerCommand    string `json:"peer_command,omitempty"`
+	PeerReadyURL   string `json:"peer_ready_url,omitempty"`
+	PeerMetricsURL string `json:"peer_metrics_url,omitempty"`
+	// Targets are checked after the report is written; a miss fails the run.
+	Targets *Targets `json:"targets,omitempty"`
+
 	Floor       bool          `json:"floor"`
 	Idle        time.Duration `json:"idle_ns"`
 	Settle      time.Duration `json:"settle_ns"`
@@ -57,6 +79,22 @@ type Config struct {
 // DefaultController builds ./cmd/reloader ({{.Reloader}}) and points it at the
 // control plane; nothing else is set so the controller's defaults are measured.
 const DefaultController = "{{.Reloader}} --kubeconfig={{.Kubeconfig}} --metrics-addr={{.MetricsAddr}}"
+
+// Targets are pass/fail limits on the medians.
+type Targets struct {
+	// P99OverFloor is the most the controller's latency p99 may be, as a
+	// multiple of the floor's.
+	P99OverFloor float64 `json:"p99_over_floor"`
+	RSSMiB       float64 `json:"rss_mib"`
+	FirstReloadS float64 `json:"first_reload_seconds"`
+	// NoList: no LIST by the controller during the scenarios (after its
+	// initial sync).
+	NoList bool `json:"no_list"`
+}
+
+// DefaultPeerCommand runs BENCH_PEER with the same identity; stakater's
+// Reloader reads KUBECONFIG, which the driver sets too.
+const DefaultPeerCommand = "{{.Peer}} --kubeconfig={{.Kubeconfig}}"
 
 // presets are the named scales; "full" is the issue's profile and the default
 // of `make bench`, "small" is for quick runs, "tiny" is what the test runs.
@@ -71,6 +109,17 @@ var presets = map[string]Config{
 		Namespaces: 5, Secrets: 200, SecretBytes: 50 << 10, ConfigMaps: 100, ConfigMapBytes: 1 << 10,
 		Idle: 3 * time.Second,
 	},
+	// 10x: 2,000 workloads (200 measured in one namespace, 1,800 more over
+	// 500 namespaces), 20,000 Secrets and ConfigMaps of 5 KiB of which 500
+	// Secrets of 500 KiB, and 200 unrelated updates a second throughout.
+	"10x": {
+		Workloads: 200, Changes: 100, Interval: 100 * time.Millisecond, Burst: 200,
+		ScaleWorkloads: 1800,
+		Namespaces:     500, Secrets: 10000, SecretBytes: 5 << 10, ConfigMaps: 10000, ConfigMapBytes: 5 << 10,
+		LargeSecrets: 500, LargeBytes: 500 << 10, Churn: 200,
+		Idle:    5 * time.Second,
+		Targets: &Targets{P99OverFloor: 2, RSSMiB: 80, FirstReloadS: 5, NoList: true},
+	},
 	"tiny": {
 		Workloads: 5, Changes: 5, Interval: 50 * time.Millisecond, Burst: 5,
 		Namespaces: 2, Secrets: 10, SecretBytes: 1 << 10, ConfigMaps: 10, ConfigMapBytes: 256,
@@ -82,7 +131,7 @@ var presets = map[string]Config{
 func Preset(name string) (Config, error) {
 	c, ok := presets[name]
 	if !ok {
-		return Config{}, fmt.Errorf("unknown scale %q (full, small or tiny)", name)
+		return Config{}, fmt.Errorf("unknown scale %q (full, 10x, small or tiny)", name)
 	}
 	c.Scale = name
 	c.Controller = DefaultController
@@ -91,6 +140,8 @@ func Preset(name string) (Config, error) {
 	c.Output = "table"
 	c.CreateWorkers = 32
 	c.Floor = true
+	c.Reps = 3
+	c.PeerCommand = DefaultPeerCommand
 	c.Settle = 2 * time.Second
 	c.Timeout = 30 * time.Minute
 	return c, nil
@@ -119,13 +170,19 @@ func main() {
 		fmt.Fprintln(os.Stderr, "bench/controller: writing the report:", err)
 		os.Exit(1)
 	}
+	if misses := rep.TargetMisses(); len(misses) > 0 {
+		for _, m := range misses {
+			fmt.Fprintln(os.Stderr, "bench/controller: target missed:", m)
+		}
+		os.Exit(3)
+	}
 }
 
 // parseFlags applies the -scale preset first, then every flag given
 // explicitly, so "-scale small -secrets 1000" means what it says.
 func parseFlags(args []string) (Config, error) {
 	fs := flag.NewFlagSet("bench/controller", flag.ContinueOnError)
-	scale := fs.String("scale", "full", "preset: full (the issue's profile), small (quick) or tiny")
+	scale := fs.String("scale", "full", "preset: full (the issue's profile), 10x (2,000 workloads, 20,000 objects, churn; targets checked), small (quick) or tiny")
 	var c Config
 	fs.StringVar(&c.Controller, "controller", DefaultController, "controller command line (text/template; placeholders {{.Reloader}} {{.Kubeconfig}} {{.MetricsAddr}} {{.PprofAddr}} {{.Namespaces}}); split on spaces, no quoting")
 	fs.StringVar(&c.ReadyURL, "ready-url", "http://{{.MetricsAddr}}/readyz", "readiness URL of the controller (templated); empty: none")
@@ -142,6 +199,12 @@ func parseFlags(args []string) (Config, error) {
 	fs.IntVar(&c.ConfigMapBytes, "configmap-bytes", 0, "size of each ConfigMap")
 	fs.IntVar(&c.CreateWorkers, "create-workers", 0, "parallel creates while loading the data set")
 	fs.BoolVar(&c.Floor, "floor", true, "also run the in-process floor controller")
+	fs.IntVar(&c.Reps, "reps", 3, "repetitions of each contestant, in rotating order")
+	fs.StringVar(&c.PeerCommand, "peer-controller", DefaultPeerCommand, "command line of the BENCH_PEER controller (text/template; {{.Peer}} is $BENCH_PEER, other placeholders as -controller)")
+	fs.StringVar(&c.PeerReadyURL, "peer-ready-url", "", "readiness URL of the peer (templated); empty: none")
+	fs.StringVar(&c.PeerMetricsURL, "peer-metrics-url", "", "Prometheus endpoint of the peer (templated); empty: none")
+	fs.IntVar(&c.Churn, "churn", 0, "background unrelated updates per second")
+	fs.IntVar(&c.ScaleWorkloads, "scale-workloads", 0, "opted-in Deployments over the scale namespaces, not changed by the scenarios")
 	fs.DurationVar(&c.Idle, "idle", 0, "idle time before sampling the controller's RSS")
 	fs.DurationVar(&c.Settle, "settle", 0, "wait after a scenario before counting requests (late Events)")
 	fs.DurationVar(&c.Timeout, "timeout", 0, "overall deadline")
@@ -157,6 +220,7 @@ func parseFlags(args []string) (Config, error) {
 		return Config{}, err
 	}
 	fs.Visit(func(f *flag.Flag) { override(&out, &c, f.Name) })
+	out.Peer = os.Getenv("BENCH_PEER")
 	return out, out.validate()
 }
 
@@ -193,6 +257,18 @@ func override(out, set *Config, name string) {
 		out.CreateWorkers = set.CreateWorkers
 	case "floor":
 		out.Floor = set.Floor
+	case "reps":
+		out.Reps = set.Reps
+	case "peer-controller":
+		out.PeerCommand = set.PeerCommand
+	case "peer-ready-url":
+		out.PeerReadyURL = set.PeerReadyURL
+	case "peer-metrics-url":
+		out.PeerMetricsURL = set.PeerMetricsURL
+	case "churn":
+		out.Churn = set.Churn
+	case "scale-workloads":
+		out.ScaleWorkloads = set.ScaleWorkloads
 	case "idle":
 		out.Idle = set.Idle
 	case "settle":
@@ -212,6 +288,12 @@ func (c Config) validate() error {
 		return fmt.Errorf("-burst %d exceeds -workloads %d: each burst change needs its own workload", c.Burst, c.Workloads)
 	case c.Namespaces < 1 || c.Secrets < 1:
 		return errors.New("-namespaces and -secrets must be positive")
+	case c.Reps < 1:
+		return errors.New("-reps must be positive")
+	case c.ScaleWorkloads > c.ConfigMaps:
+		return fmt.Errorf("-scale-workloads %d exceeds -configmaps %d: each uses its own ConfigMap", c.ScaleWorkloads, c.ConfigMaps)
+	case c.Churn > 0 && c.ConfigMaps <= c.ScaleWorkloads:
+		return errors.New("-churn needs ConfigMaps no scale workload uses")
 	case c.Output != "table" && c.Output != "json":
 		return fmt.Errorf("-output %q: want table or json", c.Output)
 	}

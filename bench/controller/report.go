@@ -12,11 +12,22 @@ import (
 
 // Report is the driver's output; durations are in the unit their name says.
 type Report struct {
-	Config     Config             `json:"config"`
-	Setup      SetupStats         `json:"setup"`
-	Controller *RunResult         `json:"controller"`
-	Floor      *RunResult         `json:"floor,omitempty"`
-	Ratios     map[string]float64 `json:"ratios_controller_over_floor,omitempty"`
+	Config Config     `json:"config"`
+	Setup  SetupStats `json:"setup"`
+	// Runs are every repetition of every contestant (controller, floor,
+	// peer), in the order each ran.
+	Runs map[string][]*RunResult `json:"runs"`
+	// Summary is, per contestant and figure, the median and spread over the
+	// repetitions.
+	Summary map[string]map[string]Spread `json:"summary"`
+	// Controller and Floor are the repetitions closest to the median
+	// latency p99 (kept for the per-request tables).
+	Controller *RunResult `json:"-"`
+	Floor      *RunResult `json:"-"`
+	// Ratios are controller median over floor median.
+	Ratios map[string]float64 `json:"ratios_controller_over_floor,omitempty"`
+	// RatiosPeer are controller median over peer median.
+	RatiosPeer map[string]float64 `json:"ratios_controller_over_peer,omitempty"`
 	// LoadAvg is /proc/loadavg at the start and the end: timings on a shared
 	// machine are only comparable at similar load.
 	LoadAvg [2]string `json:"loadavg"`
@@ -77,18 +88,145 @@ type RequestStats struct {
 	Driver counts `json:"driver"`
 }
 
-func ratios(c, f *RunResult) map[string]float64 {
-	out := map[string]float64{}
-	put := func(k string, a, b float64) {
-		if b > 0 && a > 0 {
-			out[k] = a / b
+// Spread is one figure over the repetitions.
+type Spread struct {
+	Median float64 `json:"median"`
+	Min    float64 `json:"min"`
+	Max    float64 `json:"max"`
+	N      int     `json:"n"`
+}
+
+func (s Spread) String() string {
+	if s.N == 0 {
+		return "-"
+	}
+	return fmt.Sprintf("%.1f [%.1f-%.1f]", s.Median, s.Min, s.Max)
+}
+
+// figures are the summarized figures, in table order, with their unit.
+var figures = []struct {
+	key, name, unit string
+	of              func(*RunResult) (float64, bool)
+}{
+	{"latency_p50", "latency p50", "ms", func(r *RunResult) (float64, bool) { return r.Latency.P50, true }},
+	{"latency_p90", "latency p90", "ms", func(r *RunResult) (float64, bool) { return r.Latency.P90, true }},
+	{"latency_p99", "latency p99", "ms", func(r *RunResult) (float64, bool) { return r.Latency.P99, true }},
+	{"latency_max", "latency max", "ms", func(r *RunResult) (float64, bool) { return r.Latency.Max, true }},
+	{"burst", "burst", "ms", func(r *RunResult) (float64, bool) { return r.Burst.Seconds * 1000, true }},
+	{"rss", "RSS at scale, idle", "MiB", func(r *RunResult) (float64, bool) {
+		return scaleFig(r, func(s *ScaleStats) float64 { return s.RSSMiB })
+	}},
+	{"peak_rss", "peak RSS (VmHWM)", "MiB", func(r *RunResult) (float64, bool) {
+		return scaleFig(r, func(s *ScaleStats) float64 { return s.PeakRSSMiB })
+	}},
+	{"first_reload", "first reload via Secret", "s", func(r *RunResult) (float64, bool) {
+		return scaleFig(r, func(s *ScaleStats) float64 { return s.FirstReloadSeconds })
+	}},
+	{"ready", "ready after start", "s", func(r *RunResult) (float64, bool) {
+		return scaleFig(r, func(s *ScaleStats) float64 { return s.ReadySeconds })
+	}},
+	{"list_per_change", "LIST per change (audit)", "", func(r *RunResult) (float64, bool) {
+		return r.Requests["latency"].Audit.verb("LIST") + r.Requests["burst"].Audit.verb("LIST"), true
+	}},
+}
+
+func scaleFig(r *RunResult, f func(*ScaleStats) float64) (float64, bool) {
+	if r.Scale == nil {
+		return 0, false
+	}
+	return f(r.Scale), true
+}
+
+func spread(vals []float64) Spread {
+	if len(vals) == 0 {
+		return Spread{}
+	}
+	s := slices.Clone(vals)
+	slices.Sort(s)
+	m := s[len(s)/2]
+	if len(s)%2 == 0 {
+		m = (s[len(s)/2-1] + s[len(s)/2]) / 2
+	}
+	return Spread{Median: m, Min: s[0], Max: s[len(s)-1], N: len(s)}
+}
+
+// summarize fills Summary, the ratios of medians, and Controller/Floor.
+func (r *Report) summarize() {
+	r.Summary = map[string]map[string]Spread{}
+	for who, runs := range r.Runs {
+		r.Summary[who] = map[string]Spread{}
+		for _, f := range figures {
+			var vals []float64
+			for _, run := range runs {
+				if v, ok := f.of(run); ok {
+					vals = append(vals, v)
+				}
+			}
+			r.Summary[who][f.key] = spread(vals)
 		}
 	}
-	put("latency_p50", c.Latency.P50, f.Latency.P50)
-	put("latency_p90", c.Latency.P90, f.Latency.P90)
-	put("latency_p99", c.Latency.P99, f.Latency.P99)
-	put("latency_max", c.Latency.Max, f.Latency.Max)
-	put("burst", c.Burst.Seconds, f.Burst.Seconds)
+	r.Controller = medianRun(r.Runs[contestantController])
+	r.Floor = medianRun(r.Runs[contestantFloor])
+	r.Ratios = r.ratios(contestantFloor)
+	r.RatiosPeer = r.ratios(contestantPeer)
+}
+
+// medianRun is the repetition whose latency p99 is the median one.
+func medianRun(runs []*RunResult) *RunResult {
+	if len(runs) == 0 {
+		return nil
+	}
+	s := slices.Clone(runs)
+	slices.SortFunc(s, func(a, b *RunResult) int { return cmpFloat(a.Latency.P99, b.Latency.P99) })
+	return s[len(s)/2]
+}
+
+func cmpFloat(a, b float64) int {
+	switch {
+	case a < b:
+		return -1
+	case a > b:
+		return 1
+	}
+	return 0
+}
+
+func (r *Report) ratios(other string) map[string]float64 {
+	c, o := r.Summary[contestantController], r.Summary[other]
+	if c == nil || o == nil {
+		return nil
+	}
+	out := map[string]float64{}
+	for _, k := range []string{"latency_p50", "latency_p90", "latency_p99", "latency_max", "burst", "rss", "peak_rss", "first_reload"} {
+		if a, b := c[k], o[k]; a.N > 0 && b.N > 0 && a.Median > 0 && b.Median > 0 {
+			out[k] = a.Median / b.Median
+		}
+	}
+	return out
+}
+
+// TargetMisses lists the configured targets the medians miss.
+func (r *Report) TargetMisses() []string {
+	t := r.Config.Targets
+	if t == nil {
+		return nil
+	}
+	c := r.Summary[contestantController]
+	var out []string
+	if t.P99OverFloor > 0 {
+		if x, ok := r.Ratios["latency_p99"]; !ok || x > t.P99OverFloor {
+			out = append(out, fmt.Sprintf("latency p99 is %.2fx the floor's (at most %.1fx)", x, t.P99OverFloor))
+		}
+	}
+	if t.RSSMiB > 0 && c["rss"].Median > t.RSSMiB {
+		out = append(out, fmt.Sprintf("RSS %.1f MiB (at most %.0f MiB)", c["rss"].Median, t.RSSMiB))
+	}
+	if t.FirstReloadS > 0 && c["first_reload"].Median > t.FirstReloadS {
+		out = append(out, fmt.Sprintf("first reload %.2f s after start (at most %.1f s)", c["first_reload"].Median, t.FirstReloadS))
+	}
+	if t.NoList && c["list_per_change"].Max > 0 {
+		out = append(out, fmt.Sprintf("%.2f LIST per change after the initial sync (want none)", c["list_per_change"].Max))
+	}
 	return out
 }
 
@@ -103,49 +241,72 @@ func (r *Report) Write(w io.Writer, format string) error {
 }
 
 func (r *Report) table(out io.Writer) error {
-	c, f := r.Config, r.Floor
-	fmt.Fprintf(out, "scale %s: %d workloads; %d changes every %s; burst of %d; %d Secrets x %d KiB + %d ConfigMaps in %d namespaces (loaded in %.0f s)\n",
-		c.Scale, c.Workloads, c.Changes, c.Interval, c.Burst, c.Secrets, c.SecretBytes>>10, c.ConfigMaps, c.Namespaces, r.Setup.Seconds)
+	c := r.Config
+	fmt.Fprintf(out, "scale %s: %d workloads (+%d elsewhere); %d changes every %s; burst of %d; %d Secrets x %d KiB (%d of %d KiB) + %d ConfigMaps in %d namespaces; churn %d/s (loaded in %.0f s)\n",
+		c.Scale, c.Workloads, c.ScaleWorkloads, c.Changes, c.Interval, c.Burst, c.Secrets, c.SecretBytes>>10, c.LargeSecrets, c.LargeBytes>>10,
+		c.ConfigMaps, c.Namespaces, c.Churn, r.Setup.Seconds)
 	fmt.Fprintf(out, "controller: %s\n", strings.Join(r.Controller.Command, " "))
+	if p := r.Runs[contestantPeer]; len(p) > 0 {
+		fmt.Fprintf(out, "peer: %s\n", strings.Join(p[0].Command, " "))
+	}
+	fmt.Fprintf(out, "%d repetitions each, order rotated; median [min-max]\n", c.Reps)
 	fmt.Fprintf(out, "load average: %s at start, %s at end\n\n", r.LoadAvg[0], r.LoadAvg[1])
+	who := []string{contestantController}
+	for _, k := range []string{contestantFloor, contestantPeer} {
+		if len(r.Runs[k]) > 0 {
+			who = append(who, k)
+		}
+	}
 	w := tabwriter.NewWriter(out, 0, 0, 2, ' ', tabwriter.AlignRight)
-	fmt.Fprintln(w, "metric\tcontroller\tfloor\tratio\ttarget\t")
-	row := func(name string, a func(*RunResult) float64, unit, ratio, target string) {
-		fv, rv := "-", "-"
-		if f != nil {
-			fv = fmt.Sprintf("%.1f %s", a(f), unit)
-			if x, ok := r.Ratios[ratio]; ok {
-				rv = fmt.Sprintf("%.2fx", x)
-			}
-		}
-		fmt.Fprintf(w, "%s\t%.1f %s\t%s\t%s\t%s\t\n", name, a(r.Controller), unit, fv, rv, target)
+	head := "metric\t"
+	for _, k := range who {
+		head += k + "\t"
 	}
-	row("latency p50", func(x *RunResult) float64 { return x.Latency.P50 }, "ms", "latency_p50", "")
-	row("latency p90", func(x *RunResult) float64 { return x.Latency.P90 }, "ms", "latency_p90", "")
-	row("latency p99", func(x *RunResult) float64 { return x.Latency.P99 }, "ms", "latency_p99", "<= 15 ms")
-	row("latency max", func(x *RunResult) float64 { return x.Latency.Max }, "ms", "latency_max", "")
-	row(fmt.Sprintf("burst of %d", c.Burst), func(x *RunResult) float64 { return x.Burst.Seconds * 1000 }, "ms", "burst", "<= 2000 ms")
-	if s := r.Controller.Scale; s != nil {
-		fmt.Fprintf(w, "RSS at scale, idle\t%.1f MiB\t-\t-\t<= 42 MiB\t\n", s.RSSMiB)
-		fmt.Fprintf(w, "peak RSS\t%.1f MiB\t-\t-\t\t\n", s.PeakRSSMiB)
-		fmt.Fprintf(w, "  RSS anon / file\t%.1f / %.1f MiB\t\t\t\t\n", s.RSSAnonMiB, s.RSSFileMiB)
-		for _, k := range []string{"heap_alloc", "heap_inuse", "heap_idle", "heap_released", "stack_inuse", "next_gc"} {
-			if v, ok := s.GoMemMiB[k]; ok {
-				fmt.Fprintf(w, "  go %s\t%.1f MiB\t\t\t\t\n", k, v)
-			}
-		}
-		fmt.Fprintf(w, "ready after start\t%.2f s\t-\t-\t\t\n", s.ReadySeconds)
-		fmt.Fprintf(w, "first reload via Secret\t%.2f s\t-\t-\t<= 3.4 s\t\n", s.FirstReloadSeconds)
+	if len(r.Runs[contestantFloor]) > 0 {
+		head += "ctl/floor\t"
 	}
-	missed := r.Controller.Latency.Missed + r.Controller.Burst.Missed
-	if f != nil {
-		missed += f.Latency.Missed + f.Burst.Missed
+	if len(r.Runs[contestantPeer]) > 0 {
+		head += "ctl/peer\t"
+	}
+	fmt.Fprintln(w, head)
+	for _, f := range figures {
+		name := f.name
+		if f.unit != "" {
+			name += " (" + f.unit + ")"
+		}
+		line := name + "\t"
+		for _, k := range who {
+			line += r.Summary[k][f.key].String() + "\t"
+		}
+		if len(r.Runs[contestantFloor]) > 0 {
+			line += ratioText(r.Ratios, f.key) + "\t"
+		}
+		if len(r.Runs[contestantPeer]) > 0 {
+			line += ratioText(r.RatiosPeer, f.key) + "\t"
+		}
+		fmt.Fprintln(w, line)
+	}
+	missed := 0
+	for _, runs := range r.Runs {
+		for _, run := range runs {
+			missed += run.Latency.Missed + run.Burst.Missed
+		}
 	}
 	if missed > 0 {
-		fmt.Fprintf(w, "MISSED reloads\t%d\t\t\t0\t\n", missed)
+		fmt.Fprintf(w, "MISSED reloads\t%d\t\n", missed)
 	}
 	if err := w.Flush(); err != nil {
 		return err
+	}
+	if t := c.Targets; t != nil {
+		fmt.Fprintf(out, "\ntargets: p99 <= %.1fx floor, RSS <= %.0f MiB, first reload <= %.1f s, no LIST after the initial sync\n", t.P99OverFloor, t.RSSMiB, t.FirstReloadS)
+		misses := r.TargetMisses()
+		if len(misses) == 0 {
+			fmt.Fprintln(out, "all targets met")
+		}
+		for _, m := range misses {
+			fmt.Fprintln(out, "MISSED:", m)
+		}
 	}
 	for _, scenario := range []string{"latency", "burst"} {
 		if err := r.requestTable(out, scenario); err != nil {
@@ -153,6 +314,13 @@ func (r *Report) table(out io.Writer) error {
 		}
 	}
 	return nil
+}
+
+func ratioText(m map[string]float64, k string) string {
+	if x, ok := m[k]; ok {
+		return fmt.Sprintf("%.2fx", x)
+	}
+	return "-"
 }
 
 // requestTable prints requests per change of one scenario: the audit-log

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"slices"
 	"strings"
 	"time"
 
@@ -47,19 +48,59 @@ func Run(ctx context.Context, cfg Config, log io.Writer) (*Report, error) {
 		return nil, err
 	}
 
-	rep := &Report{Config: cfg, Setup: setup}
-	if rep.Controller, err = runController(ctx, c, t, cfg, dir, log); err != nil {
-		return nil, err
+	if cfg.Churn > 0 {
+		logf(log, "background churn: %d unrelated updates a second", cfg.Churn)
+		go c.churn(tctx, cfg, cfg.Churn)
 	}
+
+	rep := &Report{Config: cfg, Setup: setup, Runs: map[string][]*RunResult{}}
+	contestants := []string{contestantController}
 	if cfg.Floor {
-		if rep.Floor, err = runFloor(ctx, c, t, cfg, log); err != nil {
-			return nil, err
-		}
-		rep.Ratios = ratios(rep.Controller, rep.Floor)
+		contestants = append(contestants, contestantFloor)
 	}
+	if cfg.Peer != "" {
+		contestants = append(contestants, contestantPeer)
+	}
+	for r := range cfg.Reps {
+		// Rotate: with three contestants each takes every position once in
+		// three repetitions, so the warm-up of the control plane and any
+		// drift of the machine's load fall on all of them alike.
+		order := append(slices.Clone(contestants[r%len(contestants):]), contestants[:r%len(contestants)]...)
+		for _, who := range order {
+			logf(log, "repetition %d/%d: %s", r+1, cfg.Reps, who)
+			tag := fmt.Sprintf("%s-r%d", who, r)
+			var res *RunResult
+			switch who {
+			case contestantController:
+				res, err = runController(ctx, c, t, cfg, contestant{cfg.Controller, cfg.ReadyURL, cfg.MetricsURL, ""}, tag, dir, log)
+			case contestantPeer:
+				res, err = runController(ctx, c, t, cfg, contestant{cfg.PeerCommand, cfg.PeerReadyURL, cfg.PeerMetricsURL, cfg.Peer}, tag, dir, log)
+			case contestantFloor:
+				res, err = runFloor(ctx, c, t, cfg, tag, log)
+			}
+			if err != nil {
+				return nil, fmt.Errorf("repetition %d, %s: %w", r+1, who, err)
+			}
+			rep.Runs[who] = append(rep.Runs[who], res)
+		}
+	}
+	rep.summarize()
 	rep.LoadAvg = [2]string{load, loadAvg()}
 	return rep, nil
 }
+
+// contestant is how to run and watch a controller process: templates of its
+// command line, readiness and metrics URLs, and the peer binary.
+type contestant struct {
+	command, readyURL, metricsURL, peer string
+}
+
+// The contestants of a run.
+const (
+	contestantController = "controller"
+	contestantFloor      = "floor"
+	contestantPeer       = "peer"
+)
 
 // loadAvg is the 1, 5 and 15 minute load averages, or "" off Linux.
 func loadAvg() string {
@@ -71,9 +112,10 @@ func loadAvg() string {
 	return strings.Join(f[:min(3, len(f))], " ")
 }
 
-// runController measures the controller under test: first reload and memory
-// at scale right after its start, then latency and burst.
-func runController(ctx context.Context, c *cluster, t *tracker, cfg Config, dir string, log io.Writer) (*RunResult, error) {
+// runController measures a controller process (ours, or the peer binary):
+// first reload and memory at scale right after its start, then latency and
+// burst.
+func runController(ctx context.Context, c *cluster, t *tracker, cfg Config, proc contestant, tag, dir string, log io.Writer) (*RunResult, error) {
 	kubeconfig, _, err := c.identityKubeconfig(controllerUser)
 	if err != nil {
 		return nil, err
@@ -82,30 +124,31 @@ func runController(ctx context.Context, c *cluster, t *tracker, cfg Config, dir 
 	if err != nil {
 		return nil, err
 	}
-	args, err := commandLine(ctx, cfg.Controller, ph, dir)
+	ph.Peer = proc.peer
+	args, err := commandLine(ctx, proc.command, ph, dir)
 	if err != nil {
 		return nil, err
 	}
 	readyURL := ""
-	if cfg.ReadyURL != "" {
-		if readyURL, err = render(cfg.ReadyURL, ph); err != nil {
+	if proc.readyURL != "" {
+		if readyURL, err = render(proc.readyURL, ph); err != nil {
 			return nil, fmt.Errorf("rendering -ready-url: %w", err)
 		}
 	}
 
 	logf(log, "starting the controller: %v", args)
 	started := time.Now()
-	p, err := startController(args, dir)
+	p, err := startController(args, dir, kubeconfig)
 	if err != nil {
 		return nil, err
 	}
 	defer func() { _ = p.Stop(10 * time.Second) }()
-	e := &env{c: c, t: t, cfg: cfg, log: log, tag: "controller", user: controllerUser, failed: exitedErr(p)}
+	e := &env{c: c, t: t, cfg: cfg, log: log, tag: tag, user: controllerUser, failed: exitedErr(p)}
 
 	res := &RunResult{Command: args}
 	metricsURL := ""
-	if cfg.MetricsURL != "" {
-		if metricsURL, err = render(cfg.MetricsURL, ph); err != nil {
+	if proc.metricsURL != "" {
+		if metricsURL, err = render(proc.metricsURL, ph); err != nil {
 			return nil, fmt.Errorf("rendering -metrics-url: %w", err)
 		}
 	}
@@ -147,7 +190,7 @@ func scale(ctx context.Context, e *env, p *process.Process, started time.Time, r
 	return &st, nil
 }
 
-func runFloor(ctx context.Context, c *cluster, t *tracker, cfg Config, log io.Writer) (*RunResult, error) {
+func runFloor(ctx context.Context, c *cluster, t *tracker, cfg Config, tag string, log io.Writer) (*RunResult, error) {
 	_, restCfg, err := c.identityKubeconfig(floorUser)
 	if err != nil {
 		return nil, err
@@ -159,7 +202,7 @@ func runFloor(ctx context.Context, c *cluster, t *tracker, cfg Config, log io.Wr
 	if err != nil {
 		return nil, err
 	}
-	e := &env{c: c, t: t, cfg: cfg, log: log, tag: "floor", user: floorUser, failed: fl.err}
+	e := &env{c: c, t: t, cfg: cfg, log: log, tag: tag, user: floorUser, failed: fl.err}
 	res := &RunResult{Command: []string{"(in-process floor)"}}
 	if err := runScenarios(ctx, e, res); err != nil {
 		return nil, err

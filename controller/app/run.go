@@ -124,7 +124,9 @@ func Run(ctx context.Context, o *Options, r *Resolved) error {
 		if err != nil {
 			return fmt.Errorf("configuring alerts: %w", err)
 		}
-		go func() { _ = n.Run(ctx) }()
+		// ctx is passed, not captured: the variable is reassigned below
+		// while this goroutine runs (the race detector caught it).
+		go func(ctx context.Context) { _ = n.Run(ctx) }(ctx)
 		co.Notify = n.Notify
 		log.Info("alerts on", "sink", ao.Sink, "webhook", ao.Redacted().URL)
 	}

@@ -14,7 +14,6 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/dynamic"
 	"k8s.io/client-go/kubernetes"
@@ -156,24 +155,35 @@ func patchTemplate(ctx context.Context, cs kubernetes.Interface, v View, c Chang
 }
 
 // patchCustom writes a change to a custom workload with a JSON merge patch
-// (custom resources take no strategic merge patch). Lists are replaced whole
-// by a merge patch, so the template is sent complete, computed from the
-// cached object; the resourceVersion guard turns any concurrent edit into a
-// conflict that is retried from fresh state.
+// (custom resources take no strategic merge patch). A merge patch replaces a
+// list whole, so the containers are sent complete, but built from the raw
+// containers the cache kept (see Custom) with only the reload variables
+// changed; the template's other fields are not sent at all. The
+// resourceVersion guard turns any concurrent edit into a conflict that is
+// retried from fresh state.
 func patchCustom(ctx context.Context, v View, c Change, o Options) error {
 	gvr, _ := GVR(v.Kind)
 	if o.Dynamic == nil {
 		return fmt.Errorf("patching %s: no dynamic client", v.Key())
 	}
 	spec := map[string]any{}
-	if len(c.Env) > 0 || len(c.TemplateAnnotations) > 0 {
-		t := v.Template.DeepCopy()
-		ApplyToTemplate(t, c)
-		raw, err := runtime.DefaultUnstructuredConverter.ToUnstructured(t)
-		if err != nil {
-			return fmt.Errorf("encoding the template of %s: %w", v.Key(), err)
+	tmpl := map[string]any{}
+	if len(c.TemplateAnnotations) > 0 {
+		tmpl["metadata"] = map[string]any{"annotations": c.TemplateAnnotations}
+	}
+	if len(c.Env) > 0 {
+		cu, ok := v.Object.(*Custom)
+		if !ok {
+			return fmt.Errorf("patching %s: cached as %T, not as a custom workload", v.Key(), v.Object)
 		}
-		spec["template"] = raw
+		containers, err := envOnRaw(v.Key(), cu.Containers, c.Env)
+		if err != nil {
+			return fmt.Errorf("patching %s: %w", v.Key(), err)
+		}
+		tmpl["spec"] = map[string]any{"containers": containers}
+	}
+	if len(tmpl) > 0 {
+		spec["template"] = tmpl
 	}
 	if c.RestartAt != nil {
 		spec["restartAt"] = *c.RestartAt
@@ -317,31 +327,32 @@ func recreateJob(ctx context.Context, cs kubernetes.Interface, v View, c Change,
 		return nil
 	}
 	job := RecreatedJob(old, c)
+	rec, err := recordFor(old, job, c)
+	if err != nil {
+		return err
+	}
+	if _, err := cs.BatchV1().Jobs(old.Namespace).Create(ctx, rec, metav1.CreateOptions{FieldManager: o.FieldManager}); err != nil && !apierrors.IsAlreadyExists(err) {
+		return fmt.Errorf("recording the replacement of %s before deleting it: %w", v.Key(), err)
+	}
 	policy := metav1.DeletePropagationBackground
 	uid, rv := old.UID, old.ResourceVersion
-	err := cs.BatchV1().Jobs(old.Namespace).Delete(ctx, old.Name, metav1.DeleteOptions{
+	err = cs.BatchV1().Jobs(old.Namespace).Delete(ctx, old.Name, metav1.DeleteOptions{
 		PropagationPolicy: &policy,
 		// Only the Job this decision was made on: a newer one (already
 		// recreated, or edited meanwhile) makes this a conflict to retry.
 		Preconditions: &metav1.Preconditions{UID: &uid, ResourceVersion: &rv},
 	})
 	if err != nil && !apierrors.IsNotFound(err) {
+		// Nothing was deleted: the record has nothing to keep.
+		_ = DeleteRecord(ctx, cs, rec)
 		return fmt.Errorf("deleting %s to recreate it: %w", v.Key(), err)
 	}
-	// The old Job may linger while its finalizers run; retry briefly on
-	// AlreadyExists so the replacement is not lost.
-	for attempt := 0; ; attempt++ {
-		_, err = cs.BatchV1().Jobs(job.Namespace).Create(ctx, job, metav1.CreateOptions{FieldManager: o.FieldManager})
-		if err == nil || !apierrors.IsAlreadyExists(err) || attempt >= 50 {
-			break
-		}
-		if werr := sleepCtx(ctx, attempt); werr != nil {
-			return fmt.Errorf("recreating %s: %w", v.Key(), werr)
-		}
+	if err := createReplacement(ctx, cs, job, old.UID, o); err != nil {
+		return fmt.Errorf("recreating %s (record %s keeps the replacement until it can be created): %w", v.Key(), rec.Name, err)
 	}
-	if err != nil {
-		return fmt.Errorf("recreating %s: %w", v.Key(), err)
-	}
+	// A record left behind (this delete failing) finds the replacement in
+	// place and deletes itself.
+	_ = DeleteRecord(ctx, cs, rec)
 	return nil
 }
 

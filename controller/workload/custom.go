@@ -31,11 +31,16 @@ func GVR(k Kind) (schema.GroupVersionResource, bool) {
 }
 
 // Custom is what the cache keeps of a custom workload: its metadata and pod
-// template, decoded once when it enters the cache.
+// template, decoded once when it enters the cache, and the template's
+// containers as the apiserver sent them. A reload writes those raw
+// containers back, so fields this build of k8s.io/api does not know (a newer
+// Kubernetes, or the custom kind's own additions) survive it.
 type Custom struct {
 	metav1.TypeMeta
 	metav1.ObjectMeta
 	Template corev1.PodTemplateSpec
+	// Containers is spec.template.spec.containers, unstructured.
+	Containers []any
 }
 
 // DeepCopyObject implements runtime.Object (the event recorder needs it).
@@ -43,6 +48,9 @@ func (c *Custom) DeepCopyObject() runtime.Object {
 	out := &Custom{TypeMeta: c.TypeMeta}
 	c.ObjectMeta.DeepCopyInto(&out.ObjectMeta)
 	c.Template.DeepCopyInto(&out.Template)
+	if c.Containers != nil {
+		out.Containers = runtime.DeepCopyJSONValue(c.Containers).([]any)
+	}
 	return out
 }
 
@@ -64,6 +72,9 @@ func CustomFromUnstructured(obj any) (any, error) {
 		if err := runtime.DefaultUnstructuredConverter.FromUnstructured(tmpl, &c.Template); err != nil {
 			return nil, fmt.Errorf("decoding the pod template of %s %s/%s: %w", u.GetKind(), u.GetNamespace(), u.GetName(), err)
 		}
+	}
+	if containers, found, err := unstructured.NestedSlice(u.Object, "spec", "template", "spec", "containers"); err == nil && found {
+		c.Containers = containers
 	}
 	return c, nil
 }
@@ -97,4 +108,50 @@ func MetaFromUnstructured(obj any) (any, error) {
 	}
 	m.ManagedFields = nil
 	return m, nil
+}
+
+// envOnRaw applies env changes to unstructured containers, touching only the
+// env entries named by the changes: every other field of every container,
+// known to k8s.io/api or not, is kept as it was.
+func envOnRaw(key Key, containers []any, env []EnvChange) ([]any, error) {
+	out := runtime.DeepCopyJSONValue(containers).([]any)
+	for _, e := range env {
+		found := false
+		for i, raw := range out {
+			ctr, ok := raw.(map[string]any)
+			if !ok {
+				return nil, fmt.Errorf("%s: spec.template.spec.containers[%d] is not an object", key, i)
+			}
+			if ctr["name"] != e.Container {
+				continue
+			}
+			found = true
+			vars, _ := ctr["env"].([]any)
+			idx := -1
+			for j, ev := range vars {
+				if m, ok := ev.(map[string]any); ok && m["name"] == e.Name {
+					idx = j
+				}
+			}
+			switch {
+			case e.Remove && idx >= 0:
+				vars = append(vars[:idx], vars[idx+1:]...)
+			case !e.Remove && idx >= 0:
+				m := vars[idx].(map[string]any)
+				m["value"] = e.Value
+				delete(m, "valueFrom")
+			case !e.Remove:
+				vars = append(vars, map[string]any{"name": e.Name, "value": e.Value})
+			}
+			if len(vars) == 0 {
+				delete(ctr, "env")
+			} else {
+				ctr["env"] = vars
+			}
+		}
+		if !found && !e.Remove {
+			return nil, fmt.Errorf("%s: no container %q in spec.template.spec.containers", key, e.Container)
+		}
+	}
+	return out, nil
 }

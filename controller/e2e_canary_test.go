@@ -1,0 +1,168 @@
+package controller_test
+
+import (
+	"encoding/base64"
+	"encoding/hex"
+	"encoding/json"
+	"fmt"
+	"net/url"
+	"os"
+	"strings"
+	"testing"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/util/rand"
+	"k8s.io/client-go/kubernetes"
+)
+
+// canaryForms are the spellings a leaked value could take: raw, base64 (as
+// in a Secret's data, in both alphabets, padded or not), hex (either case)
+// and URL-encoded (query and path escaping).
+func canaryForms(v string) map[string]string {
+	b := []byte(v)
+	return map[string]string{
+		"raw":             v,
+		"base64":          base64.StdEncoding.EncodeToString(b),
+		"base64 unpadded": base64.RawStdEncoding.EncodeToString(b),
+		"base64url":       base64.URLEncoding.EncodeToString(b),
+		"hex":             hex.EncodeToString(b),
+		"HEX":             strings.ToUpper(hex.EncodeToString(b)),
+		"query-escaped":   url.QueryEscape(v),
+		"path-escaped":    url.PathEscape(v),
+	}
+}
+
+// newCanary is a random value with characters that base64, hex and URL
+// encodings all change.
+func newCanary() string { return "CANARY/" + rand.String(20) + "+=&? %" }
+
+// A canary planted in Secret and ConfigMap values never leaves the
+// controller in any spelling: not in its text or JSON logs at debug level,
+// not in Events, /metrics, reloader-meta-info, alert bodies or webhook
+// bodies, not in the workloads it writes. Two controllers cover both log
+// formats, alerts and --webhook-url mode; the search runs only after each
+// has demonstrably done its work.
+func TestCanariesNeverLeaveTheController(t *testing.T) {
+	requireControlPlane(t)
+	ctx := ctxFor(t)
+	cs := cp.AdminClient(t)
+	before, after, cmValue := newCanary(), newCanary(), newCanary()
+	plant := func(ns string) {
+		t.Helper()
+		if _, err := cs.CoreV1().Secrets(ns).Create(ctx, secret("db-password", map[string]string{"password": before}), metav1.CreateOptions{}); err != nil {
+			t.Fatal(err)
+		}
+		mustCreateCM(t, cs, ns, configMap("settings", map[string]string{"token": cmValue}))
+		tmpl := podTemplate("app", corev1.Container{Name: "app",
+			EnvFrom: []corev1.EnvFromSource{envFromSecret("db-password"), envFromConfigMap("settings")}})
+		createDeployment(t, cs, ns, deployment("app", map[string]string{
+			"reloader.stakater.com/auto":             "true",
+			"configmap.reloader.stakater.com/reload": "([", // an invalid regex, so a ReloadFail Event is written too
+		}, tmpl))
+	}
+	rotate := func(ns string) {
+		t.Helper()
+		if _, err := cs.CoreV1().Secrets(ns).Update(ctx, secret("db-password", map[string]string{"password": after}), metav1.UpdateOptions{}); err != nil {
+			t.Fatal(err)
+		}
+	}
+
+	// A: text logs, alerts, reloader-meta-info, annotations strategy.
+	nsA := cp.Namespace(t)
+	alertsRcv := newReceiver(t, 0)
+	plant(nsA)
+	a := startReloaderEnv(t, "", []string{"RELOADER_NAMESPACE=" + nsA, "RELOADER_DEPLOYMENT_NAME=reloader",
+		"ALERT_ON_RELOAD=true", "ALERT_SINK=raw", "ALERT_WEBHOOK_URL=" + alertsRcv.srv.URL + "/alert"},
+		"--namespaces="+nsA, "--log-level=debug", "--reload-strategy=annotations")
+	waitRecorded(t, cs, nsA, "app")
+	rotate(nsA)
+	waitRevision(t, cs, nsA, "app", 2, 0)
+	eventually(t, 30*time.Second, func() (bool, string) {
+		return len(alertsRcv.received()) == 1, fmt.Sprintf("%d alerts received", len(alertsRcv.received()))
+	})
+	a.waitIdle(t, 2)
+
+	// B: JSON logs, --webhook-url mode.
+	nsB := cp.Namespace(t)
+	hookRcv := newReceiver(t, 0)
+	plant(nsB)
+	b := startReloader(t, "", "--namespaces="+nsB, "--log-level=debug", "--log-format=json", "--webhook-url="+hookRcv.srv.URL+"/hook")
+	waitRecorded(t, cs, nsB, "app")
+	rotate(nsB)
+	eventually(t, 30*time.Second, func() (bool, string) {
+		return len(hookRcv.received()) == 1, fmt.Sprintf("%d webhooks received", len(hookRcv.received()))
+	})
+	b.waitIdle(t, 2)
+
+	meta, err := cs.CoreV1().ConfigMaps(nsA).Get(ctx, "reloader-meta-info", metav1.GetOptions{})
+	if err != nil {
+		t.Fatalf("reloader-meta-info was not published, so it cannot be searched: %v", err)
+	}
+	logA, logB := readLog(t, a.LogPath()), readLog(t, b.LogPath())
+	if !strings.Contains(logA, "reloaded") || !strings.Contains(logB, `"msg":"sent webhook instead of reloading"`) || !strings.Contains(logB, `"level":"DEBUG"`) {
+		t.Fatalf("the logs do not show the work at debug level; the search would prove nothing:\nA:\n%s\nB:\n%s", logA, logB)
+	}
+	places := map[string]string{
+		"text log at debug level":        logA,
+		"JSON log at debug level":        logB,
+		"Events":                         asJSON(t, listEvents(t, cs, nsA, metav1.ListOptions{}).Items) + asJSON(t, listEvents(t, cs, nsB, metav1.ListOptions{}).Items),
+		"/metrics":                       a.scrape(t) + b.scrape(t),
+		"reloader-meta-info":             asJSON(t, meta),
+		"alert bodies":                   strings.Join(alertsRcv.received(), "\n"),
+		"webhook bodies":                 strings.Join(hookRcv.received(), "\n"),
+		"workloads the controller wrote": asJSON(t, getDeployment(t, cs, nsA, "app")) + asJSON(t, getDeployment(t, cs, nsB, "app")),
+	}
+	for where, text := range places {
+		for _, c := range []string{before, after, cmValue} {
+			for form, s := range canaryForms(c) {
+				if strings.Contains(text, s) {
+					t.Errorf("a planted value appears, %s, in the %s", form, where)
+				}
+			}
+		}
+	}
+	checkHashExposureAsDocumented(t, cs, nsA, after)
+}
+
+// SECURITY.md says what the workloads do carry: the SHA-1 of the data, for
+// compatibility, in the applied-hashes record and (annotations strategy) in
+// last-reloaded-from, but no STAKATER_* variable in the pod template. This
+// holds it to that, both ways.
+func checkHashExposureAsDocumented(t *testing.T, cs kubernetes.Interface, ns, value string) {
+	t.Helper()
+	d := getDeployment(t, cs, ns, "app")
+	h := hashOfSecret(map[string]string{"password": value})
+	for _, c := range d.Spec.Template.Spec.Containers {
+		for _, e := range c.Env {
+			if strings.HasPrefix(e.Name, "STAKATER_") {
+				t.Errorf("annotations strategy wrote %s into the pod template env", e.Name)
+			}
+		}
+	}
+	if !strings.Contains(d.Annotations["reloader.dev/applied-hashes"], h) {
+		t.Errorf("the applied-hashes record lacks the Secret's SHA-1, unlike what SECURITY.md states: %q", d.Annotations["reloader.dev/applied-hashes"])
+	}
+	if !strings.Contains(d.Spec.Template.Annotations["reloader.stakater.com/last-reloaded-from"], h) {
+		t.Errorf("last-reloaded-from lacks the Secret's SHA-1, unlike what SECURITY.md states: %q", d.Spec.Template.Annotations["reloader.stakater.com/last-reloaded-from"])
+	}
+}
+
+func readLog(t *testing.T, path string) string {
+	t.Helper()
+	b, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return string(b)
+}
+
+func asJSON(t *testing.T, v any) string {
+	t.Helper()
+	b, err := json.Marshal(v)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return string(b)
+}
