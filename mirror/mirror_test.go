@@ -413,3 +413,45 @@ func republishLockWith(t *testing.T, f fixture, s testrelease.Signer) *testrelea
 	out.LockJSON, out.LockBundle = lockJSON, b
 	return &out
 }
+
+// A copy writes every blob before the first manifest, and every manifest by
+// digest before the first tag: no manifest ever names a blob the target does
+// not hold yet (each upload was hashed as it streamed and checked by the
+// registry), and no tag points at anything not yet verified at the target.
+// The lock artifact comes last, after the release's tags.
+func TestCopyWritesBlobsThenManifestsThenTags(t *testing.T) {
+	f := publish(t, nil)
+	var ch countingHandler
+	dst := startInProcess(t, ch.wrap)
+	if _, err := mirror.Mirror(context.Background(), f.options(t, dst.Host+"/ordered")); err != nil {
+		t.Fatal(err)
+	}
+	lastBlob, firstManifest, lastManifest, firstTag := -1, -1, -1, -1
+	for i, w := range ch.writes {
+		if strings.Contains(w, "/reloader-release/") {
+			continue
+		}
+		switch ref := w[strings.LastIndex(w, "/")+1:]; {
+		case strings.Contains(w, "/blobs/"):
+			lastBlob = i
+		case strings.HasPrefix(ref, "sha256:"):
+			if firstManifest < 0 {
+				firstManifest = i
+			}
+			lastManifest = i
+		default:
+			if firstTag < 0 {
+				firstTag = i
+			}
+		}
+	}
+	if lastBlob < 0 || firstManifest < 0 || firstTag < 0 {
+		t.Fatalf("copy wrote blobs up to %d, manifests from %d, tags from %d: %v", lastBlob, firstManifest, firstTag, ch.writes)
+	}
+	if lastBlob > firstManifest {
+		t.Errorf("blob write %q came after manifest write %q", ch.writes[lastBlob], ch.writes[firstManifest])
+	}
+	if lastManifest > firstTag {
+		t.Errorf("manifest write %q came after tag write %q", ch.writes[lastManifest], ch.writes[firstTag])
+	}
+}

@@ -140,3 +140,24 @@ func TestKeylessWithoutTransparencyLogEntriesIsRefusedByDefault(t *testing.T) {
 		t.Fatalf("verify with --insecure-ignore-tlog: exit %d: %s", code, errs)
 	}
 }
+
+// A release whose signatures are recorded in the (virtual) transparency log
+// verifies under the default policy, which requires the entries.
+func TestKeylessWithTransparencyLogEntriesVerifiesByDefault(t *testing.T) {
+	dir := t.TempDir()
+	s, root := virtualSigstore(t, dir, "root.json")
+	s.Tlog = true
+	src := startRegistry(t)
+	rel, err := testrelease.Publish(context.Background(), testrelease.Options{Registry: src.Host, Signer: s, Seed: 6})
+	if err != nil {
+		t.Fatal(err)
+	}
+	dst, writes := writeCounter(t)
+	args := []string{"--trusted-root", root, "--certificate-identity", workflowIdentity, "--certificate-oidc-issuer", githubIssuer, "--insecure-ignore-sct"}
+	if code, _, errs := runCLI(t, append([]string{"verify", "--lock-ref", rel.LockRef}, args...)...); code != cli.ExitOK {
+		t.Fatalf("verify with log entries: exit %d: %s", code, errs)
+	}
+	if code, _, errs := runCLI(t, append([]string{"copy", "--lock-ref", rel.LockRef, "--target", dst.Host + "/logged"}, args...)...); code != cli.ExitOK || writes.Load() == 0 {
+		t.Fatalf("copy with log entries: exit %d, %d writes: %s", code, writes.Load(), errs)
+	}
+}

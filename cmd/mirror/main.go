@@ -392,6 +392,7 @@ safe order, verifies the copy at the target, and writes tags last.`,
   reloader-mirror import -f reloader-v1.2.3.tar.zst \
       --certificate-identity https://github.com/reloader-dev/reloader/.github/workflows/release.yml@refs/tags/v1.2.3 \
       --certificate-oidc-issuer https://token.actions.githubusercontent.com \
+      --trusted-root-sha256 <sha256 of trusted_root.json, from the release notes> \
       --target quay.corp.example/reloader -o json`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {

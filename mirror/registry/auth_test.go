@@ -196,14 +196,7 @@ func TestTokenAuthEnforcesRepositoryScopes(t *testing.T) {
 
 	t.Run("a cross-repository mount asks for pull on the mount source", func(t *testing.T) {
 		dst := repository(t, ctx, c, reg.Host+"/dst/copy", true)
-		layers, err := img.Layers()
-		if err != nil {
-			t.Fatal(err)
-		}
-		ld, err := layers[0].Digest()
-		if err != nil {
-			t.Fatal(err)
-		}
+		_, ld := firstLayer(t, img)
 		before := len(ti.Requests())
 		mounted, err := dst.MountBlob(ctx, ld.String(), "dst/app")
 		if err != nil || !mounted {
@@ -222,15 +215,7 @@ func TestMountWithoutPullOnTheSourceFallsBackToUpload(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
 	defer cancel()
 	reg, ti := startTokenRegistry(t, ctx)
-	img := seed(t, ctx, reg.Host+"/dst/app")
-	layers, err := img.Layers()
-	if err != nil {
-		t.Fatal(err)
-	}
-	ld, err := layers[0].Digest()
-	if err != nil {
-		t.Fatal(err)
-	}
+	layer, ld := firstLayer(t, seed(t, ctx, reg.Host+"/dst/app"))
 	useDockerConfig(t, map[string]testregistry.Credential{reg.Host: {Username: "pusher", Password: "pusher-pass"}})
 	dst := repository(t, ctx, newClient(t), reg.Host+"/dst/fresh", true)
 
@@ -245,12 +230,12 @@ func TestMountWithoutPullOnTheSourceFallsBackToUpload(t *testing.T) {
 	if !requested(reqs, "pusher", "repository:dst/app:pull") {
 		t.Fatalf("the client never asked for pull on the mount source: %+v", reqs)
 	}
-	rc, err := layers[0].Compressed()
+	rc, err := layer.Compressed()
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer rc.Close()
-	size, err := layers[0].Size()
+	size, err := layer.Size()
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -367,4 +352,17 @@ func TestForbiddenIsADenial(t *testing.T) {
 	r := repository(t, ctx, newClient(t), reg.Host+"/libs/app", true)
 	err = r.PushBlob(ctx, registry.Digest([]byte("x")), 1, strings.NewReader("x"))
 	wantDenied(t, err, "libs/app", "push", "deployer", false)
+}
+
+func firstLayer(t *testing.T, img v1.Image) (v1.Layer, v1.Hash) {
+	t.Helper()
+	layers, err := img.Layers()
+	if err != nil || len(layers) == 0 {
+		t.Fatalf("image layers: %d, %v", len(layers), err)
+	}
+	d, err := layers[0].Digest()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return layers[0], d
 }

@@ -39,9 +39,13 @@ import (
 	"github.com/google/go-containerregistry/pkg/v1/types"
 	protobundle "github.com/sigstore/protobuf-specs/gen/pb-go/bundle/v1"
 	protocommon "github.com/sigstore/protobuf-specs/gen/pb-go/common/v1"
+	protodsse "github.com/sigstore/protobuf-specs/gen/pb-go/dsse"
+	protorekor "github.com/sigstore/protobuf-specs/gen/pb-go/rekor/v1"
+	"github.com/sigstore/sigstore-go/pkg/bundle"
 	"github.com/sigstore/sigstore-go/pkg/root"
 	"github.com/sigstore/sigstore-go/pkg/sign"
 	"github.com/sigstore/sigstore-go/pkg/testing/ca"
+	"github.com/sigstore/sigstore-go/pkg/tlog"
 	"github.com/sigstore/sigstore/pkg/cryptoutils"
 	"google.golang.org/protobuf/encoding/protojson"
 
@@ -62,6 +66,10 @@ type Signer struct {
 	Sigstore *ca.VirtualSigstore
 	Identity string
 	Issuer   string
+	// Tlog records every keyless signature in the VirtualSigstore's
+	// transparency log, as public Sigstore does; without it bundles carry
+	// no log entry.
+	Tlog bool
 }
 
 // NewKeySigner makes a signer with a fresh P-256 key.
@@ -541,6 +549,9 @@ func (c fixedCert) GetCertificate(context.Context, sign.Keypair, *sign.Certifica
 // from its TSA, which is what offline verification anchors the short-lived
 // certificate's validity to.
 func signBundle(s Signer, content sign.Content) ([]byte, error) {
+	if s.Key == nil && s.Tlog {
+		return loggedBundle(s, content)
+	}
 	var opts sign.BundleOptions
 	kp := keypair{key: s.Key}
 	if s.Key == nil {
@@ -579,4 +590,91 @@ func signBundle(s Signer, content sign.Content) ([]byte, error) {
 // lock.
 func SignLock(s Signer, lockJSON []byte) ([]byte, error) {
 	return signBundle(s, &sign.PlainData{Data: lockJSON})
+}
+
+// loggedBundle signs content with a fresh VirtualSigstore certificate and
+// records the signature in its transparency log: a hashedrekord entry with a
+// signed entry timestamp for a message signature (bundle v0.1), a dsse entry
+// with an inclusion proof for an envelope (bundle v0.3).
+func loggedBundle(s Signer, content sign.Content) ([]byte, error) {
+	var te *ca.TestEntity
+	var err error
+	mediaType := "application/vnd.dev.sigstore.bundle+json;version=0.1"
+	switch c := content.(type) {
+	case *sign.PlainData:
+		te, err = s.Sigstore.SignAtTime(s.Identity, s.Issuer, c.Data, time.Now())
+	case *sign.DSSEData:
+		te, err = s.Sigstore.AttestAtTime(s.Identity, s.Issuer, c.Data, time.Now(), true)
+		mediaType = "application/vnd.dev.sigstore.bundle.v0.3+json"
+	default:
+		return nil, fmt.Errorf("signing %T with a log entry: unsupported content", content)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("signing with a log entry: %w", err)
+	}
+	vc, _ := te.VerificationContent()
+	leaf := vc.(*bundle.Certificate).Certificate()
+	tsrs, _ := te.Timestamps()
+	entries, _ := te.TlogEntries()
+	var tles []*protorekor.TransparencyLogEntry
+	for _, e := range entries {
+		tle := e.TransparencyLogEntry()
+		if tle.KindVersion == nil {
+			var kv struct {
+				Kind       string `json:"kind"`
+				APIVersion string `json:"apiVersion"`
+			}
+			if err := json.Unmarshal(tle.CanonicalizedBody, &kv); err != nil {
+				return nil, fmt.Errorf("reading the log entry's kind: %w", err)
+			}
+			tle.KindVersion = &protorekor.KindVersion{Kind: kv.Kind, Version: kv.APIVersion}
+		}
+		// A trusted_root.json written from a VirtualSigstore names its log
+		// by the bytes of the hex log ID, so the entry must too.
+		tle.LogId.KeyId = []byte(hex.EncodeToString(tle.LogId.KeyId))
+		if tle.InclusionPromise == nil {
+			// The entry's proto form drops the signed entry timestamp;
+			// the log signs it again over the same payload.
+			set, err := s.Sigstore.RekorSignPayload(tlog.RekorPayload{Body: base64.StdEncoding.EncodeToString(tle.CanonicalizedBody),
+				IntegratedTime: tle.IntegratedTime, LogIndex: tle.LogIndex, LogID: hex.EncodeToString(tle.LogId.KeyId)})
+			if err != nil {
+				return nil, fmt.Errorf("signing the entry timestamp: %w", err)
+			}
+			tle.InclusionPromise = &protorekor.InclusionPromise{SignedEntryTimestamp: set}
+		}
+		tles = append(tles, tle)
+	}
+	vm := &protobundle.VerificationMaterial{TlogEntries: tles}
+	for _, t := range tsrs {
+		if vm.TimestampVerificationData == nil {
+			vm.TimestampVerificationData = &protobundle.TimestampVerificationData{}
+		}
+		vm.TimestampVerificationData.Rfc3161Timestamps = append(vm.TimestampVerificationData.Rfc3161Timestamps, &protocommon.RFC3161SignedTimestamp{SignedTimestamp: t})
+	}
+	pb := &protobundle.Bundle{MediaType: mediaType, VerificationMaterial: vm}
+	sc, _ := te.SignatureContent()
+	if env := sc.EnvelopeContent(); env != nil {
+		vm.Content = &protobundle.VerificationMaterial_Certificate{Certificate: &protocommon.X509Certificate{RawBytes: leaf.Raw}}
+		raw := env.RawEnvelope()
+		payload, err := base64.StdEncoding.DecodeString(raw.Payload)
+		if err != nil {
+			return nil, err
+		}
+		pe := &protodsse.Envelope{Payload: payload, PayloadType: raw.PayloadType}
+		for _, sg := range raw.Signatures {
+			sig, err := base64.StdEncoding.DecodeString(sg.Sig)
+			if err != nil {
+				return nil, err
+			}
+			pe.Signatures = append(pe.Signatures, &protodsse.Signature{Sig: sig, Keyid: sg.KeyID})
+		}
+		pb.Content = &protobundle.Bundle_DsseEnvelope{DsseEnvelope: pe}
+	} else {
+		vm.Content = &protobundle.VerificationMaterial_X509CertificateChain{X509CertificateChain: &protocommon.X509CertificateChain{
+			Certificates: []*protocommon.X509Certificate{{RawBytes: leaf.Raw}}}}
+		ms := sc.MessageSignatureContent()
+		pb.Content = &protobundle.Bundle_MessageSignature{MessageSignature: &protocommon.MessageSignature{
+			MessageDigest: &protocommon.HashOutput{Algorithm: protocommon.HashAlgorithm_SHA2_256, Digest: ms.Digest()}, Signature: ms.Signature()}}
+	}
+	return protojson.Marshal(pb)
 }
