@@ -149,7 +149,7 @@ func build(t *testing.T, f *fixture, gate *policy.Result, rp *policy.Policy) *Re
 	t.Helper()
 	r, err := Build(Input{Lock: f.lock, SBOMs: f.sboms, Gate: gate, ReleasePolicy: rp, Licences: repoLicencePolicy(t),
 		Identity: Identity{Signer: "public key sha256:test", LockDigest: "sha256:" + strings.Repeat("d", 64), Verification: "verified in test"},
-		Now: fixtureCreated})
+		Now:      fixtureCreated})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -326,4 +326,3 @@ func TestCSVNeutralisesFormulas(t *testing.T) {
 		t.Errorf("CSV %s", data)
 	}
 }
-
