@@ -3,7 +3,7 @@
 // across an air gap through one archive, and verifies it offline first.
 //
 // Exit codes: 0 success, 1 error, 2 usage error, 3 verification failed
-// (nothing was pushed).
+// (nothing was pushed), 4 a review written by `review` fails its --fail-on.
 package main
 
 import (
@@ -57,7 +57,10 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	fmt.Fprintln(stderr, "reloader-mirror:", err)
 	var ue usageError
 	var ve *mirror.VerificationError
+	var rf reviewFailed
 	switch {
+	case errors.As(err, &rf):
+		return exitReview
 	case errors.As(err, &ue) || strings.HasPrefix(err.Error(), "unknown command") || strings.Contains(err.Error(), "arg(s)"):
 		return exitUsage
 	case errors.As(err, &ve) || isVerification(err):
@@ -113,7 +116,8 @@ give (--key, or --certificate-identity + --certificate-oidc-issuer with a
 trusted root). After pushing it reads everything back, verifies again, and
 only then writes tags.
 
-Exit codes: 0 ok, 1 error, 2 usage error, 3 verification failed (nothing pushed).`,
+Exit codes: 0 ok, 1 error, 2 usage error, 3 verification failed (nothing pushed),
+4 review written but a --fail-on check failed.`,
 		Example: `  # Connected side: carry the release across the air gap in one file
   reloader-mirror export --lock-ref ghcr.io/reloader-dev/reloader-release:v1.2.3 \
       --key cosign.pub -f reloader-v1.2.3.tar.zst
@@ -145,7 +149,8 @@ Exit codes: 0 ok, 1 error, 2 usage error, 3 verification failed (nothing pushed)
 	pf.StringVarP(&g.archive, "file", "f", "", "release archive (.tar, .tar.zst or an OCI layout directory)")
 	pf.StringVar(&g.workDir, "work-dir", "", "where to unpack archives (default: the system temporary directory)")
 
-	root.AddCommand(g.planCmd(), g.copyCmd(), g.exportCmd(), g.importCmd(), g.verifyCmd(), g.valuesCmd())
+	root.AddCommand(g.planCmd(), g.copyCmd(), g.exportCmd(), g.importCmd(), g.verifyCmd(), g.valuesCmd(),
+		g.reviewCmd())
 	return root
 }
 
