@@ -3,6 +3,7 @@ package review
 import (
 	"bytes"
 	"encoding/csv"
+	"encoding/json"
 	"regexp"
 	"strings"
 	"testing"
@@ -324,5 +325,37 @@ func TestCSVNeutralisesFormulas(t *testing.T) {
 	}
 	if !strings.Contains(string(data), `'=HYPERLINK`) || !strings.Contains(string(data), "'+1") {
 		t.Errorf("CSV %s", data)
+	}
+}
+
+func TestGateReportIsReadStrictly(t *testing.T) {
+	for _, tc := range []struct{ name, report, want string }{
+		{"empty", "", "empty"},
+		{"unknown field", `{"passed":true,"findings":[],"extra":1}`, "unknown field"},
+		{"unknown decision", `{"passed":false,"findings":[{"vulnerabilityID":"CVE-1","decision":"MAYBE"}]}`, `unknown decision "MAYBE"`},
+		{"passed beside a blocking finding", `{"passed":true,"findings":[{"vulnerabilityID":"CVE-1","decision":"FAIL"}]}`, "blocks the release but the report says it passed"},
+		{"trailing data", `{"passed":true}{}`, "trailing data"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			_, err := ParseGateReport([]byte(tc.report))
+			if err == nil || !strings.Contains(err.Error(), tc.want) {
+				t.Errorf("error %v, want one containing %q", err, tc.want)
+			}
+		})
+	}
+	// What the release pipeline writes (gate.json) reads back.
+	rp := releasePolicy(t, "2027-01-31")
+	rep, err := policy.ReadReport("../policy/testdata/reports/high-fixed.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	res := policy.Evaluate(rp, []policy.ScannedImage{{Image: "app linux/amd64", Report: rep}}, fixtureCreated)
+	data, err := json.Marshal(res)
+	if err != nil {
+		t.Fatal(err)
+	}
+	back, err := ParseGateReport(data)
+	if err != nil || !back.Passed || len(back.Findings) != 1 || back.Findings[0].Decision != policy.DecisionExcepted {
+		t.Errorf("gate.json round trip: %+v %v", back, err)
 	}
 }

@@ -67,7 +67,7 @@ func ParseSBOM(mediaType string, data []byte, what string) (*Document, error) {
 	}
 	switch mediaType {
 	case MediaTypeSPDX:
-		doc, err := spdxjson.Read(bytes.NewReader(data))
+		doc, err := readSPDX(data)
 		if err != nil {
 			return nil, fmt.Errorf("parsing the SPDX SBOM %s: %w", what, err)
 		}
@@ -80,6 +80,17 @@ func ParseSBOM(mediaType string, data []byte, what string) (*Document, error) {
 		return fromCycloneDX(&bom, what)
 	}
 	return nil, fmt.Errorf("SBOM %s has media type %q, neither %s nor %s", what, mediaType, MediaTypeSPDX, MediaTypeCycloneDX)
+}
+
+// readSPDX runs tools-golang's reader, which panics on some malformed
+// documents (a null package): a hostile SBOM must be an error, not a crash.
+func readSPDX(data []byte) (doc *spdx.Document, err error) {
+	defer func() {
+		if p := recover(); p != nil {
+			doc, err = nil, fmt.Errorf("malformed document (the SPDX reader failed: %v)", p)
+		}
+	}()
+	return spdxjson.Read(bytes.NewReader(data))
 }
 
 func fromSPDX(doc *spdx.Document, what string) (*Document, error) {

@@ -188,7 +188,9 @@ func (g *globals) reviewRelease(ctx context.Context, in *releaseInput, lp *revie
 	}
 	var sboms []review.SBOM
 	for _, a := range prep.Lock.Artifacts {
-		if a.Kind != release.KindSBOM {
+		// SBOM documents only; a cosign attestation carrying an SBOM is
+		// the same document signed, not another one.
+		if a.Kind != release.KindSBOM || (a.ArtifactType != review.MediaTypeSPDX && a.ArtifactType != review.MediaTypeCycloneDX) {
 			continue
 		}
 		data, err := readSBOM(ctx, in.src, prep.Graph, a)
