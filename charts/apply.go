@@ -3,6 +3,7 @@ package charts
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 
 	corev1 "k8s.io/api/core/v1"
@@ -77,6 +78,23 @@ func ApplyRBAC(ctx context.Context, cfg *rest.Config, name string, rel Release) 
 		return "", fmt.Errorf("chart %s rendered no Deployment with a serviceAccountName for release %s/%s", name, rel.Namespace, rel.Name)
 	}
 	return serviceAccount, nil
+}
+
+// DryRun has the apiserver cfg points at admit every object as a new one
+// (server-side dry run: defaulting, validation, admission) without storing
+// anything. Custom kinds must be served already. Every failure is returned.
+func DryRun(ctx context.Context, cfg *rest.Config, objs []*unstructured.Unstructured) error {
+	cl, err := newCluster(cfg)
+	if err != nil {
+		return err
+	}
+	var errs []error
+	for _, o := range objs {
+		if err := cl.dryRunCreate(ctx, o); err != nil {
+			errs = append(errs, err)
+		}
+	}
+	return errors.Join(errs...)
 }
 
 // cluster reaches any kind, built-in or custom, through the dynamic client.

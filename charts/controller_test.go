@@ -2,12 +2,7 @@ package charts
 
 import (
 	"context"
-	"fmt"
-	"net/http"
-	"os/exec"
 	"path/filepath"
-	"strconv"
-	"strings"
 	"testing"
 	"time"
 
@@ -15,9 +10,8 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
+	"github.com/reloader-dev/reloader/test/chartrun"
 	"github.com/reloader-dev/reloader/test/controlplane"
-	"github.com/reloader-dev/reloader/test/process"
-	"github.com/reloader-dev/reloader/test/tools"
 )
 
 // The chart's RBAC is enough for the controller to do its job, and the flags
@@ -47,57 +41,17 @@ func TestControllerRunsWithTheChartsServiceAccountAndReloads(t *testing.T) {
 	}
 
 	d := deployment(t, render(t, Reloader, rel))
-	ctr := d.Spec.Template.Spec.Containers[0]
-	args := []string{"--kubeconfig=" + kubeconfig}
-	for _, a := range append(append([]string{}, ctr.Command[min(1, len(ctr.Command)):]...), ctr.Args...) {
-		if !strings.HasPrefix(a, "--metrics-addr") {
-			args = append(args, a)
-		}
-	}
-	port, err := process.FreePort()
-	if err != nil {
-		t.Fatal(err)
-	}
-	args = append(args, "--metrics-addr=127.0.0.1:"+strconv.Itoa(port))
-	var env []string
-	for _, e := range ctr.Env {
-		switch {
-		case e.ValueFrom != nil && e.ValueFrom.FieldRef != nil && e.ValueFrom.FieldRef.FieldPath == "metadata.namespace":
-			env = append(env, e.Name+"="+release)
-		case e.ValueFrom != nil && e.ValueFrom.FieldRef != nil:
-			env = append(env, e.Name+"=reloader-test-pod")
-		case e.ValueFrom == nil:
-			env = append(env, e.Name+"="+e.Value)
-		}
-	}
-
 	bin := buildReloader(t)
-	p, err := process.Start(process.Options{Name: "reloader", Path: bin, Args: args, Env: env, Dir: t.TempDir()})
+	p, err := chartrun.Start(ctx, chartrun.Options{Binary: bin, Deployment: d, Kubeconfig: kubeconfig, PodNamespace: release, Dir: t.TempDir()})
 	if err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() {
 		_ = p.Stop(10 * time.Second)
 		if t.Failed() {
-			t.Logf("reloader %v\n%s", args, p.Tail(60))
+			t.Logf("reloader %v\n%s", p.Args, p.Tail(60))
 		}
 	})
-	wctx, cancel := context.WithTimeout(ctx, time.Minute)
-	defer cancel()
-	if err := p.WaitFor(wctx, 50*time.Millisecond, func(ctx context.Context) error {
-		req, _ := http.NewRequestWithContext(ctx, http.MethodGet, fmt.Sprintf("http://127.0.0.1:%d/readyz", port), nil)
-		resp, err := http.DefaultClient.Do(req)
-		if err != nil {
-			return err
-		}
-		resp.Body.Close()
-		if resp.StatusCode != http.StatusOK {
-			return fmt.Errorf("readyz: %s", resp.Status)
-		}
-		return nil
-	}); err != nil {
-		t.Fatal(err)
-	}
 
 	cm := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: "app"}, Data: map[string]string{"k": "1"}}
 	if _, err := admin.CoreV1().ConfigMaps(watched).Create(ctx, cm, metav1.CreateOptions{}); err != nil {
@@ -145,15 +99,9 @@ func TestControllerRunsWithTheChartsServiceAccountAndReloads(t *testing.T) {
 
 func buildReloader(t *testing.T) string {
 	t.Helper()
-	root, err := tools.RepoRoot()
+	bin, err := chartrun.Build(context.Background(), t.TempDir())
 	if err != nil {
 		t.Fatal(err)
-	}
-	bin := filepath.Join(t.TempDir(), "reloader")
-	cmd := exec.Command("go", "build", "-o", bin, "./cmd/reloader")
-	cmd.Dir = root
-	if out, err := cmd.CombinedOutput(); err != nil {
-		t.Fatalf("building the controller: %v\n%s", err, out)
 	}
 	return bin
 }

@@ -12,7 +12,6 @@ import (
 
 	appsv1 "k8s.io/api/apps/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
-	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/client-go/kubernetes"
 
 	"github.com/reloader-dev/reloader/test/controlplane"
@@ -80,15 +79,7 @@ func serverVersion(t *testing.T) (gitVersion string, minor int) {
 // render renders chart for a release and splits it into objects.
 func render(t *testing.T, chart string, rel Release) []*unstructured.Unstructured {
 	t.Helper()
-	c, err := Load(chart)
-	if err != nil {
-		t.Fatal(err)
-	}
-	manifest, err := Render(c, rel)
-	if err != nil {
-		t.Fatal(err)
-	}
-	objs, err := Objects(manifest)
+	objs, err := RenderObjects(chart, rel)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -96,27 +87,17 @@ func render(t *testing.T, chart string, rel Release) []*unstructured.Unstructure
 }
 
 func ofKind(objs []*unstructured.Unstructured, kind string) []*unstructured.Unstructured {
-	var out []*unstructured.Unstructured
-	for _, o := range objs {
-		if o.GetKind() == kind {
-			out = append(out, o)
-		}
-	}
-	return out
+	return OfKind(objs, kind)
 }
 
 // deployment is the one Deployment a chart renders, typed.
 func deployment(t *testing.T, objs []*unstructured.Unstructured) *appsv1.Deployment {
 	t.Helper()
-	ds := ofKind(objs, "Deployment")
-	if len(ds) != 1 {
-		t.Fatalf("rendered %d Deployments, want 1", len(ds))
+	d, err := DeploymentOf(objs)
+	if err != nil {
+		t.Fatal(err)
 	}
-	var d appsv1.Deployment
-	if err := runtime.DefaultUnstructuredConverter.FromUnstructured(ds[0].Object, &d); err != nil {
-		t.Fatalf("Deployment %s does not convert to apps/v1: %v", ds[0].GetName(), err)
-	}
-	return &d
+	return d
 }
 
 // values builds a values tree from dotted paths, as --set does, without

@@ -194,9 +194,12 @@ func expectedGrants(s setup, releaseNS, lockName string) []grant {
 	}
 	watchedNS := []string{""}
 	if s.namespaced {
-		watchedNS = s.watchNamespaces
-		if len(watchedNS) == 0 {
-			watchedNS = []string{releaseNS}
+		// The release namespace is always watched, as in stakater's chart.
+		watchedNS = []string{releaseNS}
+		for _, ns := range s.watchNamespaces {
+			if !slices.Contains(watchedNS, ns) {
+				watchedNS = append(watchedNS, ns)
+			}
 		}
 	}
 	var out []grant

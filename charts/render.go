@@ -6,14 +6,16 @@ import (
 	"fmt"
 	"io"
 	"path/filepath"
-	"runtime"
+	goruntime "runtime"
 	"strings"
 
 	"helm.sh/helm/v3/pkg/action"
 	"helm.sh/helm/v3/pkg/chart"
 	"helm.sh/helm/v3/pkg/chart/loader"
 	"helm.sh/helm/v3/pkg/chartutil"
+	appsv1 "k8s.io/api/apps/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime"
 	utilyaml "k8s.io/apimachinery/pkg/util/yaml"
 )
 
@@ -28,7 +30,7 @@ const (
 // so tests of other packages can render the charts without knowing where the
 // checkout is.
 func Dir() string {
-	_, file, _, ok := runtime.Caller(0)
+	_, file, _, ok := goruntime.Caller(0)
 	if !ok {
 		panic("charts: cannot locate the charts directory")
 	}
@@ -93,6 +95,44 @@ func Render(c *chart.Chart, rel Release) (string, error) {
 		return "", fmt.Errorf("rendering chart %s as release %s/%s: %w", c.Name(), rel.Namespace, rel.Name, err)
 	}
 	return r.Manifest, nil
+}
+
+// RenderObjects loads chart name from source, renders it for rel and splits
+// the manifest into objects.
+func RenderObjects(name string, rel Release) ([]*unstructured.Unstructured, error) {
+	c, err := Load(name)
+	if err != nil {
+		return nil, err
+	}
+	manifest, err := Render(c, rel)
+	if err != nil {
+		return nil, err
+	}
+	return Objects(manifest)
+}
+
+// OfKind are the objects of kind.
+func OfKind(objs []*unstructured.Unstructured, kind string) []*unstructured.Unstructured {
+	var out []*unstructured.Unstructured
+	for _, o := range objs {
+		if o.GetKind() == kind {
+			out = append(out, o)
+		}
+	}
+	return out
+}
+
+// DeploymentOf is the one Deployment a chart renders, typed.
+func DeploymentOf(objs []*unstructured.Unstructured) (*appsv1.Deployment, error) {
+	ds := OfKind(objs, "Deployment")
+	if len(ds) != 1 {
+		return nil, fmt.Errorf("rendered %d Deployments, want 1", len(ds))
+	}
+	var d appsv1.Deployment
+	if err := runtime.DefaultUnstructuredConverter.FromUnstructured(ds[0].Object, &d); err != nil {
+		return nil, fmt.Errorf("Deployment %s does not convert to apps/v1: %w", ds[0].GetName(), err)
+	}
+	return &d, nil
 }
 
 // Objects splits a rendered manifest into objects. Numbers come out as int64,

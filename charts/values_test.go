@@ -7,6 +7,7 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	networkingv1 "k8s.io/api/networking/v1"
+	policyv1 "k8s.io/api/policy/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 )
 
@@ -70,7 +71,11 @@ func TestSchemaRejectsBadValuesNamingTheKey(t *testing.T) {
 		{map[string]any{"image.digest": "0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef"}, "/image/digest"},
 		{map[string]any{"image.pullPolicy": "Sometimes"}, "/image/pullPolicy"},
 		{map[string]any{"reloader.watchGlobally": "yes"}, "/reloader/watchGlobally"},
-		{map[string]any{"reloader.namespaces": "team-a,team-b"}, "/reloader/namespaces"},
+		{map[string]any{"reloader.namespaces": "Team_A"}, "/reloader/namespaces"},
+		{map[string]any{"reloader.deployment.replicaCount": 2}, "/reloader/deployment"},
+		{map[string]any{"reloader.custom_annotations.configMap": "x"}, "/reloader/custom_annotations"},
+		{map[string]any{"reloader.podDisruptionBudget.minavailable": 1}, "/reloader/podDisruptionBudget"},
+		{map[string]any{"imageTag": "v1"}, "imageTag"},
 		{map[string]any{"reloader.deployment.replicas": "two"}, "/reloader/deployment/replicas"},
 		{map[string]any{"reloader.reloadStrategy": "restart"}, "/reloader/reloadStrategy"},
 		{map[string]any{"reloader.netpol.apiServer.ports": []any{"https"}}, "/reloader/netpol/apiServer/ports"},
@@ -125,8 +130,8 @@ func TestArgumentsFollowValues(t *testing.T) {
 		envWant []string
 		envNot  []string
 	}{
-		{name: "defaults", want: []string{"--metrics-addr=:9090", "--log-level=info"},
-			notWant: []string{"--enable-ha=true", "--reload-strategy=default"}, envWant: []string{"POD_NAME", "POD_NAMESPACE", "RELOADER_NAMESPACE", "RELOADER_DEPLOYMENT_NAME"}, envNot: []string{"KUBERNETES_NAMESPACE"}},
+		{name: "defaults", want: []string{"--log-level=info"},
+			notWant: []string{"--enable-ha=true", "--reload-strategy=default", "--metrics-addr=:9090"}, envWant: []string{"GOMAXPROCS", "GOMEMLIMIT", "POD_NAME", "POD_NAMESPACE", "RELOADER_NAMESPACE", "RELOADER_DEPLOYMENT_NAME"}, envNot: []string{"KUBERNETES_NAMESPACE", "METRICS_COUNT_BY_NAMESPACE"}},
 		{name: "everything on", set: map[string]any{
 			"reloader.autoReloadAll": true, "reloader.reloadStrategy": "annotations", "reloader.reloadOnCreate": true,
 			"reloader.reloadOnDelete": true, "reloader.syncAfterRestart": true, "reloader.ignoreSecrets": true,
@@ -137,14 +142,19 @@ func TestArgumentsFollowValues(t *testing.T) {
 		}, want: []string{"--auto-reload-all=true", "--reload-strategy=annotations", "--reload-on-create=true", "--reload-on-delete=true",
 			"--sync-after-restart=true", "--resources-to-ignore=secrets", "--ignored-workload-types=jobs,cronjobs",
 			"--namespaces-to-ignore=kube-system", "--namespace-selector=team=x", "--resource-label-selector=reload=yes",
-			"--log-format=json", "--log-level=debug", "--is-Argo-Rollouts=true", "--is-openshift=true",
-			"--enable-csi-integration=true", "--webhook-url=https://hooks.example/reload", "--enable-pprof=true", "--pprof-addr=:6060"}, envWant: []string{"EXTRA"}},
-		{name: "ignore configmaps", set: map[string]any{"reloader.ignoreConfigMaps": true}, want: []string{"--resources-to-ignore=configMaps"}},
+			"--log-format=json", "--log-level=debug", "--is-Argo-Rollouts=true",
+			"--enable-csi-integration=true", "--webhook-url=https://hooks.example/reload", "--enable-pprof=true", "--pprof-addr=:6060"},
+			// isOpenshift renders no flag, as in stakater's chart: the controller detects the API.
+			notWant: []string{"--is-openshift=true"}, envWant: []string{"EXTRA"}},
+		{name: "ignore configmaps", set: map[string]any{"reloader.ignoreConfigMaps": true}, want: []string{"--resources-to-ignore=configmaps"}},
 		{name: "namespaced to the release namespace", set: map[string]any{"reloader.watchGlobally": false},
 			notWant: []string{"--namespaces=ops"}, envWant: []string{"KUBERNETES_NAMESPACE"}},
-		{name: "namespaced to a list", set: map[string]any{"reloader.watchGlobally": false, "reloader.namespaces": []any{"a", "b", "a"}},
-			want: []string{"--namespaces=a,b"}, envNot: []string{"KUBERNETES_NAMESPACE"}},
-		{name: "HA asked for", set: map[string]any{"reloader.enableHA": true}, want: []string{"--enable-ha=true", "--ha-lock-name=stakater-reloader-lock"}},
+		{name: "namespaced to a list, the release namespace included", set: map[string]any{"reloader.watchGlobally": false, "reloader.namespaces": []any{"b", "a", "b"}},
+			want: []string{"--namespaces=a,b,ops"}, envNot: []string{"KUBERNETES_NAMESPACE"}},
+		{name: "namespaced to a comma separated string", set: map[string]any{"reloader.watchGlobally": false, "reloader.namespaces": "b, a"},
+			want: []string{"--namespaces=a,b,ops"}},
+		{name: "HA asked for", set: map[string]any{"reloader.enableHA": true}, want: []string{"--enable-ha=true"}, notWant: []string{"--ha-lock-name=stakater-reloader-lock"}},
+		{name: "metrics by namespace", set: map[string]any{"reloader.enableMetricsByNamespace": true}, envWant: []string{"METRICS_COUNT_BY_NAMESPACE"}},
 		{name: "HA by replicas with own lock", set: map[string]any{"reloader.deployment.replicas": 2, "reloader.haLockName": "my-lock"}, want: []string{"--enable-ha=true", "--ha-lock-name=my-lock"}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
@@ -202,22 +212,38 @@ func TestHAReplicasGetLeaderElectionAndAntiAffinity(t *testing.T) {
 }
 
 // The NetworkPolicy denies by default and allows: scrapes of the metrics port
-// from netpol.from; the API server on 443 and 6443; DNS on 53 UDP and TCP;
-// 443 to netpol.to.
+// from netpol.from (from anywhere when empty, as stakater's chart does, so
+// monitoring keeps working); the API server on 443 and 6443 and netpol.toPorts,
+// towards netpol.to (stakater's meaning of `to`: the peers of its 443 rule);
+// DNS on 53 UDP and TCP.
 func TestNetworkPolicyAllowsExactlyWhatReloaderUses(t *testing.T) {
 	from := []any{map[string]any{"namespaceSelector": map[string]any{"matchLabels": map[string]any{"name": "monitoring"}}}}
 	to := []any{map[string]any{"ipBlock": map[string]any{"cidr": "198.51.100.0/24"}}}
-	objs := render(t, Reloader, Release{Name: "rel", Namespace: "ops", Values: values(map[string]any{
-		"reloader.netpol.enabled": true, "reloader.netpol.from": from, "reloader.netpol.to": to,
-	})})
-	nps := ofKind(objs, "NetworkPolicy")
-	if len(nps) != 1 {
-		t.Fatalf("rendered %d NetworkPolicies, want 1", len(nps))
+	policy := func(set map[string]any) networkingv1.NetworkPolicy {
+		t.Helper()
+		nps := ofKind(render(t, Reloader, Release{Name: "rel", Namespace: "ops", Values: values(set)}), "NetworkPolicy")
+		if len(nps) != 1 {
+			t.Fatalf("rendered %d NetworkPolicies, want 1", len(nps))
+		}
+		var np networkingv1.NetworkPolicy
+		if err := runtime.DefaultUnstructuredConverter.FromUnstructured(nps[0].Object, &np); err != nil {
+			t.Fatal(err)
+		}
+		return np
 	}
-	var np networkingv1.NetworkPolicy
-	if err := runtime.DefaultUnstructuredConverter.FromUnstructured(nps[0].Object, &np); err != nil {
-		t.Fatal(err)
+	egress := func(np networkingv1.NetworkPolicy) []string {
+		var out []string
+		for _, r := range np.Spec.Egress {
+			peers := "anywhere"
+			if len(r.To) > 0 && r.To[0].IPBlock != nil {
+				peers = r.To[0].IPBlock.CIDR
+			}
+			out = append(out, peers+" "+portsOf(r.Ports))
+		}
+		return out
 	}
+
+	np := policy(map[string]any{"reloader.netpol.enabled": true, "reloader.netpol.from": from, "reloader.netpol.to": to})
 	if !slices.Equal(np.Spec.PolicyTypes, []networkingv1.PolicyType{networkingv1.PolicyTypeIngress, networkingv1.PolicyTypeEgress}) {
 		t.Errorf("policyTypes = %v, want Ingress and Egress", np.Spec.PolicyTypes)
 	}
@@ -225,25 +251,58 @@ func TestNetworkPolicyAllowsExactlyWhatReloaderUses(t *testing.T) {
 		portsOf(np.Spec.Ingress[0].Ports) != "TCP/http" {
 		t.Errorf("ingress = %+v, want TCP/http from netpol.from only", np.Spec.Ingress)
 	}
-	var egress []string
-	for _, r := range np.Spec.Egress {
-		peers := "anywhere"
-		if len(r.To) > 0 && r.To[0].IPBlock != nil {
-			peers = r.To[0].IPBlock.CIDR
-		}
-		egress = append(egress, peers+" "+portsOf(r.Ports))
-	}
-	want := []string{"anywhere TCP/443,TCP/6443", "anywhere UDP/53,TCP/53", "198.51.100.0/24 TCP/443"}
-	if !slices.Equal(egress, want) {
-		t.Errorf("egress = %q, want %q", egress, want)
+	if got, want := egress(np), []string{"198.51.100.0/24 TCP/443,TCP/6443", "anywhere UDP/53,TCP/53", "198.51.100.0/24 TCP/443"}; !slices.Equal(got, want) {
+		t.Errorf("egress = %q, want %q", got, want)
 	}
 
-	noPeers := render(t, Reloader, Release{Name: "rel", Namespace: "ops", Values: values(map[string]any{"reloader.netpol.enabled": true})})
-	if err := runtime.DefaultUnstructuredConverter.FromUnstructured(ofKind(noPeers, "NetworkPolicy")[0].Object, &np); err != nil {
-		t.Fatal(err)
+	np = policy(map[string]any{"reloader.netpol.enabled": true})
+	if len(np.Spec.Ingress) != 1 || len(np.Spec.Ingress[0].From) != 0 || portsOf(np.Spec.Ingress[0].Ports) != "TCP/http" {
+		t.Errorf("without from: ingress %+v, want TCP/http from any peer so scraping keeps working", np.Spec.Ingress)
 	}
-	if len(np.Spec.Ingress) != 0 || len(np.Spec.Egress) != 2 {
-		t.Errorf("without from/to: ingress %+v and %d egress rules, want no ingress and only API server and DNS egress", np.Spec.Ingress, len(np.Spec.Egress))
+	if got, want := egress(np), []string{"anywhere TCP/443,TCP/6443", "anywhere UDP/53,TCP/53", "anywhere TCP/443"}; !slices.Equal(got, want) {
+		t.Errorf("without to: egress = %q, want %q", got, want)
+	}
+
+	apiOnly := []any{map[string]any{"ipBlock": map[string]any{"cidr": "10.0.0.1/32"}}}
+	np = policy(map[string]any{"reloader.netpol.enabled": true, "reloader.netpol.to": to, "reloader.netpol.apiServer.to": apiOnly})
+	if got, want := egress(np), []string{"10.0.0.1/32 TCP/443,TCP/6443", "anywhere UDP/53,TCP/53", "198.51.100.0/24 TCP/443"}; !slices.Equal(got, want) {
+		t.Errorf("with apiServer.to: egress = %q, want %q", got, want)
+	}
+}
+
+// Enabling the PodDisruptionBudget without a number never blocks a node
+// drain; numbers given are kept, maxUnavailable winning as in stakater's chart.
+func TestPodDisruptionBudgetDefaultNeverBlocksDrains(t *testing.T) {
+	for _, tc := range []struct {
+		set  map[string]any
+		want string
+	}{
+		{map[string]any{}, "maxUnavailable=1"},
+		{map[string]any{"reloader.podDisruptionBudget.minAvailable": 1}, "minAvailable=1"},
+		{map[string]any{"reloader.podDisruptionBudget.minAvailable": 1, "reloader.podDisruptionBudget.maxUnavailable": "50%"}, "maxUnavailable=50%"},
+	} {
+		tc.set["reloader.podDisruptionBudget.enabled"] = true
+		pdbs := ofKind(render(t, Reloader, Release{Name: "rel", Namespace: "ops", Values: values(tc.set)}), "PodDisruptionBudget")
+		if len(pdbs) != 1 {
+			t.Fatalf("%v: rendered %d PodDisruptionBudgets, want 1", tc.set, len(pdbs))
+		}
+		var pdb policyv1.PodDisruptionBudget
+		if err := runtime.DefaultUnstructuredConverter.FromUnstructured(pdbs[0].Object, &pdb); err != nil {
+			t.Fatal(err)
+		}
+		var got []string
+		if v := pdb.Spec.MinAvailable; v != nil {
+			got = append(got, "minAvailable="+v.String())
+		}
+		if v := pdb.Spec.MaxUnavailable; v != nil {
+			got = append(got, "maxUnavailable="+v.String())
+		}
+		if strings.Join(got, ",") != tc.want {
+			t.Errorf("%v: budget %v, want %s", tc.set, got, tc.want)
+		}
+	}
+	if n := len(ofKind(render(t, Reloader, Release{Name: "rel", Namespace: "ops"}), "PodDisruptionBudget")); n != 0 {
+		t.Errorf("defaults render %d PodDisruptionBudgets, want none", n)
 	}
 }
 

@@ -83,6 +83,14 @@ type Options struct {
 	// are reached through Dynamic.
 	ArgoRollouts, OpenShift, CSI bool
 	Dynamic                      dynamic.Interface
+	// Unavailable are the optional APIs asked for (ArgoRollouts, CSI) that
+	// the apiserver does not serve yet; they are watched once it does,
+	// checked every APIPollInterval (default 30s).
+	Unavailable     map[OptionalAPI]bool
+	APIPollInterval time.Duration
+	// Self is the object Events about the controller itself go on (its
+	// Deployment or Pod); nil: such Events are not recorded.
+	Self *corev1.ObjectReference
 	// Notify, when set, is told about every reload (alert sinks). It must
 	// not block.
 	Notify func(alerts.Event)
@@ -110,8 +118,13 @@ type Controller struct {
 
 	enqueuedAt sync.Map // workload.Key -> time.Time of the first event since the last sync
 	reported   sync.Map // workload.Key -> string: problems last reported, so Events are not repeated
-	ready      atomic.Bool
-	started    atomic.Bool
+	// born holds, for a workload whose creation the watch delivered (not the
+	// initial list), the resourceVersion of that first version: the point
+	// its first sync compares resources' last writes with (see firstsight.go).
+	// An entry lives until the workload's first record is written.
+	born    sync.Map // workload.Key -> birth
+	ready   atomic.Bool
+	started atomic.Bool
 }
 
 // scope holds the informers of one namespace, or of the whole cluster.
@@ -123,6 +136,8 @@ type scope struct {
 	// spcStatuses holds SecretProviderClassPodStatuses (CSI), indexed by
 	// class: they carry what a class's mounts hold.
 	spcStatuses cache.SharedIndexInformer
+	// deferred are the factories of optional APIs not served yet.
+	deferred map[OptionalAPI]dynamicinformer.DynamicSharedInformerFactory
 }
 
 const (
@@ -150,6 +165,9 @@ func New(cs kubernetes.Interface, o Options) (*Controller, error) {
 	}
 	if o.Now == nil {
 		o.Now = time.Now
+	}
+	if o.APIPollInterval <= 0 {
+		o.APIPollInterval = defaultAPIPollInterval
 	}
 	if o.Names == (annotations.Names{}) {
 		o.Names = annotations.Defaults()
@@ -218,7 +236,7 @@ func (c *Controller) newScope(ns string) (*scope, error) {
 		s.dynamicFactory = dynamicinformer.NewFilteredDynamicSharedInformerFactory(c.o.Dynamic, 0, ns, nil)
 	}
 	if c.o.CSI {
-		if err := c.addCSI(s); err != nil {
+		if err := c.addCSI(s, c.deferredFactory(s, ns, CSIAPI)); err != nil {
 			return nil, err
 		}
 	}
@@ -245,7 +263,11 @@ func (c *Controller) newScope(ns string) (*scope, error) {
 		switch kind {
 		case workload.Rollout, workload.DeploymentConfig:
 			gvr, _ := workload.GVR(kind)
-			inf = s.dynamicFactory.ForResource(gvr).Informer()
+			f := s.dynamicFactory
+			if kind == workload.Rollout {
+				f = c.deferredFactory(s, ns, ArgoRolloutsAPI)
+			}
+			inf = f.ForResource(gvr).Informer()
 			if err := inf.SetTransform(workload.CustomFromUnstructured); err != nil {
 				return nil, fmt.Errorf("caching %ss: %w", kind, err)
 			}
@@ -285,16 +307,13 @@ func (c *Controller) Start(ctx context.Context) error {
 		if s.dynamicFactory != nil {
 			s.dynamicFactory.Start(ctx.Done())
 		}
-		if s.spcStatuses != nil {
-			synced = append(synced, s.spcStatuses.HasSynced)
-		}
-		for _, inf := range s.config {
-			synced = append(synced, inf.HasSynced)
-		}
-		for _, inf := range s.workloads {
-			synced = append(synced, inf.HasSynced)
+		for _, inf := range c.informersOf(s) {
+			if !c.deferredInformer(s, inf) {
+				synced = append(synced, inf.HasSynced)
+			}
 		}
 	}
+	c.announceUnavailable()
 	if c.nsInf != nil {
 		go c.nsInf.Run(ctx.Done())
 		synced = append(synced, c.nsInf.HasSynced)
@@ -305,6 +324,9 @@ func (c *Controller) Start(ctx context.Context) error {
 	}
 	c.ready.Store(true)
 	c.o.Metrics.CacheSynced.Set(1)
+	for api := range c.o.Unavailable {
+		go c.awaitAPI(ctx, api)
+	}
 	c.o.Logger.Info("caches synced", "scopes", len(c.scopes))
 	return nil
 }
@@ -344,25 +366,46 @@ func (c *Controller) processNext(ctx context.Context) bool {
 	if t, ok := c.enqueuedAt.Load(key); ok {
 		c.o.Metrics.QueueLatency.Observe(start.Sub(t.(time.Time)).Seconds())
 	}
-	err := c.sync(ctx, key)
-	result := "success"
+	var out outcome
+	err := c.sync(context.WithValue(ctx, outcomeKey{}, &out), key)
 	switch {
 	case err == nil:
+		c.o.Metrics.Syncs.WithLabelValues("success").Inc()
 		c.queue.Forget(key)
+		// As in the original, a reconcile is the handling of a change: syncs
+		// that find the workload up to date (the echo of its own patch, a
+		// status update) are not counted.
+		if out.reloaded {
+			c.o.Metrics.RecordReconcile(metrics.ResultSuccess, c.o.Now().Sub(start))
+		}
 	case apierrors.IsConflict(err):
-		// A stale cache: retry once it has caught up; not an error worth a log.
-		result = "requeue"
+		// A stale cache: retry once it has caught up; not an error worth a
+		// log nor a failed reconcile (the original retries conflicts inside
+		// one reconcile).
+		c.o.Metrics.Syncs.WithLabelValues("requeue").Inc()
 		c.o.Metrics.RetriesTotal.Inc()
 		c.queue.AddRateLimited(key)
 	default:
-		result = "error"
+		c.o.Metrics.Syncs.WithLabelValues("error").Inc()
 		c.o.Metrics.RetriesTotal.Inc()
-		c.o.Metrics.ErrorsTotal.WithLabelValues("sync").Inc()
+		c.o.Metrics.ErrorsTotal.WithLabelValues(metrics.ErrorHandler).Inc()
+		c.o.Metrics.RecordReconcile(metrics.ResultError, c.o.Now().Sub(start))
 		c.o.Logger.Error("sync failed; will retry", "workload", key.String(), "retries", c.queue.NumRequeues(key), "error", err)
 		c.queue.AddRateLimited(key)
 	}
-	c.o.Metrics.RecordReconcile(result, c.o.Now().Sub(start))
 	return true
+}
+
+// outcome is what a sync tells processNext beyond its error.
+type outcome struct{ reloaded bool }
+
+type outcomeKey struct{}
+
+// markReloaded notes that the sync rolled its workload (or sent its webhook).
+func markReloaded(ctx context.Context) {
+	if o, ok := ctx.Value(outcomeKey{}).(*outcome); ok {
+		o.reloaded = true
+	}
 }
 
 // enqueue adds a workload key, remembering when its first pending event came
@@ -400,9 +443,12 @@ func (c *Controller) scopeFor(ns string) *scope {
 // ---- event handlers: they only enqueue keys ----
 
 func (c *Controller) workloadHandler() cache.ResourceEventHandler {
-	return cache.ResourceEventHandlerFuncs{
-		AddFunc: func(obj any) {
+	return cache.ResourceEventHandlerDetailedFuncs{
+		AddFunc: func(obj any, isInInitialList bool) {
 			if v, err := workload.ViewOf(obj); err == nil && !c.ignoredNamespace(v.Object.GetNamespace()) {
+				if !isInInitialList {
+					c.born.Store(v.Key(), birth{uid: v.Object.GetUID(), resourceVersion: v.Object.GetResourceVersion()})
+				}
 				c.enqueue(v.Key())
 			}
 		},
@@ -428,37 +474,94 @@ func (c *Controller) workloadHandler() cache.ResourceEventHandler {
 			if v, err := workload.ViewOf(obj); err == nil {
 				c.reported.Delete(v.Key())
 				c.enqueuedAt.Delete(v.Key())
+				c.born.Delete(v.Key())
 			}
 		},
 	}
 }
 
+// configHandler enqueues the workloads a ConfigMap or Secret event concerns.
+// Its metrics count events as the original does: every event is received;
+// an update (an add with --reload-on-create, a delete with
+// --reload-on-delete) in an ignored or unselected namespace is skipped; an
+// update without a data change is a skipped reconcile; any other is
+// processed, scanning the namespace's workloads.
 func (c *Controller) configHandler(kind refs.Kind) cache.ResourceEventHandler {
 	resourceType := "configmaps"
 	if kind == refs.Secret {
 		resourceType = "secrets"
 	}
-	return cache.ResourceEventHandlerFuncs{
-		AddFunc: func(obj any) {
+	counted := func(obj metav1.Object, enabled bool) bool {
+		if !enabled || !c.ready.Load() {
+			return false // the initial list, or an event type the user did not ask to act on
+		}
+		if c.ignoredNamespace(obj.GetNamespace()) || !c.namespaceSelected(obj.GetNamespace()) {
+			c.o.Metrics.RecordSkipped(metrics.SkipIgnored)
+			return false
+		}
+		return true
+	}
+	handle := func(obj metav1.Object, count, searchToo bool) {
+		n := c.configChangedName(kind, obj.GetNamespace(), obj.GetName(), searchToo)
+		if !count {
+			return
+		}
+		c.o.Metrics.EventsProcessed.WithLabelValues(metrics.EventUnknown, resourceType, metrics.ResultSuccess).Inc()
+		c.recordScan(obj.GetNamespace())
+		if n == 0 {
+			// Nothing uses it: handled here. Otherwise each workload's sync
+			// is the reconcile.
+			c.o.Metrics.RecordReconcile(metrics.ResultSuccess, 0)
+		}
+	}
+	return cache.ResourceEventHandlerDetailedFuncs{
+		AddFunc: func(obj any, isInInitialList bool) {
 			c.o.Metrics.EventsReceived.WithLabelValues("add", resourceType).Inc()
 			m := metaOf(obj)
-			c.configChanged(kind, m, m.GetAnnotations()[c.o.Names.Match] != "")
+			if !isInInitialList {
+				c.reportUnnamed(kind, m, "created")
+			}
+			handle(m, counted(m, c.o.ReloadOnCreate), m.GetAnnotations()[c.o.Names.Match] != "")
 		},
 		UpdateFunc: func(old, cur any) {
 			c.o.Metrics.EventsReceived.WithLabelValues("update", resourceType).Inc()
 			o, n := metaOf(old), metaOf(cur)
+			count := counted(n, true)
 			if cachedHash(old) == cachedHash(cur) && !c.triggerAnnotationsChanged(o, n) {
 				// A label-only or no-op update: nothing a workload uses changed.
-				c.o.Metrics.EventsProcessed.WithLabelValues("update", resourceType, "unchanged").Inc()
+				if count {
+					c.o.Metrics.RecordReconcile(metrics.ResultSkipped, 0)
+					c.o.Metrics.RecordSkipped(metrics.SkipNoDataChange)
+					c.o.Metrics.EventsProcessed.WithLabelValues(metrics.EventUnknown, resourceType, metrics.ResultSuccess).Inc()
+				}
 				return
 			}
-			c.configChanged(kind, n, n.GetAnnotations()[c.o.Names.Match] != "" || o.GetAnnotations()[c.o.Names.Match] != "")
+			if cachedHash(old) != cachedHash(cur) {
+				c.reportUnnamed(kind, n, "changed")
+			}
+			handle(n, count, n.GetAnnotations()[c.o.Names.Match] != "" || o.GetAnnotations()[c.o.Names.Match] != "")
 		},
 		DeleteFunc: func(obj any) {
 			c.o.Metrics.EventsReceived.WithLabelValues("delete", resourceType).Inc()
 			m := metaOf(obj)
-			c.configChanged(kind, m, m.GetAnnotations()[c.o.Names.Match] != "")
+			c.reportUnnamed(kind, m, "deleted")
+			handle(m, counted(m, c.o.ReloadOnDelete), m.GetAnnotations()[c.o.Names.Match] != "")
 		},
+	}
+}
+
+// recordScan counts the workloads of each kind in ns, as the original lists
+// them for every change (reloader_workloads_scanned_total), and creates the
+// matched series it adds 0 to.
+func (c *Controller) recordScan(ns string) {
+	s := c.scopeFor(ns)
+	if s == nil {
+		return
+	}
+	for kind, inf := range s.workloads {
+		objs, _ := inf.GetIndexer().ByIndex(cache.NamespaceIndex, ns)
+		c.o.Metrics.WorkloadsScanned.WithLabelValues(string(kind)).Add(float64(len(objs)))
+		c.o.Metrics.WorkloadsMatched.WithLabelValues(string(kind)).Add(0)
 	}
 }
 
@@ -478,14 +581,16 @@ func (c *Controller) configChanged(kind refs.Kind, obj metav1.Object, searchToo 
 	c.configChangedName(kind, obj.GetNamespace(), obj.GetName(), searchToo)
 }
 
-func (c *Controller) configChangedName(kind refs.Kind, ns, name string, searchToo bool) {
+// configChangedName returns how many workloads it enqueued.
+func (c *Controller) configChangedName(kind refs.Kind, ns, name string, searchToo bool) int {
 	if c.ignoredNamespace(ns) {
-		return
+		return 0
 	}
 	s := c.scopeFor(ns)
 	if s == nil {
-		return
+		return 0
 	}
+	n := 0
 	for wk, inf := range s.workloads {
 		idx := inf.GetIndexer()
 		var objs []any
@@ -503,8 +608,10 @@ func (c *Controller) configChangedName(kind refs.Kind, ns, name string, searchTo
 		for _, o := range objs {
 			m := o.(metav1.Object)
 			c.enqueue(workload.Key{Kind: wk, Namespace: m.GetNamespace(), Name: m.GetName()})
+			n++
 		}
 	}
+	return n
 }
 
 func (c *Controller) namespaceChanged(obj any) {
@@ -631,6 +738,11 @@ type state struct {
 	annotations map[string]string
 	hash        string
 	exists      bool
+	// resourceVersion, created and written (its last write, from
+	// managedFields) place a ConfigMap's or Secret's content in time; see
+	// firstsight.go.
+	resourceVersion  string
+	created, written time.Time
 }
 
 // lookup reads a resource's state from the caches. A SecretProviderClass's
@@ -646,8 +758,9 @@ func (c *Controller) lookup(kind refs.Kind, ns, name string) state {
 		st.hash, st.exists = c.spcHash(ns, name)
 		return st
 	}
-	if ok {
-		st.hash, st.exists = cachedHash(obj), true
+	if e, isEntry := obj.(*configEntry); ok && isEntry {
+		st.hash, st.exists = e.hash, true
+		st.resourceVersion, st.created, st.written = e.resourceVersion, e.created, e.written
 	}
 	return st
 }
@@ -655,14 +768,15 @@ func (c *Controller) lookup(kind refs.Kind, ns, name string) state {
 // ---- cache transforms ----
 
 // configEntry is all the cache keeps of a ConfigMap or Secret: its name,
-// resourceVersion, the annotations that steer reloads (ignore, match) and the
-// hash of its data. Memory therefore grows with the number of objects, not
+// resourceVersion, creation and last-write times, the annotations that steer
+// reloads (ignore, match) and the hash of its data. Memory therefore grows with the number of objects, not
 // their size, and no value is ever held by the controller. It is smaller than
 // an ObjectMeta; the informer reaches its metadata through GetObjectMeta.
 type configEntry struct {
 	name, namespace, resourceVersion string
 	annotations                      map[string]string
 	hash                             string
+	created, written                 time.Time
 }
 
 // GetObjectMeta implements metav1.ObjectMetaAccessor (keys and indexes).
@@ -695,7 +809,8 @@ func (c *Controller) stripConfig(obj any) (any, error) {
 	default:
 		return obj, nil // already an entry, or a tombstone
 	}
-	e := &configEntry{name: m.GetName(), namespace: m.GetNamespace(), resourceVersion: m.GetResourceVersion(), hash: h}
+	e := &configEntry{name: m.GetName(), namespace: m.GetNamespace(), resourceVersion: m.GetResourceVersion(), hash: h,
+		created: m.GetCreationTimestamp().Time, written: lastWrite(m)}
 	for _, k := range []string{c.o.Names.Ignore, c.o.Names.Match} {
 		if v, ok := m.GetAnnotations()[k]; ok {
 			if e.annotations == nil {

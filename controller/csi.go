@@ -8,6 +8,7 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/client-go/dynamic/dynamicinformer"
 	"k8s.io/client-go/tools/cache"
 
 	"github.com/reloader-dev/reloader/controller/hash"
@@ -73,8 +74,10 @@ func spcStatusFromUnstructured(obj any) (any, error) {
 	return &spcStatus{Meta: *meta.(*workload.Meta), Class: class, Hash: hash.SecretProviderClassPodStatus(class, objects)}, nil
 }
 
-func (c *Controller) addCSI(s *scope) error {
-	spc := s.dynamicFactory.ForResource(spcGVR()).Informer()
+// addCSI builds the CSI informers of s from f (a deferred factory while the
+// CSI API is not served).
+func (c *Controller) addCSI(s *scope, f dynamicinformer.DynamicSharedInformerFactory) error {
+	spc := f.ForResource(spcGVR()).Informer()
 	if err := spc.SetTransform(workload.MetaFromUnstructured); err != nil {
 		return fmt.Errorf("caching SecretProviderClasses: %w", err)
 	}
@@ -91,7 +94,7 @@ func (c *Controller) addCSI(s *scope) error {
 	}
 	s.config[refs.SecretProviderClass] = spc
 
-	st := s.dynamicFactory.ForResource(spcpsGVR()).Informer()
+	st := f.ForResource(spcpsGVR()).Informer()
 	if err := st.SetTransform(spcStatusFromUnstructured); err != nil {
 		return fmt.Errorf("caching SecretProviderClassPodStatuses: %w", err)
 	}

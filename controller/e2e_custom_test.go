@@ -175,28 +175,8 @@ func TestCSISecretProviderClass(t *testing.T) {
 	ctx := ctxFor(t)
 	cs := cp.AdminClient(t)
 	ns := cp.Namespace(t)
-	spc := &unstructured.Unstructured{Object: map[string]any{
-		"apiVersion": "secrets-store.csi.x-k8s.io/v1", "kind": "SecretProviderClass",
-		"metadata": map[string]any{"name": "vault-db"}, "spec": map[string]any{"provider": "vault"},
-	}}
-	if _, err := dyn.Resource(spcGVR).Namespace(ns).Create(ctx, spc, metav1.CreateOptions{}); err != nil {
-		t.Fatal(err)
-	}
-	status := func(version string) *unstructured.Unstructured {
-		return &unstructured.Unstructured{Object: map[string]any{
-			"apiVersion": "secrets-store.csi.x-k8s.io/v1", "kind": "SecretProviderClassPodStatus",
-			"metadata": map[string]any{"name": "api-pod-1-" + ns + "-secrets"},
-			"status": map[string]any{"secretProviderClassName": "vault-db", "podName": "api-pod-1", "mounted": true,
-				"objects": []any{map[string]any{"id": "secret/db-password", "version": version}}},
-		}}
-	}
-	created, err := dyn.Resource(spcpsGVR).Namespace(ns).Create(ctx, status("1"), metav1.CreateOptions{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	tmpl := podTemplate("api", corev1.Container{Name: "app", VolumeMounts: []corev1.VolumeMount{{Name: "secrets", MountPath: "/mnt/secrets"}}})
-	tmpl.Spec.Volumes = []corev1.Volume{{Name: "secrets", VolumeSource: corev1.VolumeSource{CSI: &corev1.CSIVolumeSource{
-		Driver: "secrets-store.csi.k8s.io", VolumeAttributes: map[string]string{"secretProviderClass": "vault-db"}}}}}
+	created := csiClass(t, dyn, ns, "vault-db", "api-pod-1")
+	tmpl := mountsClass("api", "app", "vault-db")
 	createDeployment(t, cs, ns, deployment("api", map[string]string{"secretproviderclass.reloader.stakater.com/auto": "true"}, tmpl))
 	r := startReloader(t, "", "--namespaces="+ns, "--enable-csi-integration")
 	waitRecorded(t, cs, ns, "api")
@@ -204,7 +184,7 @@ func TestCSISecretProviderClass(t *testing.T) {
 	if rev := revision(t, cs, ns, "api"); rev != 1 {
 		t.Fatalf("adoption rolled the Deployment (revision %d)", rev)
 	}
-	next := status("2")
+	next := spcPodStatus(ns, "vault-db", "api-pod-1", "2")
 	next.SetResourceVersion(created.GetResourceVersion())
 	if _, err := dyn.Resource(spcpsGVR).Namespace(ns).Update(ctx, next, metav1.UpdateOptions{}); err != nil {
 		t.Fatal(err)

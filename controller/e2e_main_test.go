@@ -157,9 +157,9 @@ func (r *reloaderProc) scrape(t *testing.T) string {
 func (r *reloaderProc) waitIdle(t *testing.T, n int) {
 	t.Helper()
 	eventually(t, 30*time.Second, func() (bool, string) {
-		done := r.metric(t, "reloader_reconcile_total")
+		done := r.metric(t, "reloader_workload_syncs_total")
 		depth := r.metric(t, "reloader_workqueue_depth")
-		return done >= float64(n) && depth == 0, fmt.Sprintf("reconciles %v (want >= %d), queue depth %v", done, n, depth)
+		return done >= float64(n) && depth == 0, fmt.Sprintf("syncs %v (want >= %d), queue depth %v", done, n, depth)
 	})
 }
 

@@ -17,6 +17,7 @@ import (
 	"github.com/reloader-dev/reloader/controller/alerts"
 	"github.com/reloader-dev/reloader/controller/annotations"
 	"github.com/reloader-dev/reloader/controller/hash"
+	"github.com/reloader-dev/reloader/controller/metrics"
 	"github.com/reloader-dev/reloader/controller/refs"
 	"github.com/reloader-dev/reloader/controller/workload"
 )
@@ -37,7 +38,16 @@ func (r resource) String() string { return string(r.Kind) + "/" + r.Name }
 type watched struct {
 	auto     bool   // watched through auto/search: the marker goes on a user
 	optional bool   // every use is optional: absence is fine
+	named    bool   // watched only through the reload list, not used by the pod spec
 	hash     string // current hash; "" when the resource does not exist
+	// resourceVersion, created and written place the current content in time
+	// (firstsight.go).
+	resourceVersion  string
+	created, written time.Time
+}
+
+func watchedFrom(st state) watched {
+	return watched{hash: st.hash, resourceVersion: st.resourceVersion, created: st.created, written: st.written}
 }
 
 // transition is why a watched resource's hash differs from the recorded one.
@@ -64,17 +74,19 @@ func (c *Controller) sync(ctx context.Context, key workload.Key) error {
 		c.enqueuedAt.Delete(key)
 		return err
 	}
-	if ok, reason := v.Reloadable(); !ok {
-		c.o.Metrics.SkippedTotal.WithLabelValues(reason).Inc()
+	// Skips are counted where the original counts them: on the ConfigMap or
+	// Secret event (configHandler), not per workload.
+	if ok, _ := v.Reloadable(); !ok {
 		return nil
 	}
 	if c.ignoredNamespace(key.Namespace) || !c.namespaceSelected(key.Namespace) {
-		c.o.Metrics.SkippedTotal.WithLabelValues("namespace_not_selected").Inc()
+		c.born.Delete(key)
 		return nil
 	}
-	c.o.Metrics.WorkloadsScanned.WithLabelValues(string(key.Kind)).Inc()
 	w := annotations.Workload{Meta: v.Object.GetAnnotations(), Template: v.Template.Annotations}
 	if !c.o.Names.Interested(w, c.o.AutoReloadAll) {
+		// Annotated later, it is adopted, not judged against its creation.
+		c.born.Delete(key)
 		return nil
 	}
 
@@ -85,26 +97,50 @@ func (c *Controller) sync(ctx context.Context, key workload.Key) error {
 		return err
 	}
 
-	set, problems := c.watchedSet(v, w)
 	recordText, hadRecord := v.Object.GetAnnotations()[annotations.Applied]
 	record, err := parseRecord(recordText)
+	var problems []string
 	if err != nil && hadRecord {
 		problems = append(problems, fmt.Sprintf("annotation %s is unreadable (%v); taking the current state as applied", annotations.Applied, err))
 		record, hadRecord = map[string]string{}, false
 	}
+	if hadRecord {
+		// Recorded: the first sight is over.
+		c.born.Delete(key)
+	}
+	set, found := c.watchedSet(v, w, record)
+	problems = append(problems, found...)
+	sort.Strings(problems)
 
 	var reloads []reload
+	var skips []skip
 	next := make(map[string]string, len(set))
+	for _, k := range []refs.Kind{refs.ConfigMap, refs.Secret} {
+		if list, ok := c.o.Names.ReloadList(w, k); ok && !c.kindIgnored(k) {
+			next[wildcardKey(k)] = list
+		}
+	}
 	for res, wt := range set {
-		next[res.String()] = wt.hash
+		// The record holds "" for a resource the pod spec uses that does not
+		// exist; one only named by the reload list and missing is covered by
+		// the wildcard entry, so names that come and go do not pile up.
+		if !wt.named || wt.hash != "" {
+			next[res.String()] = wt.hash
+		}
 		prev, known := record[res.String()]
 		if !known {
 			// First sight of this resource for this workload. A reload marker
 			// left in the template (ours or the original's) tells what was
-			// applied; without one the current state is the baseline, so
-			// adopting a workload never rolls it.
+			// applied; without one, firstSight decides whether the current
+			// content is a change or the baseline.
 			prev, known = c.evidence(v, res)
+		}
+		if !known {
+			prev, known = c.firstSight(v, res, wt, hadRecord, record, w)
 			if !known {
+				if wt.hash != "" {
+					skips = append(skips, skip{res, skipAdopted})
+				}
 				continue
 			}
 		}
@@ -113,12 +149,18 @@ func (c *Controller) sync(ctx context.Context, key workload.Key) error {
 		case prev == "":
 			// A SecretProviderClass "appears" when its first pod mounts it:
 			// that is the workload starting, not a change to roll for.
-			if c.o.ReloadOnCreate && res.Kind != refs.SecretProviderClass {
+			switch {
+			case res.Kind == refs.SecretProviderClass:
+			case c.o.ReloadOnCreate:
 				reloads = append(reloads, reload{res, wt, created})
+			default:
+				skips = append(skips, skip{res, skipCreateOff})
 			}
 		case wt.hash == "":
 			if c.o.ReloadOnDelete {
 				reloads = append(reloads, reload{res, wt, deleted})
+			} else {
+				skips = append(skips, skip{res, skipDeleteOff})
 			}
 		default:
 			reloads = append(reloads, reload{res, wt, changed})
@@ -138,6 +180,7 @@ func (c *Controller) sync(ctx context.Context, key workload.Key) error {
 		if err := workload.Apply(ctx, c.cs, v, ch, c.writeOptions()); err != nil {
 			return fmt.Errorf("recording applied hashes: %w", err)
 		}
+		c.reportSkips(v, skips)
 		c.enqueuedAt.Delete(key)
 		return nil
 	}
@@ -148,7 +191,7 @@ func (c *Controller) sync(ctx context.Context, key workload.Key) error {
 		c.queue.AddAfter(key, wait)
 		return nil
 	}
-	return c.apply(ctx, v, reloads, nextText)
+	return c.apply(ctx, v, reloads, skips, nextText)
 }
 
 // LastReload is our annotation, on the workload's metadata, holding when the
@@ -169,7 +212,7 @@ func (c *Controller) tooSoon(v workload.View) time.Duration {
 
 // watchedSet lists the resources the workload watches, with their current
 // hashes, and the problems worth telling the user about.
-func (c *Controller) watchedSet(v workload.View, w annotations.Workload) (map[resource]watched, []string) {
+func (c *Controller) watchedSet(v workload.View, w annotations.Workload, record map[string]string) (map[resource]watched, []string) {
 	set := map[resource]watched{}
 	var problems []string
 	seenErr := map[string]bool{}
@@ -187,17 +230,27 @@ func (c *Controller) watchedSet(v workload.View, w annotations.Workload) (map[re
 			continue
 		}
 		st := c.lookup(r.Kind, ns, r.Name)
-		d := c.o.Names.Decide(w, annotations.Resource{Kind: r.Kind, Name: r.Name, Annotations: st.annotations}, c.o.AutoReloadAll)
+		ann := st.annotations
+		if !st.exists && r.Kind != refs.SecretProviderClass {
+			// A missing resource carries no annotations. Decide as if it
+			// carried match, so a search workload watches it too: its
+			// creation and deletion are then changes like any other, and once
+			// it exists its real annotations decide.
+			ann = map[string]string{c.o.Names.Match: "true"}
+		}
+		d := c.o.Names.Decide(w, annotations.Resource{Kind: r.Kind, Name: r.Name, Annotations: ann}, c.o.AutoReloadAll)
 		addErrs(d.Errors)
 		if !d.Reload {
 			continue
 		}
-		wt := watched{auto: d.Auto, optional: r.Optional}
-		if st.exists {
-			wt.hash = st.hash
-		} else if !r.Optional && c.o.ResourceSelector == "" && r.Kind != refs.SecretProviderClass {
-			// A SecretProviderClass has no status until a pod mounts it.
-			problems = append(problems, fmt.Sprintf("uses %s %q, which does not exist", kindTitle(r.Kind), r.Name))
+		wt := watchedFrom(st)
+		wt.auto, wt.optional = d.Auto, r.Optional
+		if !st.exists {
+			wt.hash = ""
+			if !r.Optional && c.o.ResourceSelector == "" && r.Kind != refs.SecretProviderClass {
+				// A SecretProviderClass has no status until a pod mounts it.
+				problems = append(problems, fmt.Sprintf("uses %s %q, which does not exist", kindTitle(r.Kind), r.Name))
+			}
 		}
 		set[resource{r.Kind, r.Name}] = wt
 	}
@@ -216,7 +269,31 @@ func (c *Controller) watchedSet(v workload.View, w annotations.Workload) (map[re
 			// An unused resource can only be watched by name: auto and search
 			// need a container that uses it.
 			if d.Reload && !d.Auto {
-				set[res] = watched{hash: st.hash}
+				wt := watchedFrom(st)
+				wt.named = true
+				set[res] = wt
+			}
+		}
+		if k == refs.SecretProviderClass {
+			continue
+		}
+		// A resource the record holds that is gone and still named was
+		// deleted: keep it in the set as missing, so its deletion is a change.
+		for entry, h := range record {
+			rk, name, ok := strings.Cut(entry, "/")
+			if !ok || refs.Kind(rk) != k || name == "*" || h == "" {
+				continue
+			}
+			res := resource{k, name}
+			if _, done := set[res]; done {
+				continue
+			}
+			if _, exists := c.config(k, ns, name); exists {
+				continue // there, but no longer watched (ignored): not a deletion
+			}
+			d := c.o.Names.Decide(w, annotations.Resource{Kind: k, Name: name}, c.o.AutoReloadAll)
+			if d.Reload && !d.Auto {
+				set[res] = watched{named: true}
 			}
 		}
 	}
@@ -228,7 +305,6 @@ func (c *Controller) watchedSet(v workload.View, w annotations.Workload) (map[re
 	if s, ok := v.Object.GetAnnotations()[c.o.Names.RolloutStrategy]; ok && s != "rollout" && s != "restart" {
 		problems = append(problems, fmt.Sprintf("annotation %s=%q: want \"rollout\" or \"restart\"", c.o.Names.RolloutStrategy, s))
 	}
-	sort.Strings(problems)
 	return set, problems
 }
 
@@ -256,7 +332,7 @@ func (c *Controller) evidence(v workload.View, res resource) (string, bool) {
 
 // apply writes one reload: template markers, the new record and, for a
 // Deployment with a pause period, the pause; then tells the user.
-func (c *Controller) apply(ctx context.Context, v workload.View, reloads []reload, nextText string) error {
+func (c *Controller) apply(ctx context.Context, v workload.View, reloads []reload, skips []skip, nextText string) error {
 	key := v.Key()
 	sort.Slice(reloads, func(i, j int) bool { return reloads[i].res.String() < reloads[j].res.String() })
 	ch := workload.Change{RecordKey: annotations.Applied, Record: nextText}
@@ -273,13 +349,20 @@ func (c *Controller) apply(ctx context.Context, v workload.View, reloads []reloa
 	for _, r := range reloads {
 		container, ok := refs.ContainerFor(spec, r.res.Kind, r.res.Name, r.w.auto)
 		if !ok {
-			c.o.Metrics.SkippedTotal.WithLabelValues("no_container").Inc()
+			c.o.Metrics.RecordSkipped(metrics.SkipStrategyNotUpdated)
+			continue
+		}
+		name := EnvVarName(r.res.Kind, r.res.Name)
+		if c.o.Strategy == EnvVars && r.kind == deleted && !hasEnv(spec, container, name) {
+			// Nothing to remove: as in the original, the deletion of a
+			// resource never reloaded for changes nothing.
+			skips = append(skips, skip{r.res, skipNoVariable})
 			continue
 		}
 		applied = append(applied, r)
 		switch c.o.Strategy {
 		case EnvVars:
-			env := workload.EnvChange{Container: container, Name: EnvVarName(r.res.Kind, r.res.Name), Value: r.w.hash}
+			env := workload.EnvChange{Container: container, Name: name, Value: r.w.hash}
 			if r.kind == deleted {
 				env.Remove = true
 			}
@@ -308,7 +391,7 @@ func (c *Controller) apply(ctx context.Context, v workload.View, reloads []reloa
 		}
 		ch.MetaAnnotations[LastReload] = &now
 	}
-	if v.Kind == workload.Deployment && ch.Rollout() {
+	if v.Kind == workload.Deployment && ch.Rollout() && !pausedByPerson(v, c.o.Names.PausedAt) {
 		if s, ok := v.Object.GetAnnotations()[c.o.Names.PausePeriod]; ok {
 			if _, err := parsePausePeriod(s); err == nil {
 				paused := true
@@ -323,7 +406,11 @@ func (c *Controller) apply(ctx context.Context, v workload.View, reloads []reloa
 	}
 
 	if c.o.Webhook != nil && ch.Rollout() {
-		return c.sendWebhook(ctx, v, applied, nextText)
+		if err := c.sendWebhook(ctx, v, applied, nextText); err != nil {
+			return err
+		}
+		c.reportSkips(v, skips)
+		return nil
 	}
 	start := c.o.Now()
 	err := workload.Apply(ctx, c.cs, v, ch, c.writeOptions())
@@ -344,9 +431,11 @@ func (c *Controller) apply(ctx context.Context, v workload.View, reloads []reloa
 		return err
 	}
 	c.enqueuedAt.Delete(key)
+	c.reportSkips(v, skips)
 	if !ch.Rollout() {
 		return nil
 	}
+	markReloaded(ctx)
 	c.o.Metrics.WorkloadsMatched.WithLabelValues(string(v.Kind)).Inc()
 	c.o.Metrics.RecordReload(true, key.Namespace)
 	c.o.Metrics.RecordAction(string(v.Kind), "success", latency)
@@ -360,12 +449,25 @@ func (c *Controller) apply(ctx context.Context, v workload.View, reloads []reloa
 	return nil
 }
 
+func hasEnv(spec *corev1.PodSpec, container, name string) bool {
+	for _, ctr := range spec.Containers {
+		if ctr.Name != container {
+			continue
+		}
+		for _, e := range ctr.Env {
+			if e.Name == name {
+				return true
+			}
+		}
+	}
+	return false
+}
+
 // sendWebhook is --webhook-url mode: the change goes to the webhook instead
 // of the workload. Only the record is written, after the webhook accepted
 // it, so each change is sent until delivered and then never again.
 func (c *Controller) sendWebhook(ctx context.Context, v workload.View, applied []reload, nextText string) error {
 	if err := c.o.Webhook.Send(ctx, alertEvent(v, applied, c.o.Now())); err != nil {
-		c.o.Metrics.ErrorsTotal.WithLabelValues("webhook").Inc()
 		return fmt.Errorf("sending the webhook for %s: %w", v.Key(), err)
 	}
 	// The webhook has been delivered: record it whatever else changed on
@@ -376,6 +478,7 @@ func (c *Controller) sendWebhook(ctx context.Context, v workload.View, applied [
 		return fmt.Errorf("recording the applied hashes after the webhook: %w", err)
 	}
 	c.enqueuedAt.Delete(v.Key())
+	markReloaded(ctx)
 	c.o.Logger.Info("sent webhook instead of reloading", "workload", v.Key().String(), "resources", describe(applied))
 	return nil
 }
@@ -419,6 +522,18 @@ func (c *Controller) resumeIfPauseOver(ctx context.Context, v workload.View) (ti
 	return 0, nil
 }
 
+// pausedByPerson: the Deployment is paused and not by this controller (no
+// paused-at annotation). Its pause is left alone, as the original does: the
+// reload lands in the template and rolls out when that person resumes it.
+func pausedByPerson(v workload.View, pausedAt string) bool {
+	d, ok := v.Object.(*appsv1.Deployment)
+	if !ok || !d.Spec.Paused {
+		return false
+	}
+	_, ours := d.Annotations[pausedAt]
+	return !ours
+}
+
 func parsePausePeriod(s string) (time.Duration, error) {
 	d, err := time.ParseDuration(s)
 	if err != nil {
@@ -444,7 +559,6 @@ func (c *Controller) report(v workload.View, problems []string) {
 		return
 	}
 	c.o.Metrics.InvalidAnnotations.WithLabelValues(string(v.Kind)).Inc()
-	c.o.Metrics.SkippedTotal.WithLabelValues("invalid_configuration").Inc()
 	c.o.Recorder.Eventf(eventObject(v), corev1.EventTypeWarning, "ReloadFail", "%s '%s' in namespace '%s': %s", v.Kind, key.Name, key.Namespace, text)
 	c.o.Logger.Warn("workload configuration problem", "workload", key.String(), "problems", text)
 }

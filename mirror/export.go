@@ -11,16 +11,16 @@ import (
 
 	"golang.org/x/sync/errgroup"
 
+	"github.com/reloader-dev/reloader/internal/progress"
 	"github.com/reloader-dev/reloader/mirror/archive"
-	"github.com/reloader-dev/reloader/mirror/progress"
-	"github.com/reloader-dev/reloader/mirror/verify"
+	"github.com/reloader-dev/reloader/release/trust"
 )
 
 // ExportOptions configures Export.
 type ExportOptions struct {
 	Source               Source
 	LockJSON, LockBundle []byte
-	Policy               verify.Policy
+	Policy               trust.Policy
 	// PublicKeyPEM and TrustedRootJSON are carried in the archive for the
 	// disconnected side (which must still choose to trust them).
 	PublicKeyPEM    []byte
@@ -34,12 +34,12 @@ type ExportOptions struct {
 
 // ExportResult summarises an export.
 type ExportResult struct {
-	Path         string         `json:"path"`
-	Version      string         `json:"version"`
-	Manifests    int            `json:"manifests"`
-	Blobs        int            `json:"blobs"`
-	Bytes        int64          `json:"bytes"`
-	Verification *verify.Result `json:"verification"`
+	Path         string        `json:"path"`
+	Version      string        `json:"version"`
+	Manifests    int           `json:"manifests"`
+	Blobs        int           `json:"blobs"`
+	Bytes        int64         `json:"bytes"`
+	Verification *trust.Result `json:"verification"`
 }
 
 // Export verifies the release at its source and writes it to one archive.
@@ -51,7 +51,11 @@ func Export(ctx context.Context, opts ExportOptions) (*ExportResult, error) {
 	if opts.Concurrency <= 0 {
 		opts.Concurrency = 4
 	}
-	prep, err := Prepare(ctx, opts.Source, opts.LockJSON, opts.LockBundle, opts.Policy)
+	v, err := trust.NewVerifier(opts.Policy)
+	if err != nil {
+		return nil, err
+	}
+	prep, err := Prepare(ctx, opts.Source, opts.LockJSON, opts.LockBundle, v)
 	if err != nil {
 		return nil, err
 	}

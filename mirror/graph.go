@@ -1,14 +1,3 @@
-// Package mirror moves a signed Reloader release between registries and
-// archives without changing a single digest, and refuses to move anything
-// that does not verify offline against the user's trust policy.
-//
-// The release lock (package release) is the unit of trust: its signature is
-// checked first, then every manifest is fetched by the digest the lock names
-// and checked byte for byte, then every signature the lock lists is verified,
-// and only then is anything written. Writes go in an order registries accept
-// (blobs, platform manifests, indexes, referrers, then tags), the result is
-// read back and verified again at the target before any tag is written, and a
-// receipt records where every digest went.
 package mirror
 
 import (
@@ -20,6 +9,7 @@ import (
 
 	"github.com/reloader-dev/reloader/mirror/registry"
 	"github.com/reloader-dev/reloader/release"
+	"github.com/reloader-dev/reloader/release/trust"
 )
 
 // Source is where a release is read from: a registry or an archive. repo is
@@ -156,7 +146,7 @@ func Build(ctx context.Context, l *release.Lock, src Source) (*Graph, error) {
 	}
 	for _, n := range g.Nodes {
 		if n.Subject != "" && g.Node(n.Repository, n.Subject) == nil {
-			return nil, fmt.Errorf("%s@%s refers to subject %s, which the release does not hold in that repository", n.Repository, n.Digest, n.Subject)
+			return nil, fmt.Errorf("%w: %s@%s refers to subject %s, which the release does not hold in that repository", trust.ErrUntrusted, n.Repository, n.Digest, n.Subject)
 		}
 	}
 	for _, n := range g.Nodes {
@@ -198,17 +188,17 @@ func (g *Graph) add(ctx context.Context, src Source, repo, digest, mediaType str
 		return nil, fmt.Errorf("fetching manifest %s@%s from %s: %w", repo, digest, src, err)
 	}
 	if got := registry.Digest(raw); got != digest {
-		return nil, fmt.Errorf("manifest %s@%s: content has digest %s: the digest would change", repo, digest, got)
+		return nil, fmt.Errorf("%w: manifest %s@%s: content has digest %s: the digest would change", trust.ErrUntrusted, repo, digest, got)
 	}
 	if size > 0 && int64(len(raw)) != size {
-		return nil, fmt.Errorf("manifest %s@%s: %d bytes, the lock says %d", repo, digest, len(raw), size)
+		return nil, fmt.Errorf("%w: manifest %s@%s: %d bytes, the lock says %d", trust.ErrUntrusted, repo, digest, len(raw), size)
 	}
 	var doc manifestDoc
 	if err := json.Unmarshal(raw, &doc); err != nil {
 		return nil, fmt.Errorf("decoding manifest %s@%s: %w", repo, digest, err)
 	}
 	if doc.MediaType != "" && mediaType != "" && doc.MediaType != mediaType {
-		return nil, fmt.Errorf("manifest %s@%s is a %s, the lock says %s", repo, digest, doc.MediaType, mediaType)
+		return nil, fmt.Errorf("%w: manifest %s@%s is a %s, the lock says %s", trust.ErrUntrusted, repo, digest, doc.MediaType, mediaType)
 	}
 	mt := doc.MediaType
 	if mt == "" {

@@ -2,6 +2,9 @@ package mirror_test
 
 import (
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"errors"
 	"os"
 	"path/filepath"
 	"strings"
@@ -11,7 +14,7 @@ import (
 
 	"github.com/reloader-dev/reloader/mirror"
 	"github.com/reloader-dev/reloader/mirror/testrelease"
-	"github.com/reloader-dev/reloader/mirror/verify"
+	"github.com/reloader-dev/reloader/release/trust"
 )
 
 const (
@@ -47,8 +50,9 @@ func publishKeyless(t *testing.T) (fixture, string) {
 func TestKeylessReleaseVerifiesOfflineAgainstTrustedRootOnDisk(t *testing.T) {
 	f, rootFile := publishKeyless(t)
 	// VirtualSigstore's test CA logs to no CT log, so its certificates carry
-	// no SCT: the one verification this test must opt out of, explicitly.
-	p, err := verify.LoadPolicy(verify.PolicyFiles{Identity: workflowIdentity, Issuer: githubIssuer, TrustedRootFile: rootFile, IgnoreSCT: true})
+	// no SCT, and the test release records no Rekor entry: the
+	// verifications this test must opt out of, explicitly.
+	p, err := trust.LoadPolicy(trust.PolicyFiles{Identity: workflowIdentity, Issuer: githubIssuer, TrustedRootFile: rootFile, IgnoreSCT: true, IgnoreTlog: true})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -64,12 +68,12 @@ func TestKeylessReleaseVerifiesOfflineAgainstTrustedRootOnDisk(t *testing.T) {
 
 func TestKeylessWrongIdentityIsRejectedBeforePushing(t *testing.T) {
 	f, rootFile := publishKeyless(t)
-	for _, p := range []verify.PolicyFiles{
-		{Identity: "https://github.com/someone-else/fork/.github/workflows/release.yml@refs/tags/v1.2.3", Issuer: githubIssuer, TrustedRootFile: rootFile, IgnoreSCT: true},
-		{IdentityRegexp: `^https://github\.com/reloader-dev/reloader/.+@refs/heads/main$`, Issuer: githubIssuer, TrustedRootFile: rootFile, IgnoreSCT: true},
-		{Identity: workflowIdentity, Issuer: "https://accounts.google.com", TrustedRootFile: rootFile, IgnoreSCT: true},
+	for _, p := range []trust.PolicyFiles{
+		{Identity: "https://github.com/someone-else/fork/.github/workflows/release.yml@refs/tags/v1.2.3", Issuer: githubIssuer, TrustedRootFile: rootFile, IgnoreSCT: true, IgnoreTlog: true},
+		{IdentityRegexp: `^https://github\.com/reloader-dev/reloader/.+@refs/heads/main$`, Issuer: githubIssuer, TrustedRootFile: rootFile, IgnoreSCT: true, IgnoreTlog: true},
+		{Identity: workflowIdentity, Issuer: "https://accounts.google.com", TrustedRootFile: rootFile, IgnoreSCT: true, IgnoreTlog: true},
 	} {
-		pol, err := verify.LoadPolicy(p)
+		pol, err := trust.LoadPolicy(p)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -90,10 +94,10 @@ func TestKeylessWrongIdentityIsRejectedBeforePushing(t *testing.T) {
 }
 
 func TestKeylessPolicyNeedsATrustedRoot(t *testing.T) {
-	if _, err := verify.LoadPolicy(verify.PolicyFiles{Identity: workflowIdentity, Issuer: githubIssuer}); err == nil {
+	if _, err := trust.LoadPolicy(trust.PolicyFiles{Identity: workflowIdentity, Issuer: githubIssuer}); err == nil {
 		t.Fatal("a keyless policy without a trusted root was accepted")
 	}
-	if _, err := verify.LoadPolicy(verify.PolicyFiles{Issuer: githubIssuer, TrustedRootJSON: []byte("{}")}); err == nil {
+	if _, err := trust.LoadPolicy(trust.PolicyFiles{Issuer: githubIssuer, TrustedRootJSON: []byte("{}")}); err == nil {
 		t.Fatal("a policy trusting any identity was accepted")
 	}
 }
@@ -103,7 +107,7 @@ func TestKeylessPolicyNeedsATrustedRoot(t *testing.T) {
 // policy requires one, as public Fulcio certificates always carry it.
 func TestKeylessWithoutSCTIsRejectedByDefault(t *testing.T) {
 	f, rootFile := publishKeyless(t)
-	pol, err := verify.LoadPolicy(verify.PolicyFiles{Identity: workflowIdentity, Issuer: githubIssuer, TrustedRootFile: rootFile})
+	pol, err := trust.LoadPolicy(trust.PolicyFiles{Identity: workflowIdentity, Issuer: githubIssuer, TrustedRootFile: rootFile, IgnoreTlog: true})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -116,5 +120,35 @@ func TestKeylessWithoutSCTIsRejectedByDefault(t *testing.T) {
 	}
 	if n := ch.count(); n != 0 {
 		t.Fatalf("%d writes reached the target before the refusal", n)
+	}
+}
+
+// A trusted root carried with the release is used only when the user's
+// digest of it matches; without one it is refused, with one that differs
+// it is untrusted.
+func TestCarriedTrustedRootNeedsTheUsersDigest(t *testing.T) {
+	_, rootFile := publishKeyless(t)
+	carried, err := os.ReadFile(rootFile)
+	if err != nil {
+		t.Fatal(err)
+	}
+	base := trust.PolicyFiles{Identity: workflowIdentity, Issuer: githubIssuer, TrustedRootJSON: carried, TrustedRootSource: "archive:trust/trusted_root.json"}
+	if _, err := trust.LoadPolicy(base); !errors.Is(err, trust.ErrPolicy) {
+		t.Fatalf("carried root without a digest: got %v, want a policy error", err)
+	}
+	wrong := base
+	wrong.TrustedRootSHA256 = strings.Repeat("0", 64)
+	if _, err := trust.LoadPolicy(wrong); !errors.Is(err, trust.ErrUntrusted) {
+		t.Fatalf("carried root with another digest: got %v, want untrusted", err)
+	}
+	right := base
+	sum := sha256.Sum256(carried)
+	right.TrustedRootSHA256 = hex.EncodeToString(sum[:])
+	p, err := trust.LoadPolicy(right)
+	if err != nil || p.TrustedRoot == nil {
+		t.Fatalf("carried root with its digest: %v", err)
+	}
+	if p.TransparencyLogThreshold != 1 {
+		t.Fatalf("a loaded keyless policy requires %d log entries, want 1", p.TransparencyLogThreshold)
 	}
 }

@@ -8,18 +8,13 @@ import (
 	"strings"
 
 	"github.com/reloader-dev/reloader/mirror/registry"
+	"github.com/reloader-dev/reloader/release"
 )
 
-// The lock travels through registries as an OCI artifact: an empty config,
-// the lock JSON and its Sigstore bundle as layers.
-const (
-	LockArtifactType         = "application/vnd.reloader.release.lock.v1+json"
-	LockArtifactManifestType = "application/vnd.oci.image.manifest.v1+json"
-	lockLayerType            = "application/vnd.reloader.release.lock.v1+json"
-	bundleLayerType          = "application/vnd.dev.sigstore.bundle.v0.3+json"
-	emptyConfigType          = "application/vnd.oci.empty.v1+json"
-	maxLockArtifactLayer     = 8 << 20
-)
+// The lock travels through registries as an OCI artifact (the contract is
+// in package release): an empty config, the lock JSON and its Sigstore
+// bundle as layers.
+const maxLockArtifactLayer = 8 << 20
 
 // LockArtifact is the lock packaged for a registry.
 type LockArtifact struct {
@@ -45,8 +40,8 @@ func NewLockArtifact(lockJSON, bundleJSON []byte) (*LockArtifact, error) {
 		ArtifactType  string       `json:"artifactType"`
 		Config        descriptor   `json:"config"`
 		Layers        []descriptor `json:"layers"`
-	}{2, LockArtifactManifestType, LockArtifactType, desc(emptyConfigType, empty),
-		[]descriptor{desc(lockLayerType, lockJSON), desc(bundleLayerType, bundleJSON)}}
+	}{2, release.LockManifestMediaType, release.LockArtifactType, desc(release.EmptyConfigMediaType, empty),
+		[]descriptor{desc(release.LockArtifactType, lockJSON), desc(release.BundleMediaType, bundleJSON)}}
 	raw, err := json.Marshal(m)
 	if err != nil {
 		return nil, fmt.Errorf("encoding the lock artifact: %w", err)
@@ -63,20 +58,20 @@ func ParseLockArtifactManifest(raw []byte) (lock, bundle descriptor, err error) 
 	if err := json.Unmarshal(raw, &doc); err != nil {
 		return lock, bundle, fmt.Errorf("decoding the lock artifact manifest: %w", err)
 	}
-	if doc.ArtifactType != LockArtifactType {
-		return lock, bundle, fmt.Errorf("artifact type is %q, not a release lock (%s)", doc.ArtifactType, LockArtifactType)
+	if doc.ArtifactType != release.LockArtifactType {
+		return lock, bundle, fmt.Errorf("artifact type is %q, not a release lock (%s)", doc.ArtifactType, release.LockArtifactType)
 	}
 	for _, l := range doc.Layers {
 		if !validDigest(l.Digest) || l.Size <= 0 || l.Size > maxLockArtifactLayer {
 			return lock, bundle, fmt.Errorf("lock artifact layer %q of %d bytes is not acceptable", l.Digest, l.Size)
 		}
 		switch l.MediaType {
-		case lockLayerType:
+		case release.LockArtifactType:
 			if lock.Digest != "" {
 				return lock, bundle, fmt.Errorf("lock artifact has two lock layers")
 			}
 			lock = l
-		case bundleLayerType:
+		case release.BundleMediaType:
 			if bundle.Digest != "" {
 				return lock, bundle, fmt.Errorf("lock artifact has two bundle layers")
 			}

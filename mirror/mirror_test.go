@@ -15,8 +15,8 @@ import (
 	"github.com/reloader-dev/reloader/mirror"
 	"github.com/reloader-dev/reloader/mirror/registry"
 	"github.com/reloader-dev/reloader/mirror/testrelease"
-	"github.com/reloader-dev/reloader/mirror/verify"
 	"github.com/reloader-dev/reloader/release"
+	"github.com/reloader-dev/reloader/release/trust"
 	testregistry "github.com/reloader-dev/reloader/test/registry"
 )
 
@@ -52,7 +52,7 @@ type fixture struct {
 	tamper *tamperer
 	rel    *testrelease.Release
 	signer testrelease.Signer
-	policy verify.Policy
+	policy trust.Policy
 }
 
 func publish(t *testing.T, mutate func(*testrelease.Options)) fixture {
@@ -71,7 +71,7 @@ func publish(t *testing.T, mutate func(*testrelease.Options)) fixture {
 	if err != nil {
 		t.Fatal(err)
 	}
-	return fixture{src: src, tamper: tp, rel: rel, signer: s, policy: verify.Policy{PublicKey: s.Key.Public()}}
+	return fixture{src: src, tamper: tp, rel: rel, signer: s, policy: trust.Policy{PublicKey: s.Key.Public()}}
 }
 
 func (f fixture) options(t *testing.T, target string) mirror.Options {
@@ -109,7 +109,11 @@ func assertMirrored(t *testing.T, f fixture, target string, rc *mirror.Receipt) 
 		}
 	}
 	src := &mirror.RegistrySource{Client: c, Map: m.Repository}
-	if _, err := mirror.Prepare(ctx, src, f.rel.LockJSON, f.rel.LockBundle, f.policy); err != nil {
+	v, err := trust.NewVerifier(f.policy)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := mirror.Prepare(ctx, src, f.rel.LockJSON, f.rel.LockBundle, v); err != nil {
 		t.Errorf("the copy does not verify at the target: %v", err)
 	}
 	for _, s := range rc.Verification.Subjects {
@@ -181,7 +185,7 @@ func TestCopyToDistributionWritesTagFallbackKeepingArtifactType(t *testing.T) {
 	}
 	found := false
 	for _, d := range fi.Manifests {
-		if d.ArtifactType == testrelease.BundleType {
+		if d.ArtifactType == release.BundleMediaType {
 			found = true
 			if d.Annotations["dev.sigstore.bundle.predicateType"] == "" {
 				t.Errorf("fallback descriptor %s lost its annotations", d.Digest)

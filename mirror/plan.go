@@ -5,8 +5,8 @@ import (
 	"fmt"
 
 	"github.com/reloader-dev/reloader/mirror/registry"
-	"github.com/reloader-dev/reloader/mirror/verify"
 	"github.com/reloader-dev/reloader/release"
+	"github.com/reloader-dev/reloader/release/trust"
 )
 
 // PlanArtifact is one artifact of the lock and where it would go.
@@ -24,9 +24,9 @@ type PlanArtifact struct {
 type PlanResult struct {
 	Version      string            `json:"version"`
 	Source       string            `json:"source"`
-	Trust        verify.Summary    `json:"trust"`
+	Trust        trust.Summary     `json:"trust"`
 	LockSigner   release.Signer    `json:"lockSigner"`
-	Verification *verify.Result    `json:"verification"`
+	Verification *trust.Result     `json:"verification"`
 	Artifacts    []PlanArtifact    `json:"artifacts"`
 	Manifests    int               `json:"manifests"`
 	Blobs        int               `json:"blobs"`
@@ -41,7 +41,7 @@ type PlanResult struct {
 type PlanOptions struct {
 	Source               Source
 	LockJSON, LockBundle []byte
-	Policy               verify.Policy
+	Policy               trust.Policy
 	// Client and Target are optional: without them the plan says what the
 	// release holds, with them also what the target already has.
 	Client *registry.Client
@@ -51,7 +51,11 @@ type PlanOptions struct {
 
 // Plan verifies the release offline and reports what a copy would move.
 func Plan(ctx context.Context, opts PlanOptions) (*PlanResult, error) {
-	prep, err := Prepare(ctx, opts.Source, opts.LockJSON, opts.LockBundle, opts.Policy)
+	v, err := trust.NewVerifier(opts.Policy)
+	if err != nil {
+		return nil, err
+	}
+	prep, err := Prepare(ctx, opts.Source, opts.LockJSON, opts.LockBundle, v)
 	if err != nil {
 		return nil, err
 	}

@@ -13,10 +13,10 @@ import (
 
 	"golang.org/x/sync/errgroup"
 
-	"github.com/reloader-dev/reloader/mirror/progress"
+	"github.com/reloader-dev/reloader/internal/progress"
 	"github.com/reloader-dev/reloader/mirror/registry"
-	"github.com/reloader-dev/reloader/mirror/verify"
 	"github.com/reloader-dev/reloader/release"
+	"github.com/reloader-dev/reloader/release/trust"
 )
 
 // Options configures Mirror.
@@ -26,7 +26,7 @@ type Options struct {
 	// LockJSON and LockBundle are the release lock and its Sigstore bundle.
 	LockJSON, LockBundle []byte
 	// Policy is whom to trust; verification refuses an incomplete one.
-	Policy verify.Policy
+	Policy trust.Policy
 	// Client talks to the target registry.
 	Client *registry.Client
 	// Target is the target location ("harbor.example/project"); Repos
@@ -34,7 +34,7 @@ type Options struct {
 	Target string
 	Repos  map[string]string
 	// LockRepository receives the lock as an OCI artifact tagged with the
-	// release version, relative to Target; "" means "reloader-release".
+	// release version, relative to Target; "" means release.LockRepository.
 	LockRepository string
 	// Concurrency bounds parallel blob transfers (default 4).
 	Concurrency int
@@ -64,7 +64,7 @@ func (o *Options) defaults() {
 		o.Progress = progress.Discard{}
 	}
 	if o.LockRepository == "" {
-		o.LockRepository = "reloader-release"
+		o.LockRepository = release.LockRepository
 	}
 }
 
@@ -100,7 +100,7 @@ type Receipt struct {
 	Lock         string            `json:"lock"`
 	Target       string            `json:"target"`
 	Referrers    map[string]string `json:"referrers"`
-	Verification *verify.Result    `json:"verification"`
+	Verification *trust.Result     `json:"verification"`
 	Entries      []ReceiptEntry    `json:"entries"`
 	Stats        Stats             `json:"stats"`
 	Duration     string            `json:"duration"`
@@ -109,15 +109,15 @@ type Receipt struct {
 // Prepared is a release verified at its source, ready to be written.
 type Prepared struct {
 	Lock         *release.Lock
-	LockResult   verify.LockResult
+	LockResult   trust.LockResult
 	Graph        *Graph
-	Verification *verify.Result
+	Verification *trust.Result
 }
 
 // Prepare verifies the lock, fetches every manifest by digest and verifies
 // every signature, all before anything is written anywhere.
-func Prepare(ctx context.Context, src Source, lockJSON, lockBundle []byte, p verify.Policy) (*Prepared, error) {
-	l, lr, err := verify.VerifyLock(lockJSON, lockBundle, p)
+func Prepare(ctx context.Context, src Source, lockJSON, lockBundle []byte, v *trust.Verifier) (*Prepared, error) {
+	l, lr, err := v.Lock(lockJSON, lockBundle)
 	if err != nil {
 		return nil, err
 	}
@@ -125,7 +125,7 @@ func Prepare(ctx context.Context, src Source, lockJSON, lockBundle []byte, p ver
 	if err != nil {
 		return nil, err
 	}
-	res, err := verify.Release(ctx, l, graphContent{g: g, src: src}, p)
+	res, err := v.Release(ctx, l, graphContent{g: g, src: src})
 	if err != nil {
 		return nil, err
 	}
@@ -138,7 +138,7 @@ func Prepare(ctx context.Context, src Source, lockJSON, lockBundle []byte, p ver
 
 // VerificationError is a release that did not verify; Result says where.
 type VerificationError struct {
-	Result *verify.Result
+	Result *trust.Result
 	Err    error
 }
 
@@ -151,7 +151,11 @@ func (e *VerificationError) Unwrap() error { return e.Err }
 func Mirror(ctx context.Context, opts Options) (*Receipt, error) {
 	opts.defaults()
 	start := time.Now()
-	prep, err := Prepare(ctx, opts.Source, opts.LockJSON, opts.LockBundle, opts.Policy)
+	v, err := trust.NewVerifier(opts.Policy)
+	if err != nil {
+		return nil, err
+	}
+	prep, err := Prepare(ctx, opts.Source, opts.LockJSON, opts.LockBundle, v)
 	if err != nil {
 		return nil, err
 	}
@@ -170,7 +174,7 @@ func Mirror(ctx context.Context, opts Options) (*Receipt, error) {
 	// verified again from the target's bytes, every blob present.
 	opts.Progress.Phase("verifying at target", int64(len(prep.Graph.Nodes)), false)
 	tsrc := &RegistrySource{Client: opts.Client, Map: m.Repository, Name: "target " + m.Target}
-	tprep, err := Prepare(ctx, tsrc, opts.LockJSON, opts.LockBundle, opts.Policy)
+	tprep, err := Prepare(ctx, tsrc, opts.LockJSON, opts.LockBundle, v)
 	opts.Progress.Done()
 	if err != nil {
 		return nil, fmt.Errorf("verifying the copy at the target (no tag was written): %w", err)
@@ -552,7 +556,7 @@ func (w *writer) pushLock(ctx context.Context, l *release.Lock) error {
 		}
 	}
 	if err := w.retry(ctx, "storing the lock in "+dst.Name, func() error {
-		_, err := dst.PutManifest(ctx, l.Version, LockArtifactManifestType, art.Manifest)
+		_, err := dst.PutManifest(ctx, l.Version, release.LockManifestMediaType, art.Manifest)
 		return err
 	}); err != nil {
 		return err

@@ -14,6 +14,7 @@ import (
 
 	"github.com/reloader-dev/reloader/mirror/registry"
 	"github.com/reloader-dev/reloader/release"
+	"github.com/reloader-dev/reloader/release/trust"
 )
 
 // RegistrySource reads a release from registries, mapping each lock
@@ -58,7 +59,7 @@ func (s *RegistrySource) String() string {
 }
 
 // ErrDigestMismatch says content does not match the digest it was asked for.
-var errDigestMismatch = errors.New("content does not match its digest")
+var errDigestMismatch = fmt.Errorf("%w: content does not match its digest", trust.ErrUntrusted)
 
 // IsDigestMismatch reports whether err is a content/digest disagreement,
 // which no retry can fix.

@@ -13,17 +13,19 @@ import (
 	"github.com/reloader-dev/reloader/release"
 )
 
-// ImageValues are the chart values that pin one image variant by digest.
+// ImageValues are the chart values that pin one image variant by digest,
+// and the chart that variant installs with.
 type ImageValues struct {
 	Variant    string `json:"variant"`
 	Repository string `json:"repository"`
 	Digest     string `json:"digest"`
+	// Chart is the variant's chart at the target, "oci://repo@digest".
+	Chart string `json:"chart"`
 }
 
 // Values is what a user needs to install the mirrored release.
 type Values struct {
 	Version string        `json:"version"`
-	Chart   string        `json:"chart"`
 	Images  []ImageValues `json:"images"`
 	// Install is the helm command for each variant, pinned by digest.
 	Install map[string]string `json:"install"`
@@ -31,20 +33,20 @@ type Values struct {
 	YAML map[string]string `json:"yaml"`
 }
 
-// RenderValues computes digest-pinned values for both variants at the target.
+// RenderValues computes digest-pinned values and install commands for every
+// image variant of the release at the target.
 func RenderValues(l *release.Lock, m *Mapping) (*Values, error) {
-	charts := l.Find(release.KindChart, "")
-	if len(charts) != 1 {
-		return nil, fmt.Errorf("release %s lists %d charts, want 1", l.Version, len(charts))
-	}
-	c := charts[0]
-	v := &Values{Version: l.Version, Chart: "oci://" + m.Repository(c.Repository) + "@" + c.Digest,
-		Install: map[string]string{}, YAML: map[string]string{}}
+	v := &Values{Version: l.Version, Install: map[string]string{}, YAML: map[string]string{}}
 	for _, idx := range l.Find(release.KindImageIndex, "") {
-		iv := ImageValues{Variant: idx.Variant, Repository: m.Repository(idx.Repository), Digest: idx.Digest}
+		c, err := VariantChart(l, idx)
+		if err != nil {
+			return nil, err
+		}
+		iv := ImageValues{Variant: idx.Variant, Repository: m.Repository(idx.Repository), Digest: idx.Digest,
+			Chart: "oci://" + m.Repository(c.Repository) + "@" + c.Digest}
 		v.Images = append(v.Images, iv)
 		v.YAML[iv.Variant] = fmt.Sprintf("# Reloader %s (%s), pinned by digest\nimage:\n  repository: %s\n  tag: \"\"\n  digest: %s\n", l.Version, iv.Variant, iv.Repository, iv.Digest)
-		v.Install[iv.Variant] = fmt.Sprintf("helm install reloader %s --set image.repository=%s --set image.digest=%s", v.Chart, iv.Repository, iv.Digest)
+		v.Install[iv.Variant] = fmt.Sprintf("helm install reloader %s --set image.repository=%s --set image.digest=%s", iv.Chart, iv.Repository, iv.Digest)
 	}
 	if len(v.Images) == 0 {
 		return nil, fmt.Errorf("release %s lists no image index", l.Version)
@@ -52,37 +54,63 @@ func RenderValues(l *release.Lock, m *Mapping) (*Values, error) {
 	return v, nil
 }
 
+// VariantChart is the chart a variant's image installs with: the chart named
+// as the image (reloader for the standard variant, reloader-ubi for ubi). A
+// library chart has no image of its name, so it is never chosen.
+func VariantChart(l *release.Lock, idx release.Artifact) (release.Artifact, error) {
+	var names []string
+	for _, c := range l.Find(release.KindChart, "") {
+		if c.Name == idx.Name {
+			return c, nil
+		}
+		names = append(names, c.Name)
+	}
+	return release.Artifact{}, fmt.Errorf("release %s has no chart for the %s variant (image %s): want a chart named %q, the release has %q",
+		l.Version, idx.Variant, idx.Name, idx.Name, names)
+}
+
 var digestKey = regexp.MustCompile(`(?m)^image:\s*\n(?:[ \t]+.*\n)*?[ \t]+digest:`)
 
-// CheckChart reads the chart from src and confirms its values.yaml has the
-// image.digest key the rendered values set, so pinning cannot silently do
-// nothing.
+// CheckChart reads each variant's chart from src and confirms its
+// values.yaml has the image.digest key the rendered values set, so pinning
+// cannot silently do nothing.
 func CheckChart(ctx context.Context, l *release.Lock, g *Graph, src Source) error {
-	for _, c := range l.Find(release.KindChart, "") {
-		n := g.Node(c.Repository, c.Digest)
-		if n == nil {
-			return fmt.Errorf("chart %s is not in the release graph", c.Digest)
+	for _, idx := range l.Find(release.KindImageIndex, "") {
+		c, err := VariantChart(l, idx)
+		if err != nil {
+			return err
 		}
-		for _, b := range n.Blobs {
-			if b.MediaType != "application/vnd.cncf.helm.chart.content.v1.tar+gzip" {
-				continue
-			}
-			rc, _, err := src.Blob(ctx, c.Repository, b.Digest)
-			if err != nil {
-				return fmt.Errorf("fetching chart %s: %w", c.Digest, err)
-			}
-			defer rc.Close()
-			values, err := chartValues(NewVerifyingReader(rc, b.Digest, b.Size))
-			if err != nil {
-				return fmt.Errorf("chart %s: %w", c.Digest, err)
-			}
-			if !digestKey.MatchString(values) {
-				return fmt.Errorf("chart %s: values.yaml has no image.digest: pinning by digest would be ignored", c.Digest)
-			}
-			return nil
+		if err := checkChart(ctx, c, g, src); err != nil {
+			return fmt.Errorf("chart %s (%s variant) %s: %w", c.Name, idx.Variant, c.Digest, err)
 		}
 	}
-	return errors.New("the release's chart has no chart content layer")
+	return nil
+}
+
+func checkChart(ctx context.Context, c release.Artifact, g *Graph, src Source) error {
+	n := g.Node(c.Repository, c.Digest)
+	if n == nil {
+		return errors.New("not in the release graph")
+	}
+	for _, b := range n.Blobs {
+		if b.MediaType != "application/vnd.cncf.helm.chart.content.v1.tar+gzip" {
+			continue
+		}
+		rc, _, err := src.Blob(ctx, c.Repository, b.Digest)
+		if err != nil {
+			return fmt.Errorf("fetching: %w", err)
+		}
+		defer rc.Close()
+		values, err := chartValues(NewVerifyingReader(rc, b.Digest, b.Size))
+		if err != nil {
+			return err
+		}
+		if !digestKey.MatchString(values) {
+			return errors.New("values.yaml has no image.digest: pinning by digest would be ignored")
+		}
+		return nil
+	}
+	return errors.New("no chart content layer")
 }
 
 func chartValues(r io.Reader) (string, error) {

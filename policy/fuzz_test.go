@@ -52,3 +52,17 @@ func FuzzParsePolicy(f *testing.F) {
 		}
 	})
 }
+
+func FuzzParseVersion(f *testing.F) {
+	f.Add([]byte(`{"Version":"0.74.0","VulnerabilityDB":{"Version":2,"UpdatedAt":"2026-11-29T06:00:00Z"}}`))
+	f.Add([]byte(`{"Version":"0.74.0"}`))
+	f.Fuzz(func(t *testing.T, data []byte) {
+		info, err := parseVersion(data)
+		if err != nil {
+			return
+		}
+		if info.Version == "" || info.DBBuilt.IsZero() {
+			t.Fatalf("accepted version output without a version or database: %+v", info)
+		}
+	})
+}

@@ -1,6 +1,7 @@
 package policy
 
 import (
+	"errors"
 	"fmt"
 	"io"
 	"sort"
@@ -58,12 +59,21 @@ type Result struct {
 	ExpiredExceptions []Exception `json:"expiredExceptions,omitempty"`
 	// UnusedExceptions matched no finding; they pass but should be removed.
 	UnusedExceptions []Exception `json:"unusedExceptions,omitempty"`
+	// AppliedExceptions accepted at least one finding: what the release
+	// ships knowingly, recorded in the lock.
+	AppliedExceptions []Exception `json:"appliedExceptions,omitempty"`
+	// Counts is the number of findings by severity over all images.
+	Counts map[Severity]int `json:"counts"`
 }
+
+// ErrRefused is the gate's verdict that a release must not ship; commands
+// map it to the "verification or gate refused" exit code.
+var ErrRefused = errors.New("the vulnerability gate refused the release")
 
 // Evaluate judges the reports against the policy at time now. A nil report
 // or no reports at all fail: a gate that saw nothing must not pass.
 func Evaluate(p *Policy, images []ScannedImage, now time.Time) Result {
-	res := Result{Passed: true}
+	res := Result{Passed: true, Counts: map[Severity]int{}}
 	if len(images) == 0 {
 		res.Passed = false
 		res.Findings = append(res.Findings, Finding{Decision: DecisionFail, Reason: "no image reports were given to the gate"})
@@ -106,6 +116,7 @@ func Evaluate(p *Policy, images []ScannedImage, now time.Time) Result {
 				if f.Decision.Blocks() {
 					res.Passed = false
 				}
+				res.Counts[v.Severity]++
 				res.Findings = append(res.Findings, f)
 			}
 		}
@@ -116,6 +127,8 @@ func Evaluate(p *Policy, images []ScannedImage, now time.Time) Result {
 			res.ExpiredExceptions = append(res.ExpiredExceptions, e)
 		} else if !used[i] {
 			res.UnusedExceptions = append(res.UnusedExceptions, e)
+		} else {
+			res.AppliedExceptions = append(res.AppliedExceptions, e)
 		}
 	}
 	sort.SliceStable(res.Findings, func(i, j int) bool {

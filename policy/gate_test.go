@@ -87,6 +87,14 @@ func TestGatePassesWithUnexpiredException(t *testing.T) {
 	if f := res.Findings[0]; f.Decision != DecisionExcepted || !strings.Contains(f.Reason, "never reached") {
 		t.Fatalf("finding = %+v, want EXCEPTED carrying the justification", f)
 	}
+	// What the lock records: the exception that was applied, and the
+	// findings counted by severity.
+	if len(res.AppliedExceptions) != 1 || res.AppliedExceptions[0].ID != "CVE-2099-0002" || len(res.UnusedExceptions) != 0 {
+		t.Fatalf("applied %+v, unused %+v", res.AppliedExceptions, res.UnusedExceptions)
+	}
+	if res.Counts[SeverityHigh] != 1 {
+		t.Fatalf("counts %v, want one HIGH", res.Counts)
+	}
 }
 
 func TestGateFailsWhenTheSameExceptionHasExpired(t *testing.T) {

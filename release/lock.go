@@ -68,7 +68,40 @@ type Lock struct {
 	Signer Signer `json:"signer"`
 	// Artifacts lists every artifact of the release, sorted by Key.
 	Artifacts []Artifact `json:"artifacts"`
+	// Scan is the vulnerability scan the images passed before anything
+	// was pushed. A lock without one is unscanned, as is one that says
+	// Skipped; consumers refuse such a release unless told otherwise.
+	Scan *Scan `json:"scan,omitempty"`
 }
+
+// Scan records the vulnerability scan of a release's images.
+type Scan struct {
+	// Skipped: the release was built with --no-scan. No other field is set.
+	Skipped bool `json:"skipped,omitempty"`
+	// Scanner and ScannerVersion name the tool, e.g. "trivy" "0.74.0".
+	Scanner        string `json:"scanner,omitempty"`
+	ScannerVersion string `json:"scannerVersion,omitempty"`
+	// DBDigest is the sha256 of the vulnerability database file the scan
+	// used; DBBuilt is when that database was built.
+	DBDigest string    `json:"dbDigest,omitempty"`
+	DBBuilt  time.Time `json:"dbBuilt,omitzero"`
+	// Counts is the number of findings by severity over all images.
+	Counts map[string]int `json:"counts,omitempty"`
+	// Exceptions are the policy exceptions that accepted a finding.
+	Exceptions []ScanException `json:"exceptions,omitempty"`
+}
+
+// ScanException is a dated exception of the release policy that accepted
+// a finding of this release.
+type ScanException struct {
+	ID            string `json:"id"`
+	Package       string `json:"package"`
+	Expires       string `json:"expires"`
+	Justification string `json:"justification"`
+}
+
+// Scanned reports whether the lock records a vulnerability scan.
+func (l *Lock) Scanned() bool { return l.Scan != nil && !l.Scan.Skipped }
 
 // Signer is the identity a verifier must require: a public key, or a keyless
 // certificate identity (exact or regular expression) with its OIDC issuer.
@@ -176,6 +209,21 @@ func (l *Lock) Validate() error {
 	}
 	if len(l.Artifacts) == 0 {
 		bad("lists no artifacts")
+	}
+	if sc := l.Scan; sc != nil {
+		switch {
+		case sc.Skipped && (sc.Scanner != "" || sc.DBDigest != "" || len(sc.Counts) > 0 || len(sc.Exceptions) > 0):
+			bad("scan: a skipped scan records no results")
+		case !sc.Skipped && (sc.Scanner == "" || sc.ScannerVersion == ""):
+			bad("scan: names no scanner and version")
+		case !sc.Skipped && !digestRE.MatchString(sc.DBDigest):
+			bad("scan: database digest %q is not sha256:<64 lowercase hex>", sc.DBDigest)
+		}
+		for i, e := range sc.Exceptions {
+			if e.ID == "" || e.Package == "" || e.Expires == "" {
+				bad("scan: exception %d names no vulnerability, package or expiry", i)
+			}
+		}
 	}
 	digests := make(map[string]bool, len(l.Artifacts))
 	seen := make(map[string]bool, len(l.Artifacts))

@@ -100,3 +100,34 @@ func FuzzParseLock(f *testing.F) {
 		}
 	})
 }
+
+func TestLockScanRecordIsCheckedAndRoundTrips(t *testing.T) {
+	d := "sha256:" + strings.Repeat("d", 64)
+	good := &Scan{Scanner: "trivy", ScannerVersion: "0.74.0", DBDigest: d, DBBuilt: time.Date(2026, 11, 29, 6, 0, 0, 0, time.UTC),
+		Counts: map[string]int{"HIGH": 1}, Exceptions: []ScanException{{ID: "CVE-2099-0002", Package: "golang.org/x/time", Expires: "2027-01-31", Justification: "unreachable"}}}
+	l := sampleLock()
+	l.Scan = good
+	b, err := l.Marshal()
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, err := Parse(b)
+	if err != nil || !got.Scanned() || got.Scan.Exceptions[0].ID != "CVE-2099-0002" || !got.Scan.DBBuilt.Equal(good.DBBuilt) {
+		t.Fatalf("Parse = %+v, %v", got, err)
+	}
+	if l := sampleLock(); l.Scanned() {
+		t.Error("a lock without a scan record counts as scanned")
+	}
+	for name, sc := range map[string]*Scan{
+		"skipped with results": {Skipped: true, Scanner: "trivy"},
+		"no scanner":           {DBDigest: d},
+		"no database digest":   {Scanner: "trivy", ScannerVersion: "0.74.0"},
+		"exception without id": {Scanner: "trivy", ScannerVersion: "0.74.0", DBDigest: d, Exceptions: []ScanException{{Package: "p", Expires: "2027-01-01"}}},
+	} {
+		l := sampleLock()
+		l.Scan = sc
+		if err := l.Validate(); err == nil || !strings.Contains(err.Error(), "scan") {
+			t.Errorf("%s: Validate = %v", name, err)
+		}
+	}
+}

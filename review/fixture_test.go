@@ -14,9 +14,9 @@ import (
 
 	v1 "github.com/google/go-containerregistry/pkg/v1"
 
+	"github.com/reloader-dev/reloader/internal/image"
 	"github.com/reloader-dev/reloader/policy"
 	"github.com/reloader-dev/reloader/release"
-	"github.com/reloader-dev/reloader/release/image"
 	"github.com/reloader-dev/reloader/sbom"
 )
 

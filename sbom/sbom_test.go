@@ -13,18 +13,18 @@ import (
 
 	v1 "github.com/google/go-containerregistry/pkg/v1"
 
-	"github.com/reloader-dev/reloader/release/image"
+	"github.com/reloader-dev/reloader/internal/image"
 )
 
-// A small stamped Go binary in a release image: what syft must catalogue.
+// The real controller in a release image: what syft must catalogue.
 func releaseImage(t *testing.T) v1.Image {
 	t.Helper()
 	bin := filepath.Join(t.TempDir(), "reloader")
-	cmd := exec.Command("go", "build", "-trimpath", "-o", bin, "./release/local/testdata/standin")
+	cmd := exec.Command("go", "build", "-trimpath", "-o", bin, "./cmd/reloader")
 	cmd.Dir = ".."
 	cmd.Env = append(os.Environ(), "CGO_ENABLED=0", "GOOS=linux", "GOARCH=amd64")
 	if out, err := cmd.CombinedOutput(); err != nil {
-		t.Fatalf("building the stand-in: %v\n%s", err, out)
+		t.Fatalf("building the controller: %v\n%s", err, out)
 	}
 	data, err := os.ReadFile(bin)
 	if err != nil {

@@ -19,7 +19,7 @@ import (
 	"github.com/reloader-dev/reloader/mirror"
 	"github.com/reloader-dev/reloader/mirror/registry"
 	"github.com/reloader-dev/reloader/mirror/testrelease"
-	"github.com/reloader-dev/reloader/mirror/verify"
+	"github.com/reloader-dev/reloader/release/trust"
 	testregistry "github.com/reloader-dev/reloader/test/registry"
 )
 
@@ -61,7 +61,7 @@ func BenchmarkMirrorVersusCrane(b *testing.B) {
 		t0 := time.Now()
 		rc, err := mirror.Mirror(ctx, mirror.Options{
 			Source: &mirror.RegistrySource{Client: cl}, LockJSON: rel.LockJSON, LockBundle: rel.LockBundle,
-			Policy: verify.Policy{PublicKey: s.Key.Public()}, Client: cl, Target: dst.Host + "/m",
+			Policy: trust.Policy{PublicKey: s.Key.Public()}, Client: cl, Target: dst.Host + "/m",
 		})
 		if err != nil {
 			b.Fatal(err)
@@ -72,7 +72,7 @@ func BenchmarkMirrorVersusCrane(b *testing.B) {
 		t1 := time.Now()
 		rc2, err := mirror.Mirror(ctx, mirror.Options{
 			Source: &mirror.RegistrySource{Client: cl}, LockJSON: rel.LockJSON, LockBundle: rel.LockBundle,
-			Policy: verify.Policy{PublicKey: s.Key.Public()}, Client: cl, Target: dst.Host + "/m",
+			Policy: trust.Policy{PublicKey: s.Key.Public()}, Client: cl, Target: dst.Host + "/m",
 		})
 		if err != nil {
 			b.Fatal(err)

@@ -2,8 +2,8 @@
 // an internal registry (Harbor, Artifactory, Nexus, Quay), directly or
 // across an air gap through one archive, and verifies it offline first.
 //
-// Exit codes: 0 success, 1 error, 2 usage error, 3 verification failed
-// (nothing was pushed), 4 a review written by `review` fails its --fail-on.
+// Exit codes are internal/cli's table: 0 success, 1 error, 2 usage error,
+// 3 verification refused (nothing was pushed).
 package main
 
 import (
@@ -21,18 +21,11 @@ import (
 	"github.com/spf13/cobra"
 	"golang.org/x/term"
 
+	"github.com/reloader-dev/reloader/internal/cli"
+	"github.com/reloader-dev/reloader/internal/progress"
 	"github.com/reloader-dev/reloader/mirror"
-	"github.com/reloader-dev/reloader/mirror/progress"
 	"github.com/reloader-dev/reloader/mirror/registry"
-	"github.com/reloader-dev/reloader/mirror/verify"
-)
-
-// Exit codes.
-const (
-	exitOK           = 0
-	exitError        = 1
-	exitUsage        = 2
-	exitVerification = 3
+	"github.com/reloader-dev/reloader/release/trust"
 )
 
 func main() {
@@ -41,44 +34,13 @@ func main() {
 	os.Exit(run(ctx, os.Args[1:], os.Stdout, os.Stderr))
 }
 
-type usageError struct{ error }
-
-// run executes the CLI and returns its exit code.
+// run executes the CLI and returns its exit code (see cli.ExitCode).
 func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	root := newRoot(stdout, stderr)
 	root.SetArgs(args)
 	root.SetOut(stdout)
 	root.SetErr(stderr)
-	root.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return usageError{err} })
-	err := root.ExecuteContext(ctx)
-	if err == nil {
-		return exitOK
-	}
-	fmt.Fprintln(stderr, "reloader-mirror:", err)
-	var ue usageError
-	var ve *mirror.VerificationError
-	var rf reviewFailed
-	switch {
-	case errors.As(err, &rf):
-		return exitReview
-	case errors.As(err, &ue) || strings.HasPrefix(err.Error(), "unknown command") || strings.Contains(err.Error(), "arg(s)"):
-		return exitUsage
-	case errors.As(err, &ve) || isVerification(err):
-		return exitVerification
-	}
-	return exitError
-}
-
-// isVerification recognises trust failures that are not VerificationErrors
-// (the lock's own signature, a digest that does not match).
-func isVerification(err error) bool {
-	s := err.Error()
-	for _, k := range []string{"verifying the release lock", "signature", "digest", "checksum", "trust policy", "the lock names", "archive entry", "truncated"} {
-		if strings.Contains(s, k) {
-			return true
-		}
-	}
-	return false
+	return cli.Report("reloader-mirror", root.ExecuteContext(ctx), stderr)
 }
 
 type globals struct {
@@ -86,7 +48,8 @@ type globals struct {
 	output         string
 	// policy
 	key, identity, identityRegexp, issuer, trustedRoot string
-	ignoreSCT                                          bool
+	trustedRootSHA256                                  string
+	ignoreSCT, ignoreTlog, allowUnscanned              bool
 	// registry
 	caFile          string
 	insecure, plain bool
@@ -113,11 +76,9 @@ Sigstore bundles as OCI referrers). Digests never change.
 Before the first byte is pushed it verifies, offline, the release lock's
 signature and every signature the lock lists against the trust policy you
 give (--key, or --certificate-identity + --certificate-oidc-issuer with a
-trusted root). After pushing it reads everything back, verifies again, and
-only then writes tags.
-
-Exit codes: 0 ok, 1 error, 2 usage error, 3 verification failed (nothing pushed),
-4 review written but a --fail-on check failed.`,
+trusted root). A release whose lock records no vulnerability scan is refused
+unless --allow-unscanned is given. After pushing it reads everything back,
+verifies again, and only then writes tags.` + cli.ExitCodesHelp,
 		Example: `  # Connected side: carry the release across the air gap in one file
   reloader-mirror export --lock-ref ghcr.io/reloader-dev/reloader-release:v1.2.3 \
       --key cosign.pub -f reloader-v1.2.3.tar.zst
@@ -138,7 +99,10 @@ Exit codes: 0 ok, 1 error, 2 usage error, 3 verification failed (nothing pushed)
 	pf.StringVar(&g.identity, "certificate-identity", "", "keyless: exact certificate identity (SAN) that must have signed")
 	pf.StringVar(&g.identityRegexp, "certificate-identity-regexp", "", "keyless: regular expression the certificate identity must match")
 	pf.StringVar(&g.issuer, "certificate-oidc-issuer", "", "keyless: OIDC issuer of the signing certificate")
-	pf.StringVar(&g.trustedRoot, "trusted-root", "", "keyless: trusted_root.json (default: the one carried in the archive)")
+	pf.BoolVar(&g.allowUnscanned, "allow-unscanned", false, "accept a release whose lock records no vulnerability scan (built with --no-scan)")
+	pf.StringVar(&g.trustedRoot, "trusted-root", "", "keyless: trusted_root.json to verify certificates against")
+	pf.StringVar(&g.trustedRootSHA256, "trusted-root-sha256", "", "keyless: use the archive's trusted_root.json only if its sha256 is this (hex, from the publisher)")
+	pf.BoolVar(&g.ignoreTlog, "insecure-ignore-tlog", false, "keyless: accept signatures without a transparency log entry (a private Sigstore without Rekor only)")
 	pf.BoolVar(&g.ignoreSCT, "insecure-ignore-sct", false, "keyless: accept certificates without a certificate transparency timestamp (private CAs that log to no CT log only)")
 	pf.StringVar(&g.caFile, "ca-file", "", "PEM CA bundle for registries with an internal CA")
 	pf.BoolVar(&g.insecure, "insecure", false, "skip TLS certificate verification")
@@ -149,8 +113,9 @@ Exit codes: 0 ok, 1 error, 2 usage error, 3 verification failed (nothing pushed)
 	pf.StringVarP(&g.archive, "file", "f", "", "release archive (.tar, .tar.zst or an OCI layout directory)")
 	pf.StringVar(&g.workDir, "work-dir", "", "where to unpack archives (default: the system temporary directory)")
 
-	root.AddCommand(g.planCmd(), g.copyCmd(), g.exportCmd(), g.importCmd(), g.verifyCmd(), g.valuesCmd(),
+	root.AddCommand(g.planCmd(), g.copyCmd(), g.exportCmd(), g.importCmd(), g.verifyCmd(), g.valuesCmd(), g.policyCmd(),
 		g.reviewCmd())
+	cli.Wire(root)
 	return root
 }
 
@@ -173,7 +138,7 @@ func (g *globals) repos() (map[string]string, error) {
 	for _, m := range g.maps {
 		k, v, ok := strings.Cut(m, "=")
 		if !ok || k == "" || v == "" {
-			return nil, usageError{fmt.Errorf("--map %q: want SOURCE=TARGET", m)}
+			return nil, cli.Usage(fmt.Errorf("--map %q: want SOURCE=TARGET", m))
 		}
 		out[k] = v
 	}
@@ -196,7 +161,8 @@ func (g *globals) progress() progress.Reporter {
 type releaseInput struct {
 	src                  mirror.Source
 	lockJSON, lockBundle []byte
-	policy               verify.Policy
+	policy               trust.Policy
+	verifier             *trust.Verifier
 	archive              *mirror.OpenedArchive
 	close                func()
 }
@@ -206,7 +172,7 @@ type releaseInput struct {
 // own, and the identity is always the user's.
 func (g *globals) open(ctx context.Context, c *registry.Client) (*releaseInput, error) {
 	if g.output != "text" && g.output != "json" {
-		return nil, usageError{fmt.Errorf("--output %q: want text or json", g.output)}
+		return nil, cli.Usage(fmt.Errorf("--output %q: want text or json", g.output))
 	}
 	n := 0
 	for _, s := range []string{g.archive, g.lock, g.lockRef} {
@@ -215,10 +181,14 @@ func (g *globals) open(ctx context.Context, c *registry.Client) (*releaseInput, 
 		}
 	}
 	if n != 1 {
-		return nil, usageError{errors.New("give exactly one of --file (archive), --lock (file) or --lock-ref (registry)")}
+		return nil, cli.Usage(errors.New("give exactly one of --file (archive), --lock (file) or --lock-ref (registry)"))
 	}
 	in := &releaseInput{close: func() {}}
-	pf := verify.PolicyFiles{KeyFile: g.key, Identity: g.identity, IdentityRegexp: g.identityRegexp, Issuer: g.issuer, TrustedRootFile: g.trustedRoot, IgnoreSCT: g.ignoreSCT}
+	pf := trust.PolicyFiles{KeyFile: g.key, Identity: g.identity, IdentityRegexp: g.identityRegexp, Issuer: g.issuer,
+		TrustedRootFile: g.trustedRoot, TrustedRootSHA256: g.trustedRootSHA256, IgnoreSCT: g.ignoreSCT, IgnoreTlog: g.ignoreTlog}
+	if g.trustedRootSHA256 != "" && g.archive == "" && g.trustedRoot == "" {
+		return nil, cli.Usage(errors.New("--trusted-root-sha256 checks an archive's trusted_root.json (--file) or --trusted-root; give one"))
+	}
 	switch {
 	case g.archive != "":
 		a, err := mirror.OpenArchive(ctx, g.archive, g.workDir)
@@ -252,12 +222,17 @@ func (g *globals) open(ctx context.Context, c *registry.Client) (*releaseInput, 
 	}
 	if pf.KeyFile == "" && pf.Identity == "" && pf.IdentityRegexp == "" {
 		in.close()
-		return nil, usageError{errors.New("no trust policy: give --key, or --certificate-identity(-regexp) with --certificate-oidc-issuer")}
+		return nil, cli.Usage(errors.New("no trust policy: give --key, or --certificate-identity(-regexp) with --certificate-oidc-issuer"))
 	}
-	p, err := verify.LoadPolicy(pf)
+	p, err := trust.LoadPolicy(pf)
 	if err != nil {
 		in.close()
-		return nil, usageError{err}
+		return nil, cli.Usage(err)
+	}
+	p.RequireScan = !g.allowUnscanned
+	if in.verifier, err = trust.NewVerifier(p); err != nil {
+		in.close()
+		return nil, cli.Usage(err)
 	}
 	in.policy = p
 	return in, nil
@@ -299,9 +274,9 @@ func (g *globals) planCmd() *cobra.Command {
 					fmt.Fprintf(w, "Release %s from %s\n", p.Version, p.Source)
 					fmt.Fprintf(w, "Trusted: %s\n", describeTrust(p.Trust))
 					fmt.Fprintf(w, "Signatures: all %d signed artifacts verified offline\n", len(p.Verification.Subjects))
-					fmt.Fprintf(w, "%d manifests, %d blobs, %s in total", p.Manifests, p.Blobs, human(p.TotalBytes))
+					fmt.Fprintf(w, "%d manifests, %d blobs, %s in total", p.Manifests, p.Blobs, progress.Bytes(p.TotalBytes))
 					if p.Target != "" {
-						fmt.Fprintf(w, ", %s already at %s, %s to move\n", human(p.BytesPresent), p.Target, human(p.BytesToMove))
+						fmt.Fprintf(w, ", %s already at %s, %s to move\n", progress.Bytes(p.BytesPresent), p.Target, progress.Bytes(p.BytesToMove))
 						keys := make([]string, 0, len(p.Referrers))
 						for k := range p.Referrers {
 							keys = append(keys, k)
@@ -324,7 +299,7 @@ func (g *globals) planCmd() *cobra.Command {
 	return c
 }
 
-func describeTrust(s verify.Summary) string {
+func describeTrust(s trust.Summary) string {
 	if s.Mode == "key" {
 		return "public key sha256:" + s.KeySHA256
 	}
@@ -349,7 +324,10 @@ func (g *globals) mirrorRun(cmd *cobra.Command, in *releaseInput, cl *registry.C
 		return err
 	}
 	if g.receipt != "" {
-		b, _ := json.MarshalIndent(rc, "", "  ")
+		b, err := json.MarshalIndent(rc, "", "  ")
+		if err != nil {
+			return fmt.Errorf("encoding the receipt: %w", err)
+		}
 		if err := os.WriteFile(g.receipt, append(b, '\n'), 0o644); err != nil {
 			return fmt.Errorf("writing the receipt: %w", err)
 		}
@@ -357,7 +335,7 @@ func (g *globals) mirrorRun(cmd *cobra.Command, in *releaseInput, cl *registry.C
 	return g.emit(rc, func(w io.Writer) {
 		s := rc.Stats
 		fmt.Fprintf(w, "Mirrored %s to %s in %s: verified before and after push\n", rc.Version, rc.Target, rc.Duration)
-		fmt.Fprintf(w, "  blobs: %d pushed (%s), %d mounted, %d already present\n", s.BlobsPushed, human(s.BytesPushed), s.BlobsMounted, s.BlobsPresent)
+		fmt.Fprintf(w, "  blobs: %d pushed (%s), %d mounted, %d already present\n", s.BlobsPushed, progress.Bytes(s.BytesPushed), s.BlobsMounted, s.BlobsPresent)
 		fmt.Fprintf(w, "  manifests: %d pushed, %d present; tags: %d written, %d present; fallback indexes: %d\n", s.ManifestsPushed, s.ManifestsPresent, s.TagsWritten, s.TagsPresent, s.FallbackIndexes)
 		fmt.Fprintf(w, "  lock: %s\n", rc.Lock)
 	})
@@ -419,7 +397,7 @@ safe order, verifies the copy at the target, and writes tags last.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if g.archive == "" {
-				return usageError{errors.New("import needs --file")}
+				return cli.Usage(errors.New("import needs --file"))
 			}
 			return g.mirrorCommand(cmd, args)
 		},
@@ -440,23 +418,28 @@ func (g *globals) exportCmd() *cobra.Command {
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			if out == "" {
-				return usageError{errors.New("export needs --to")}
+				return cli.Usage(errors.New("export needs --to"))
 			}
 			return g.withRelease(cmd, func(cl *registry.Client, in *releaseInput) error {
 				eo := mirror.ExportOptions{Source: in.src, LockJSON: in.lockJSON, LockBundle: in.lockBundle, Policy: in.policy,
 					Path: out, Concurrency: g.concurrency, Progress: g.progress()}
+				var err error
 				if g.key != "" {
-					eo.PublicKeyPEM, _ = os.ReadFile(g.key)
+					if eo.PublicKeyPEM, err = os.ReadFile(g.key); err != nil {
+						return cli.Usage(fmt.Errorf("--key: %w", err))
+					}
 				}
 				if g.trustedRoot != "" {
-					eo.TrustedRootJSON, _ = os.ReadFile(g.trustedRoot)
+					if eo.TrustedRootJSON, err = os.ReadFile(g.trustedRoot); err != nil {
+						return cli.Usage(fmt.Errorf("--trusted-root: %w", err))
+					}
 				}
 				res, err := mirror.Export(cmd.Context(), eo)
 				if err != nil {
 					return err
 				}
 				return g.emit(res, func(w io.Writer) {
-					fmt.Fprintf(w, "Exported %s to %s: %d manifests, %d blobs, %s (verified)\n", res.Version, res.Path, res.Manifests, res.Blobs, human(res.Bytes))
+					fmt.Fprintf(w, "Exported %s to %s: %d manifests, %d blobs, %s (verified)\n", res.Version, res.Path, res.Manifests, res.Blobs, progress.Bytes(res.Bytes))
 				})
 			})
 		},
@@ -480,7 +463,7 @@ func (g *globals) verifyCmd() *cobra.Command {
 				if g.target != "" {
 					// Verify the copy at the target rather than the source the
 					// lock names.
-					l, _, err := verify.VerifyLock(in.lockJSON, in.lockBundle, in.policy)
+					l, _, err := in.verifier.Lock(in.lockJSON, in.lockBundle)
 					if err != nil {
 						return err
 					}
@@ -494,7 +477,7 @@ func (g *globals) verifyCmd() *cobra.Command {
 					}
 					src = &mirror.RegistrySource{Client: cl, Map: m.Repository, Name: g.target}
 				}
-				prep, err := mirror.Prepare(cmd.Context(), src, in.lockJSON, in.lockBundle, in.policy)
+				prep, err := mirror.Prepare(cmd.Context(), src, in.lockJSON, in.lockBundle, in.verifier)
 				if err != nil {
 					var ve *mirror.VerificationError
 					if errors.As(err, &ve) && g.output == "json" {
@@ -529,7 +512,7 @@ func (g *globals) valuesCmd() *cobra.Command {
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			return g.withRelease(cmd, func(cl *registry.Client, in *releaseInput) error {
-				l, _, err := verify.VerifyLock(in.lockJSON, in.lockBundle, in.policy)
+				l, _, err := in.verifier.Lock(in.lockJSON, in.lockBundle)
 				if err != nil {
 					return err
 				}
@@ -556,7 +539,7 @@ func (g *globals) valuesCmd() *cobra.Command {
 					}
 				}
 				if _, ok := v.YAML[variant]; !ok {
-					return usageError{fmt.Errorf("--variant %q: the release has %v", variant, keys(v.YAML))}
+					return cli.Usage(fmt.Errorf("--variant %q: the release has %v", variant, keys(v.YAML)))
 				}
 				return g.emit(v, func(w io.Writer) {
 					fmt.Fprint(w, v.YAML[variant])
@@ -578,16 +561,4 @@ func keys(m map[string]string) []string {
 	}
 	sort.Strings(out)
 	return out
-}
-
-func human(n int64) string {
-	switch {
-	case n >= 1<<30:
-		return fmt.Sprintf("%.2f GiB", float64(n)/(1<<30))
-	case n >= 1<<20:
-		return fmt.Sprintf("%.1f MiB", float64(n)/(1<<20))
-	case n >= 1<<10:
-		return fmt.Sprintf("%.1f KiB", float64(n)/(1<<10))
-	}
-	return fmt.Sprintf("%d B", n)
 }

@@ -12,6 +12,7 @@ import (
 
 	"github.com/google/go-containerregistry/pkg/v1/remote"
 
+	"github.com/reloader-dev/reloader/internal/cli"
 	"github.com/reloader-dev/reloader/mirror/testrelease"
 	testregistry "github.com/reloader-dev/reloader/test/registry"
 )
@@ -29,7 +30,7 @@ func startRegistry(t *testing.T) *testregistry.Registry {
 	return r
 }
 
-func cli(t *testing.T, args ...string) (int, string, string) {
+func runCLI(t *testing.T, args ...string) (int, string, string) {
 	t.Helper()
 	var out, errb bytes.Buffer
 	code := run(context.Background(), args, &out, &errb)
@@ -57,8 +58,8 @@ func TestCLIStory(t *testing.T) {
 	dst := startRegistry(t)
 	target := dst.Host + "/platform/reloader"
 
-	code, out, errs := cli(t, "plan", "--lock-ref", rel.LockRef, "--key", key, "--target", target, "-o", "json")
-	if code != exitOK {
+	code, out, errs := runCLI(t, "plan", "--lock-ref", rel.LockRef, "--key", key, "--allow-unscanned", "--target", target, "-o", "json")
+	if code != cli.ExitOK {
 		t.Fatalf("plan: exit %d: %s", code, errs)
 	}
 	var plan struct {
@@ -70,8 +71,8 @@ func TestCLIStory(t *testing.T) {
 	}
 
 	receipt := filepath.Join(dir, "receipt.json")
-	code, out, errs = cli(t, "copy", "--lock", lock, "--key", key, "--target", target, "--receipt", receipt, "-o", "json")
-	if code != exitOK {
+	code, out, errs = runCLI(t, "copy", "--lock", lock, "--key", key, "--allow-unscanned", "--target", target, "--receipt", receipt, "-o", "json")
+	if code != cli.ExitOK {
 		t.Fatalf("copy: exit %d: %s", code, errs)
 	}
 	if _, err := os.Stat(receipt); err != nil {
@@ -81,13 +82,13 @@ func TestCLIStory(t *testing.T) {
 		t.Errorf("receipt does not map the index to the target: %s", out)
 	}
 
-	code, out, errs = cli(t, "verify", "--lock-ref", target+"/reloader-release:v1.2.3", "--key", key, "--target", target)
-	if code != exitOK {
+	code, out, errs = runCLI(t, "verify", "--lock-ref", target+"/reloader-release:v1.2.3", "--key", key, "--allow-unscanned", "--target", target)
+	if code != cli.ExitOK {
 		t.Fatalf("verify at target: exit %d: %s %s", code, out, errs)
 	}
 
-	code, out, errs = cli(t, "values", "--lock", lock, "--key", key, "--target", target, "--check-chart")
-	if code != exitOK {
+	code, out, errs = runCLI(t, "values", "--lock", lock, "--key", key, "--allow-unscanned", "--target", target, "--check-chart")
+	if code != cli.ExitOK {
 		t.Fatalf("values: exit %d: %s", code, errs)
 	}
 	for _, want := range []string{"repository: " + target + "/reloader\n", "digest: " + rel.Indexes["reloader"], "oci://" + target + "/charts/reloader@" + rel.Chart} {
@@ -95,38 +96,42 @@ func TestCLIStory(t *testing.T) {
 			t.Errorf("values output lacks %q:\n%s", want, out)
 		}
 	}
-	code, out, _ = cli(t, "values", "--lock", lock, "--key", key, "--target", target, "-o", "json")
-	if code != exitOK || !strings.Contains(out, rel.Indexes["reloader-ubi"]) {
+	code, out, _ = runCLI(t, "values", "--lock", lock, "--key", key, "--allow-unscanned", "--target", target, "-o", "json")
+	if code != cli.ExitOK || !strings.Contains(out, rel.Indexes["reloader-ubi"]) {
 		t.Errorf("values json lacks the ubi variant: %s", out)
 	}
 
 	archive := filepath.Join(dir, "release.tar.zst")
-	if code, _, errs = cli(t, "export", "--lock", lock, "--key", key, "--to", archive); code != exitOK {
+	if code, _, errs = runCLI(t, "export", "--lock", lock, "--key", key, "--allow-unscanned", "--to", archive); code != cli.ExitOK {
 		t.Fatalf("export: exit %d: %s", code, errs)
 	}
 	air := startRegistry(t)
-	if code, _, errs = cli(t, "import", "-f", archive, "--key", key, "--target", air.Host+"/airgap"); code != exitOK {
+	if code, _, errs = runCLI(t, "import", "-f", archive, "--key", key, "--allow-unscanned", "--target", air.Host+"/airgap"); code != cli.ExitOK {
 		t.Fatalf("import: exit %d: %s", code, errs)
 	}
 
 	other, _ := testrelease.NewKeySigner()
 	otherKey := filepath.Join(dir, "other.pub")
 	_ = os.WriteFile(otherKey, other.PublicKeyPEM(), 0o644)
-	if code, _, errs = cli(t, "import", "-f", archive, "--key", otherKey, "--target", air.Host+"/evil"); code != exitVerification {
-		t.Errorf("import with the wrong key: exit %d, want %d: %s", code, exitVerification, errs)
+	if code, _, errs = runCLI(t, "import", "-f", archive, "--key", otherKey, "--target", air.Host+"/evil"); code != cli.ExitRefused {
+		t.Errorf("import with the wrong key: exit %d, want %d: %s", code, cli.ExitRefused, errs)
 	}
-	if code, _, _ = cli(t, "copy", "--lock", lock, "--target", target); code != exitUsage {
-		t.Errorf("copy without a trust policy: exit %d, want %d", code, exitUsage)
+	// testrelease's lock records no vulnerability scan: refused by default.
+	if code, _, errs = runCLI(t, "copy", "--lock", lock, "--key", key, "--target", dst.Host+"/unscanned"); code != cli.ExitRefused || !strings.Contains(errs, "not scanned") {
+		t.Errorf("copy of an unscanned release without --allow-unscanned: exit %d, want %d: %s", code, cli.ExitRefused, errs)
 	}
-	if code, _, _ = cli(t, "copy", "--bogus"); code != exitUsage {
-		t.Errorf("unknown flag: exit %d, want %d", code, exitUsage)
+	if code, _, _ = runCLI(t, "copy", "--lock", lock, "--target", target); code != cli.ExitUsage {
+		t.Errorf("copy without a trust policy: exit %d, want %d", code, cli.ExitUsage)
+	}
+	if code, _, _ = runCLI(t, "copy", "--bogus"); code != cli.ExitUsage {
+		t.Errorf("unknown flag: exit %d, want %d", code, cli.ExitUsage)
 	}
 }
 
 func TestHelpTeachesByExample(t *testing.T) {
 	for _, c := range []string{"plan", "copy", "export", "import", "verify", "values"} {
-		code, out, _ := cli(t, c, "--help")
-		if code != exitOK || !strings.Contains(out, "reloader-mirror "+c) || !strings.Contains(out, "--output") {
+		code, out, _ := runCLI(t, c, "--help")
+		if code != cli.ExitOK || !strings.Contains(out, "reloader-mirror "+c) || !strings.Contains(out, "--output") {
 			t.Errorf("%s --help: exit %d, lacks an example or --output:\n%s", c, code, out)
 		}
 	}

@@ -12,23 +12,23 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/reloader-dev/reloader/internal/cli"
 	"github.com/reloader-dev/reloader/mirror"
 	"github.com/reloader-dev/reloader/mirror/registry"
-	"github.com/reloader-dev/reloader/mirror/verify"
 	"github.com/reloader-dev/reloader/policy"
 	"github.com/reloader-dev/reloader/release"
 	"github.com/reloader-dev/reloader/review"
 )
 
-// exitReview: the review was written and found what --fail-on names.
-const exitReview = 4
-
-// reviewFailed is a review that fails a --fail-on check.
+// reviewFailed is a review that fails a --fail-on check. It is a refusal
+// (exit 3) like a failed gate: what it names must not be approved.
 type reviewFailed struct{ failures []string }
 
 func (e reviewFailed) Error() string {
 	return "the review fails --fail-on: " + strings.Join(e.failures, "; ")
 }
+
+func (e reviewFailed) Is(target error) bool { return target == policy.ErrRefused }
 
 // maxSBOMBytes bounds one SBOM read from a release.
 const maxSBOMBytes = 64 << 20
@@ -65,10 +65,9 @@ states none); all but allowed are findings.
 The vulnerabilities are the release gate's result (gate.json, written by the
 release pipeline next to the lock) with the release policy's exceptions.
 
-Exit codes: 0 review written and nothing named by --fail-on failed, 1 error,
-2 usage error, 3 verification failed (no review written), 4 review written
-and a --fail-on check failed (licence, minimum-elements or vulnerability;
-stderr says which).`,
+A check named by --fail-on that fails exits 3 (refused) after the review is
+written; stderr names the checks. A release that does not verify also exits
+3, and then no review is written.` + cli.ExitCodesHelp,
 		Example: `  # Review an archive carried across the air gap
   reloader-mirror review -f reloader-v1.2.3.tar.zst --key cosign.pub --out review-v1.2.3
 
@@ -84,10 +83,10 @@ stderr says which).`,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			checks, err := review.ParseChecks(f.failOn)
 			if err != nil {
-				return usageError{err}
+				return cli.Usage(err)
 			}
 			if f.out == "" {
-				return usageError{errors.New("review needs --out")}
+				return cli.Usage(errors.New("review needs --out"))
 			}
 			return g.withRelease(cmd, func(cl *registry.Client, in *releaseInput) error {
 				return g.runReview(cmd.Context(), cl, in, f, checks)
@@ -101,19 +100,19 @@ stderr says which).`,
 	fl.StringVar(&f.againstGate, "against-gate-report", "", "the previous release's gate.json, for new and resolved vulnerabilities")
 	fl.StringVar(&f.releasePolicy, "release-policy", "", "release policy whose exceptions (justification, expiry) the review lists")
 	fl.StringVar(&f.licencePolicy, "licence-policy", "policy/licence-policy.yaml", "licence policy: allow and deny lists of SPDX identifiers")
-	fl.StringSliceVar(&f.failOn, "fail-on", nil, "exit 4 when these checks fail: licence, minimum-elements, vulnerability")
+	fl.StringSliceVar(&f.failOn, "fail-on", nil, "exit 3 (refused) when these checks fail: licence, minimum-elements, vulnerability")
 	return c
 }
 
 func (g *globals) runReview(ctx context.Context, cl *registry.Client, in *releaseInput, f *reviewFlags, checks []string) error {
 	lp, err := review.ReadLicencePolicy(f.licencePolicy)
 	if err != nil {
-		return usageError{err}
+		return cli.Usage(err)
 	}
 	var rp *policy.Policy
 	if f.releasePolicy != "" {
 		if rp, err = policy.ReadPolicy(f.releasePolicy); err != nil {
-			return usageError{err}
+			return cli.Usage(err)
 		}
 	}
 	now := time.Now()
@@ -122,7 +121,7 @@ func (g *globals) runReview(ctx context.Context, cl *registry.Client, in *releas
 		return err
 	}
 	if f.against != "" {
-		old, err := g.openAgainst(ctx, cl, f.against, in.policy)
+		old, err := g.openAgainst(ctx, cl, f.against, in)
 		if err != nil {
 			return err
 		}
@@ -182,7 +181,7 @@ func writeReviewSummary(w io.Writer, r *review.Review, dir string) {
 // reviewRelease verifies the release completely (as verify does), reads the
 // SBOMs the lock lists through the verified graph, and builds the review.
 func (g *globals) reviewRelease(ctx context.Context, in *releaseInput, lp *review.LicencePolicy, rp *policy.Policy, gatePath string, now time.Time) (*review.Review, *release.Lock, error) {
-	prep, err := mirror.Prepare(ctx, in.src, in.lockJSON, in.lockBundle, in.policy)
+	prep, err := mirror.Prepare(ctx, in.src, in.lockJSON, in.lockBundle, in.verifier)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -202,7 +201,7 @@ func (g *globals) reviewRelease(ctx context.Context, in *releaseInput, lp *revie
 	var gate *policy.Result
 	if gatePath != "" {
 		if gate, err = readGate(gatePath); err != nil {
-			return nil, nil, usageError{err}
+			return nil, nil, cli.Usage(err)
 		}
 	}
 	id := review.Identity{
@@ -261,8 +260,8 @@ func readGate(path string) (*policy.Result, error) {
 // openAgainst opens the release to compare with: an archive when the path
 // exists, otherwise a lock in a registry. It is verified against the same
 // trust policy as the release under review.
-func (g *globals) openAgainst(ctx context.Context, cl *registry.Client, ref string, p verify.Policy) (*releaseInput, error) {
-	in := &releaseInput{policy: p, close: func() {}}
+func (g *globals) openAgainst(ctx context.Context, cl *registry.Client, ref string, cur *releaseInput) (*releaseInput, error) {
+	in := &releaseInput{policy: cur.policy, verifier: cur.verifier, close: func() {}}
 	if _, err := os.Stat(ref); err == nil {
 		a, err := mirror.OpenArchive(ctx, ref, g.workDir)
 		if err != nil {

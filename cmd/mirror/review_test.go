@@ -8,6 +8,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/reloader-dev/reloader/internal/cli"
 	"github.com/reloader-dev/reloader/mirror/testrelease"
 	"github.com/reloader-dev/reloader/review"
 )
@@ -31,11 +32,11 @@ func TestCLIReview(t *testing.T) {
 	wrongKey := filepath.Join(dir, "other.pub")
 	_ = os.WriteFile(wrongKey, other.PublicKeyPEM(), 0o644)
 	const licences = "../../policy/licence-policy.yaml"
-	base := []string{"review", "--lock-ref", rel.LockRef, "--licence-policy", licences}
+	base := []string{"review", "--lock-ref", rel.LockRef, "--licence-policy", licences, "--allow-unscanned"}
 
 	out := filepath.Join(dir, "ok")
-	code, stdout, stderr := cli(t, append(base, "--key", key, "--out", out, "--against", rel.LockRef, "-o", "json")...)
-	if code != exitOK {
+	code, stdout, stderr := runCLI(t, append(base, "--key", key, "--out", out, "--against", rel.LockRef, "-o", "json")...)
+	if code != cli.ExitOK {
 		t.Fatalf("review: exit %d\n%s", code, stderr)
 	}
 	var res struct {
@@ -63,26 +64,27 @@ func TestCLIReview(t *testing.T) {
 	}
 
 	for _, tc := range []struct {
-		name   string
-		args   []string
-		code   int
-		stderr string
+		name    string
+		args    []string
+		code    int
+		stderr  string
+		written bool
 	}{
-		{"licence findings fail --fail-on licence", []string{"--key", key, "--fail-on", "licence"}, exitReview, "licence:"},
-		{"no gate report fails --fail-on vulnerability", []string{"--key", key, "--fail-on", "minimum-elements,vulnerability"}, exitReview, "vulnerability: no release gate report"},
-		{"unknown check", []string{"--key", key, "--fail-on", "cves"}, exitUsage, `"cves"`},
-		{"missing gate report file", []string{"--key", key, "--gate-report", filepath.Join(dir, "none.json")}, exitUsage, "gate report"},
-		{"wrong signer", []string{"--key", wrongKey}, exitVerification, "signature"},
+		{"licence findings fail --fail-on licence", []string{"--key", key, "--fail-on", "licence"}, cli.ExitRefused, "licence:", true},
+		{"no gate report fails --fail-on vulnerability", []string{"--key", key, "--fail-on", "minimum-elements,vulnerability"}, cli.ExitRefused, "vulnerability: no release gate report", true},
+		{"unknown check", []string{"--key", key, "--fail-on", "cves"}, cli.ExitUsage, `"cves"`, false},
+		{"missing gate report file", []string{"--key", key, "--gate-report", filepath.Join(dir, "none.json")}, cli.ExitUsage, "gate report", false},
+		{"wrong signer", []string{"--key", wrongKey}, cli.ExitRefused, "signature", false},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			out := filepath.Join(dir, strings.ReplaceAll(tc.name, " ", "-"))
-			code, _, stderr := cli(t, append(append(base, "--out", out), tc.args...)...)
+			code, _, stderr := runCLI(t, append(append(base, "--out", out), tc.args...)...)
 			if code != tc.code || !strings.Contains(stderr, tc.stderr) {
 				t.Errorf("exit %d, want %d; stderr %q, want it to contain %q", code, tc.code, stderr, tc.stderr)
 			}
 			_, err := os.Stat(filepath.Join(out, review.FileHTML))
-			if written := err == nil; written != (tc.code == exitReview) {
-				t.Errorf("review written: %v; only a review that fails --fail-on is written and exits non-zero", written)
+			if written := err == nil; written != tc.written {
+				t.Errorf("review written: %v, want %v: only a verified release gets a review", written, tc.written)
 			}
 		})
 	}

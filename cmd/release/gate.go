@@ -1,7 +1,6 @@
 package main
 
 import (
-	"errors"
 	"fmt"
 	"path/filepath"
 	"strings"
@@ -9,6 +8,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/reloader-dev/reloader/internal/cli"
 	"github.com/reloader-dev/reloader/policy"
 )
 
@@ -21,7 +21,7 @@ func newGateCmd() *cobra.Command {
 		Long: `gate evaluates Trivy JSON reports (trivy image --format json) with the
 release policy: HIGH and CRITICAL findings fail, fixed or not, unless an
 unexpired exception names the vulnerability and package. An expired
-exception fails. A missing, empty or malformed report fails.` + exitCodesHelp,
+exception fails. A missing, empty or malformed report fails.` + cli.ExitCodesHelp,
 		Example: `  trivy image --format json --output r.json ghcr.io/reloader-dev/reloader@sha256:...
   reloader-release gate --policy policy/release-policy.yaml r.json
 
@@ -34,12 +34,12 @@ exception fails. A missing, empty or malformed report fails.` + exitCodesHelp,
 			}
 			pol, err := policy.ReadPolicy(policyPath)
 			if err != nil {
-				return usageError{err}
+				return cli.Usage(err)
 			}
 			at := time.Now()
 			if now != "" {
 				if at, err = time.Parse(time.RFC3339, now); err != nil {
-					return usageError{fmt.Errorf("--now: %w", err)}
+					return cli.Usage(fmt.Errorf("--now: %w", err))
 				}
 			}
 			var imgs []policy.ScannedImage
@@ -65,7 +65,7 @@ exception fails. A missing, empty or malformed report fails.` + exitCodesHelp,
 				}
 			}
 			if !res.Passed {
-				return checkFailed{errors.New("vulnerability gate failed")}
+				return policy.ErrRefused
 			}
 			return nil
 		},

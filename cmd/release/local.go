@@ -1,6 +1,7 @@
 package main
 
 import (
+	"errors"
 	"fmt"
 	"os"
 	"os/exec"
@@ -10,13 +11,16 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/reloader-dev/reloader/internal/cli"
 	"github.com/reloader-dev/reloader/policy"
 	"github.com/reloader-dev/reloader/release/local"
+	"github.com/reloader-dev/reloader/release/pipeline"
 )
 
 type localFlags struct {
 	out, main, stamp, registry, key, ubiBase, trivy, trivyCache, trivyDB, policy, version, commit, license string
-	skipDBUpdate, noCharts                                                                                 bool
+	skipDBUpdate, noCharts, noScan                                                                         bool
+	platforms                                                                                              []string
 	output                                                                                                 outputFlag
 }
 
@@ -28,12 +32,17 @@ func newLocalCmd() *cobra.Command {
 		Long: `local runs the complete release pipeline on this machine: it starts an OCI
 registry on 127.0.0.1 (or uses --registry), generates a cosign key under
 <out>/keys, builds a stand-in UBI base unless --ubi-base is given, builds,
-scans (when trivy is available), signs, verifies and prints the release lock.
+scans the images in a local OCI layout, and only if the gate passes pushes,
+signs, verifies and prints the release lock.
 
-Without trivy the scan is skipped and the log says so; such a release is for
-trying the pipeline, never for publishing.` + exitCodesHelp,
-		Example: `  # what "make release-local" runs
-  reloader-release local --out _out/release
+A release without a scan needs --no-scan: its lock and versions page say it
+is unscanned, and reloader-mirror refuses it unless --allow-unscanned is given.
+Such a release is for trying the pipeline, never for publishing.` + cli.ExitCodesHelp,
+		Example: `  # what "make release-local" runs without trivy
+  reloader-release local --out _out/release --no-scan
+
+  # only linux/amd64, for a quick try
+  reloader-release local --out _out/release --no-scan --platforms linux/amd64
 
   # with the vulnerability gate, trivy's DB already in a cache directory
   reloader-release local --out _out/release --trivy trivy --trivy-cache-dir ~/.cache/trivy --skip-db-update
@@ -50,7 +59,9 @@ trying the pipeline, never for publishing.` + exitCodesHelp,
 	fl.StringVar(&f.registry, "registry", "", "use this registry host instead of starting one (loopback only)")
 	fl.StringVar(&f.key, "key", "", "cosign private key to sign with (default: generate one; password from COSIGN_PASSWORD)")
 	fl.StringVar(&f.ubiBase, "ubi-base", "", "UBI base index as name@sha256:... (default: a generated stand-in)")
-	fl.StringVar(&f.trivy, "trivy", "", "trivy binary; empty looks for trivy in PATH and skips the scan if there is none")
+	fl.StringVar(&f.trivy, "trivy", "", "trivy binary (default: trivy in PATH)")
+	fl.BoolVar(&f.noScan, "no-scan", false, "release without a vulnerability scan; the lock marks the release unscanned")
+	fl.StringSliceVar(&f.platforms, "platforms", nil, "only these platforms, e.g. linux/amd64,linux/arm64 (default: all Reloader ships)")
 	fl.StringVar(&f.trivyCache, "trivy-cache-dir", "", "trivy cache directory (vulnerability DB)")
 	fl.StringVar(&f.trivyDB, "trivy-db-repository", "", "OCI repository of the trivy DB")
 	fl.BoolVar(&f.skipDBUpdate, "skip-db-update", false, "use the trivy DB in the cache directory, never download")
@@ -78,11 +89,20 @@ func runLocal(cmd *cobra.Command, f *localFlags) error {
 			return err
 		}
 	}
+	platforms, err := pipeline.ParsePlatforms(f.platforms)
+	if err != nil {
+		return cli.Usage(fmt.Errorf("--platforms: %w", err))
+	}
 	trivy := f.trivy
-	if trivy == "" {
-		if p, err := exec.LookPath("trivy"); err == nil {
-			trivy = p
+	switch {
+	case f.noScan && trivy != "":
+		return cli.Usage(errors.New("--trivy and --no-scan: choose one"))
+	case !f.noScan && trivy == "":
+		p, err := exec.LookPath("trivy")
+		if err != nil {
+			return cli.Usage(errors.New("no trivy in PATH: give --trivy, or --no-scan to release unscanned"))
 		}
+		trivy = p
 	}
 	license := f.license
 	if _, err := os.Stat(license); err != nil {
@@ -96,14 +116,12 @@ func runLocal(cmd *cobra.Command, f *localFlags) error {
 	res, err := local.Run(ctx, local.Options{
 		MainPackage: f.main, StampPackage: f.stamp, OutDir: f.out, Registry: f.registry,
 		KeyPath: f.key, KeyPassword: []byte(os.Getenv("COSIGN_PASSWORD")), UBIBase: f.ubiBase,
-		Trivy:      policy.TrivyOptions{Binary: trivy, CacheDir: f.trivyCache, DBRepository: f.trivyDB, SkipDBUpdate: f.skipDBUpdate},
+		Trivy:  policy.TrivyOptions{Binary: trivy, CacheDir: f.trivyCache, DBRepository: f.trivyDB, SkipDBUpdate: f.skipDBUpdate},
+		NoScan: f.noScan, Platforms: platforms,
 		PolicyPath: f.policy, Version: f.version, Commit: commit, Created: created, ChartDirs: charts,
 		LicenseFile: license, Log: logw,
 	})
 	if err != nil {
-		if res != nil && res.Result != nil && res.Gate != nil && !res.Gate.Passed {
-			return checkFailed{err}
-		}
 		return err
 	}
 	if f.output.format == "json" {

@@ -8,6 +8,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/reloader-dev/reloader/internal/cli"
 )
 
 // run executes the CLI and returns the exit code and stdout followed by
@@ -24,7 +26,7 @@ func execute(args ...string) (int, string, string) {
 	root.SetOut(&out)
 	root.SetErr(&errOut)
 	root.SetArgs(args)
-	code := exitCode(root.ExecuteContext(context.Background()), &errOut)
+	code := cli.Report("reloader-release", root.ExecuteContext(context.Background()), &errOut)
 	return code, out.String(), errOut.String()
 }
 
@@ -37,14 +39,14 @@ func TestGateCommandExitCodes(t *testing.T) {
 		args []string
 		want int
 	}{
-		{"clean report passes", []string{"gate", pol, reports + "clean.json"}, exitOK},
-		{"HIGH with a fix fails", []string{"gate", pol, reports + "high-fixed.json"}, exitFailed},
-		{"HIGH without a fix fails", []string{"gate", pol, reports + "high-unfixed.json"}, exitFailed},
-		{"malformed report fails", []string{"gate", pol, reports + "malformed.json"}, exitFailed},
-		{"missing report fails", []string{"gate", pol, reports + "nope.json"}, exitFailed},
-		{"clean plus failing fails", []string{"gate", pol, reports + "clean.json", reports + "high-fixed.json"}, exitFailed},
-		{"unreadable policy is a usage error", []string{"gate", "--policy=nope.yaml", reports + "clean.json"}, exitUsage},
-		{"no report is a usage error", []string{"gate", pol}, exitUsage},
+		{"clean report passes", []string{"gate", pol, reports + "clean.json"}, cli.ExitOK},
+		{"HIGH with a fix fails", []string{"gate", pol, reports + "high-fixed.json"}, cli.ExitRefused},
+		{"HIGH without a fix fails", []string{"gate", pol, reports + "high-unfixed.json"}, cli.ExitRefused},
+		{"malformed report fails", []string{"gate", pol, reports + "malformed.json"}, cli.ExitRefused},
+		{"missing report fails", []string{"gate", pol, reports + "nope.json"}, cli.ExitRefused},
+		{"clean plus failing fails", []string{"gate", pol, reports + "clean.json", reports + "high-fixed.json"}, cli.ExitRefused},
+		{"unreadable policy is a usage error", []string{"gate", "--policy=nope.yaml", reports + "clean.json"}, cli.ExitUsage},
+		{"no report is a usage error", []string{"gate", pol}, cli.ExitUsage},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
@@ -58,7 +60,7 @@ func TestGateCommandExitCodes(t *testing.T) {
 
 func TestGateCommandJSONForScripts(t *testing.T) {
 	code, out, _ := execute("gate", "--policy=../../policy/release-policy.yaml", "-o", "json", reports+"high-unfixed.json")
-	if code != exitFailed {
+	if code != cli.ExitRefused {
 		t.Fatalf("exit %d", code)
 	}
 	var res struct {
@@ -89,20 +91,20 @@ exceptions:
 	if err := os.WriteFile(pol, []byte(doc), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	if code, out := run(t, "gate", "--policy", pol, "--now", "2027-01-30T23:59:59Z", reports+"high-unfixed.json"); code != exitOK {
+	if code, out := run(t, "gate", "--policy", pol, "--now", "2027-01-30T23:59:59Z", reports+"high-unfixed.json"); code != cli.ExitOK {
 		t.Fatalf("before expiry: exit %d\n%s", code, out)
 	}
 	code, out := run(t, "gate", "--policy", pol, "--now", "2027-01-31T00:00:00Z", reports+"high-unfixed.json")
-	if code != exitFailed || !strings.Contains(out, "EXPIRED-EXCEPTION") {
+	if code != cli.ExitRefused || !strings.Contains(out, "EXPIRED-EXCEPTION") {
 		t.Fatalf("on the expiry date: exit %d\n%s", code, out)
 	}
 }
 
 func TestVerifyCommandNeedsSomeoneToTrust(t *testing.T) {
-	if code, out := run(t, "verify", "--lock", "x.json"); code != exitUsage || !strings.Contains(out, "whom to trust") {
+	if code, out := run(t, "verify", "--lock", "x.json"); code != cli.ExitUsage || !strings.Contains(out, "whom to trust") {
 		t.Fatalf("exit %d\n%s", code, out)
 	}
-	if code, _ := run(t, "verify", "--lock", "x.json", "--certificate-identity", "me"); code != exitUsage {
+	if code, _ := run(t, "verify", "--lock", "x.json", "--certificate-identity", "me"); code != cli.ExitUsage {
 		t.Fatalf("keyless without issuer and trusted root: exit %d", code)
 	}
 }
@@ -114,6 +116,22 @@ func TestEveryCommandHasHelpWithExamples(t *testing.T) {
 		}
 		if c.Example == "" {
 			t.Errorf("%s has no examples in --help", c.Name())
+		}
+	}
+}
+
+func TestLocalCommandRefusesAnAmbiguousOrUnknownRequest(t *testing.T) {
+	t.Setenv("SOURCE_DATE_EPOCH", "1764500000")
+	t.Setenv("PATH", t.TempDir()) // no trivy anywhere
+	cases := map[string][]string{
+		"no trivy and no --no-scan":  {"local", "--commit", strings.Repeat("a", 40)},
+		"--trivy and --no-scan":      {"local", "--commit", strings.Repeat("a", 40), "--trivy", "trivy", "--no-scan"},
+		"a platform Reloader lacks":  {"local", "--commit", strings.Repeat("a", 40), "--no-scan", "--platforms", "windows/amd64"},
+		"a platform that is no such": {"local", "--commit", strings.Repeat("a", 40), "--no-scan", "--platforms", "amd64"},
+	}
+	for name, args := range cases {
+		if code, out := run(t, append(args, "--out", t.TempDir())...); code != cli.ExitUsage {
+			t.Errorf("%s: exit %d, want %d\n%s", name, code, cli.ExitUsage, out)
 		}
 	}
 }

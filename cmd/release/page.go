@@ -6,6 +6,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/reloader-dev/reloader/internal/cli"
 	"github.com/reloader-dev/reloader/release"
 	"github.com/reloader-dev/reloader/release/page"
 )
@@ -21,11 +22,11 @@ func newPageCmd() *cobra.Command {
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			data, err := os.ReadFile(lockPath)
 			if err != nil {
-				return usageError{err}
+				return cli.Usage(err)
 			}
 			l, err := release.Parse(data)
 			if err != nil {
-				return usageError{err}
+				return cli.Usage(err)
 			}
 			if err := page.Write(out, l, page.Options{SBOMBaseURL: sbomURL}); err != nil {
 				return err

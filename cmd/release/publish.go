@@ -11,6 +11,7 @@ import (
 	"github.com/google/go-containerregistry/pkg/v1/remote"
 	"github.com/spf13/cobra"
 
+	"github.com/reloader-dev/reloader/internal/cli"
 	"github.com/reloader-dev/reloader/policy"
 	"github.com/reloader-dev/reloader/release/pipeline"
 	"github.com/reloader-dev/reloader/release/sign"
@@ -33,7 +34,7 @@ is mandatory (--trivy). Sign with a cosign key file (--key, password from
 COSIGN_PASSWORD) or keyless (--keyless: Fulcio certificate for the GitHub
 Actions OIDC token, every signature recorded in Rekor). Images are pushed by
 digest first and tagged only after the gate passed and everything is signed;
-the last step verifies the whole release offline as users would.` + exitCodesHelp,
+the last step verifies the whole release offline as users would.` + cli.ExitCodesHelp,
 		Example: `  # in GitHub Actions (see .github/workflows/release.yml)
   SOURCE_DATE_EPOCH=$(git log -1 --format=%ct) reloader-release publish \
     --registry ghcr.io/reloader-dev --version v1.2.3 \
@@ -72,13 +73,13 @@ func runPublish(cmd *cobra.Command, f *publishFlags) error {
 	}
 	ctx := cmd.Context()
 	if f.registry == "" || f.version == "" || f.ubiBase == "" || f.trivy == "" {
-		return usageError{errors.New("--registry, --version, --ubi-base and --trivy are required")}
+		return cli.Usage(errors.New("--registry, --version, --ubi-base and --trivy are required"))
 	}
 	if (f.key == "") == !f.keyless.enabled {
-		return usageError{errors.New("sign with exactly one of --key or --keyless")}
+		return cli.Usage(errors.New("sign with exactly one of --key or --keyless"))
 	}
 	if _, err := os.Stat(f.license); err != nil {
-		return usageError{fmt.Errorf("license file: %w", err)}
+		return cli.Usage(fmt.Errorf("license file: %w", err))
 	}
 	created, err := sourceDateEpoch(".")
 	if err != nil {
@@ -94,7 +95,7 @@ func runPublish(cmd *cobra.Command, f *publishFlags) error {
 	if f.key != "" {
 		signer, err = sign.FromKey(sign.KeyOptions{PrivateKeyPath: f.key, Password: []byte(os.Getenv("COSIGN_PASSWORD"))})
 		if err != nil {
-			return usageError{err}
+			return cli.Usage(err)
 		}
 	}
 	vopts, err := f.keyless.verifyOptions()
@@ -120,9 +121,6 @@ func runPublish(cmd *cobra.Command, f *publishFlags) error {
 		Log:    cmd.ErrOrStderr(),
 	})
 	if err != nil {
-		if res != nil && res.Gate != nil && !res.Gate.Passed {
-			return checkFailed{err}
-		}
 		return err
 	}
 	if f.output.format == "json" {

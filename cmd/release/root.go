@@ -12,14 +12,9 @@ import (
 	"time"
 
 	"github.com/spf13/cobra"
-)
 
-const exitCodesHelp = `
-Exit codes:
-  0  success
-  1  a check failed (vulnerability gate, signature or digest verification)
-  2  usage error (flags, arguments, unreadable policy or key)
-  3  the pipeline could not run (build, registry, I/O)`
+	"github.com/reloader-dev/reloader/internal/cli"
+)
 
 func newRoot() *cobra.Command {
 	root := &cobra.Command{
@@ -29,17 +24,12 @@ func newRoot() *cobra.Command {
 images for the standard (scratch) and UBI variants, SBOMs attached as signed
 in-toto attestations, a Trivy vulnerability gate, cosign signatures, Helm
 charts as OCI artifacts, and the signed release lock (reloader-release.json)
-that lists every artifact by digest.` + exitCodesHelp,
+that lists every artifact by digest.` + cli.ExitCodesHelp,
 		SilenceUsage:  true,
 		SilenceErrors: true,
 	}
 	root.AddCommand(newLocalCmd(), newPublishCmd(), newVerifyCmd(), newGateCmd(), newPageCmd())
-	root.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return usageError{err} })
-	for _, c := range root.Commands() {
-		if c.Args != nil {
-			c.Args = usageArgs(c.Args)
-		}
-	}
+	cli.Wire(root)
 	return root
 }
 
@@ -52,7 +42,7 @@ func (o *outputFlag) register(c *cobra.Command) {
 
 func (o *outputFlag) check() error {
 	if o.format != "text" && o.format != "json" {
-		return usageError{fmt.Errorf("--output must be text or json, not %q", o.format)}
+		return cli.Usage(fmt.Errorf("--output must be text or json, not %q", o.format))
 	}
 	return nil
 }
@@ -69,13 +59,13 @@ func sourceDateEpoch(dir string) (time.Time, error) {
 	if s := os.Getenv("SOURCE_DATE_EPOCH"); s != "" {
 		n, err := strconv.ParseInt(s, 10, 64)
 		if err != nil {
-			return time.Time{}, usageError{fmt.Errorf("SOURCE_DATE_EPOCH=%q is not a Unix time", s)}
+			return time.Time{}, cli.Usage(fmt.Errorf("SOURCE_DATE_EPOCH=%q is not a Unix time", s))
 		}
 		return time.Unix(n, 0).UTC(), nil
 	}
 	out, err := git(dir, "log", "-1", "--format=%ct")
 	if err != nil {
-		return time.Time{}, usageError{errors.New("SOURCE_DATE_EPOCH is not set and the commit time of HEAD is unknown")}
+		return time.Time{}, cli.Usage(errors.New("SOURCE_DATE_EPOCH is not set and the commit time of HEAD is unknown"))
 	}
 	n, err := strconv.ParseInt(out, 10, 64)
 	if err != nil {
@@ -87,7 +77,7 @@ func sourceDateEpoch(dir string) (time.Time, error) {
 func headCommit(dir string) (string, error) {
 	out, err := git(dir, "rev-parse", "HEAD")
 	if err != nil {
-		return "", usageError{fmt.Errorf("finding the commit to release (give --commit): %w", err)}
+		return "", cli.Usage(fmt.Errorf("finding the commit to release (give --commit): %w", err))
 	}
 	return out, nil
 }
@@ -97,14 +87,4 @@ func git(dir string, args ...string) (string, error) {
 	cmd.Dir = dir
 	out, err := cmd.Output()
 	return strings.TrimSpace(string(out)), err
-}
-
-// usageArgs makes argument-count errors usage errors (exit 2).
-func usageArgs(check cobra.PositionalArgs) cobra.PositionalArgs {
-	return func(cmd *cobra.Command, args []string) error {
-		if err := check(cmd, args); err != nil {
-			return usageError{err}
-		}
-		return nil
-	}
 }

@@ -8,12 +8,14 @@ import (
 	"github.com/sigstore/sigstore-go/pkg/root"
 	"github.com/spf13/cobra"
 
+	"github.com/reloader-dev/reloader/internal/cli"
 	"github.com/reloader-dev/reloader/release"
 	"github.com/reloader-dev/reloader/release/verify"
 )
 
 type verifyFlags struct {
 	lock, bundle, key, identity, identityRegexp, issuer, trustedRoot string
+	ignoreTlog                                                       bool
 	output                                                           outputFlag
 }
 
@@ -26,8 +28,9 @@ func newVerifyCmd() *cobra.Command {
 (a public key, or a keyless certificate identity and OIDC issuer with a
 Sigstore trusted root), then every artifact of the lock in its registry by
 digest: manifest and blob digests, sizes, media types, cosign signatures and
-SBOM attestations. No transparency log or other online service is contacted;
-only the registry holding the artifacts.` + exitCodesHelp,
+SBOM attestations. Keyless signatures need a transparency-log entry (verified
+offline against the trusted root) unless --insecure-ignore-tlog is given. No transparency log or other online service is contacted;
+only the registry holding the artifacts.` + cli.ExitCodesHelp,
 		Example: `  # key-based release (private PKI)
   reloader-release verify --lock reloader-release.json --key cosign.pub
 
@@ -46,6 +49,7 @@ only the registry holding the artifacts.` + exitCodesHelp,
 	fl.StringVar(&f.identityRegexp, "certificate-identity-regexp", "", "expected keyless certificate identity, as a regular expression")
 	fl.StringVar(&f.issuer, "certificate-oidc-issuer", "", "expected OIDC issuer of the keyless certificate")
 	fl.StringVar(&f.trustedRoot, "trusted-root", "", "Sigstore trusted_root.json for keyless verification")
+	fl.BoolVar(&f.ignoreTlog, "insecure-ignore-tlog", false, "keyless: accept signatures without a transparency-log entry (by default each needs one)")
 	f.output.register(c)
 	return c
 }
@@ -54,25 +58,25 @@ func (f *verifyFlags) options() (verify.Options, error) {
 	var o verify.Options
 	switch {
 	case f.key != "" && (f.identity != "" || f.identityRegexp != ""):
-		return o, usageError{errors.New("give either --key or a certificate identity, not both")}
+		return o, cli.Usage(errors.New("give either --key or a certificate identity, not both"))
 	case f.key != "":
 		pem, err := os.ReadFile(f.key)
 		if err != nil {
-			return o, usageError{fmt.Errorf("reading the public key: %w", err)}
+			return o, cli.Usage(fmt.Errorf("reading the public key: %w", err))
 		}
 		o.Expect = release.Signer{PublicKey: string(pem)}
 	case f.identity != "" || f.identityRegexp != "":
 		if f.issuer == "" || f.trustedRoot == "" {
-			return o, usageError{errors.New("keyless verification needs --certificate-oidc-issuer and --trusted-root")}
+			return o, cli.Usage(errors.New("keyless verification needs --certificate-oidc-issuer and --trusted-root"))
 		}
 		tr, err := root.NewTrustedRootFromPath(f.trustedRoot)
 		if err != nil {
-			return o, usageError{fmt.Errorf("reading the trusted root: %w", err)}
+			return o, cli.Usage(fmt.Errorf("reading the trusted root: %w", err))
 		}
 		o.Expect = release.Signer{Identity: f.identity, IdentityRegexp: f.identityRegexp, Issuer: f.issuer}
-		o.TrustedRoot = tr
+		o.TrustedRoot, o.IgnoreTlog = tr, f.ignoreTlog
 	default:
-		return o, usageError{errors.New("say whom to trust: --key, or --certificate-identity with --certificate-oidc-issuer")}
+		return o, cli.Usage(errors.New("say whom to trust: --key, or --certificate-identity with --certificate-oidc-issuer"))
 	}
 	return o, nil
 }
@@ -90,15 +94,15 @@ func runVerify(cmd *cobra.Command, f *verifyFlags) error {
 	}
 	lockBytes, err := os.ReadFile(f.lock)
 	if err != nil {
-		return usageError{err}
+		return cli.Usage(err)
 	}
 	bundle, err := os.ReadFile(f.bundle)
 	if err != nil {
-		return usageError{err}
+		return cli.Usage(err)
 	}
 	l, err := verify.Lock(cmd.Context(), lockBytes, bundle, opts)
 	if err != nil {
-		return checkFailed{err}
+		return err
 	}
 	res, err := verify.Artifacts(cmd.Context(), l, opts)
 	if f.output.format == "json" {
@@ -115,7 +119,7 @@ func runVerify(cmd *cobra.Command, f *verifyFlags) error {
 		}
 	}
 	if err != nil {
-		return checkFailed{err}
+		return err
 	}
 	if f.output.format != "json" {
 		fmt.Fprintf(cmd.OutOrStdout(), "release %s: all %d artifacts verified\n", l.Version, len(res.Checked))

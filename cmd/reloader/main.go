@@ -1,5 +1,8 @@
 // Command reloader is the controller: it rolls workloads when the ConfigMaps
 // and Secrets they use change. See controller/app for its flags.
+//
+// Installed (or linked) as kubectl-reloader, it is the kubectl plugin
+// `kubectl reloader` and offers only the read-only subcommands (explain).
 package main
 
 import (
@@ -14,9 +17,16 @@ import (
 
 func main() {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
-	defer stop()
-	if err := app.NewCommand().ExecuteContext(ctx); err != nil {
-		fmt.Fprintln(os.Stderr, "reloader:", err)
-		os.Exit(1)
+	cmd, prefix := app.NewCommand(), "reloader:"
+	if app.IsPlugin(os.Args[0]) {
+		cmd, prefix = app.NewPluginCommand(), "kubectl reloader:"
+	}
+	err := cmd.ExecuteContext(ctx)
+	stop()
+	if err != nil {
+		if msg := err.Error(); msg != "" {
+			fmt.Fprintln(os.Stderr, prefix, msg)
+		}
+		os.Exit(app.ExitCode(err))
 	}
 }

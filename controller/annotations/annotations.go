@@ -149,8 +149,16 @@ func (n Names) Interested(w Workload, autoReloadAll bool) bool {
 // HasNamedReload reports whether the workload names resources of kind by
 // pattern, so any resource of that kind in its namespace may concern it.
 func (n Names) HasNamedReload(w Workload, kind refs.Kind) bool {
-	_, ok := n.Source(w, kind)[n.reload(kind)]
+	_, ok := n.ReloadList(w, kind)
 	return ok
+}
+
+// ReloadList returns the workload's reload list for kind (the value of
+// configmap|secret|secretproviderclass.reloader.stakater.com/reload where the
+// decision reads it) and whether it has one.
+func (n Names) ReloadList(w Workload, kind refs.Kind) (string, bool) {
+	list, ok := n.Source(w, kind)[n.reload(kind)]
+	return list, ok
 }
 
 // Searches reports whether the workload opted into search/match.

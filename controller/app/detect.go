@@ -15,9 +15,10 @@ import (
 	"github.com/reloader-dev/reloader/controller/workload"
 )
 
-// detectAPIs checks that the custom kinds asked for are served, and turns
-// DeploymentConfig support on when the OpenShift API exists and the user did
-// not decide (--is-openshift unset), as the original does.
+// detectAPIs notes which optional APIs asked for are not served yet, checks
+// that OpenShift's is when --is-openshift=true, and turns DeploymentConfig
+// support on when the OpenShift API exists and the user did not decide
+// (--is-openshift unset), as the original does.
 func detectAPIs(cs kubernetes.Interface, co *controller.Options, openshiftAuto bool) error {
 	served := func(gvr schema.GroupVersionResource) (bool, error) {
 		list, err := cs.Discovery().ServerResourcesForGroupVersion(gvr.GroupVersion().String())
@@ -50,10 +51,21 @@ func detectAPIs(cs kubernetes.Interface, co *controller.Options, openshiftAuto b
 		}
 		return nil
 	}
-	if co.ArgoRollouts {
-		gvr, _ := workload.GVR(workload.Rollout)
-		if err := require("--is-Argo-Rollouts", gvr); err != nil {
+	// Missing Argo Rollouts or CSI APIs degrade as in the original: the
+	// rest is reloaded; unlike the original, they are picked up once served.
+	for api, on := range map[controller.OptionalAPI]bool{controller.ArgoRolloutsAPI: co.ArgoRollouts, controller.CSIAPI: co.CSI} {
+		if !on {
+			continue
+		}
+		missing, err := api.Served(cs.Discovery())
+		if err != nil {
 			return err
+		}
+		if len(missing) > 0 {
+			if co.Unavailable == nil {
+				co.Unavailable = map[controller.OptionalAPI]bool{}
+			}
+			co.Unavailable[api] = true
 		}
 	}
 	dc, _ := workload.GVR(workload.DeploymentConfig)
@@ -76,11 +88,6 @@ func detectAPIs(cs kubernetes.Interface, co *controller.Options, openshiftAuto b
 			}
 		}
 		co.OpenShift = ok
-	}
-	if co.CSI {
-		if err := require("--enable-csi-integration", controller.CSIResources()...); err != nil {
-			return err
-		}
 	}
 	return nil
 }

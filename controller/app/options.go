@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/spf13/pflag"
+	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/labels"
 
 	"github.com/reloader-dev/reloader/controller"
@@ -50,6 +51,7 @@ type Options struct {
 	HARetryPeriod   time.Duration
 
 	MinReloadInterval time.Duration
+	APIPollInterval   time.Duration
 
 	EnablePProf bool
 	PProfAddr   string
@@ -76,6 +78,7 @@ func DefaultOptions() *Options {
 		HARetryPeriod:   2 * time.Second,
 		PProfAddr:       ":6060",
 		MetricsAddr:     ":9090",
+		APIPollInterval: 30 * time.Second,
 		Workers:         4,
 		QPS:             200,
 		Burst:           400,
@@ -109,6 +112,7 @@ func (o *Options) AddFlags(fs *pflag.FlagSet) {
 	fs.DurationVar(&o.HARetryPeriod, "ha-retry-period", o.HARetryPeriod, "Leader election retry period")
 
 	fs.DurationVar(&o.MinReloadInterval, "min-reload-interval", o.MinReloadInterval, "Least time between two reloads of one workload; changes arriving sooner are coalesced into the next reload (0: no limit)")
+	fs.DurationVar(&o.APIPollInterval, "api-discovery-interval", o.APIPollInterval, "How often to look for an API asked for (--is-Argo-Rollouts, --enable-csi-integration) that the apiserver does not serve yet; it is watched from then on, without a restart")
 	fs.BoolVar(&o.EnablePProf, "enable-pprof", o.EnablePProf, "Serve pprof on --pprof-addr (never on the metrics address)")
 	fs.StringVar(&o.PProfAddr, "pprof-addr", o.PProfAddr, "Address of the pprof server")
 	fs.StringVar(&o.MetricsAddr, "metrics-addr", o.MetricsAddr, "Address of the /metrics, /live and /readyz server")
@@ -159,6 +163,10 @@ func (o *Options) Resolve(getenv func(string) string) (*Resolved, error) {
 	if o.MinReloadInterval < 0 {
 		bad("--min-reload-interval=%s: must not be negative", o.MinReloadInterval)
 	}
+	if o.APIPollInterval <= 0 {
+		bad("--api-discovery-interval=%s: must be positive", o.APIPollInterval)
+	}
+	co.APIPollInterval = o.APIPollInterval
 	switch o.ReloadStrategy {
 	case string(controller.EnvVars), string(controller.Annotations):
 		co.Strategy = controller.Strategy(o.ReloadStrategy)
@@ -243,6 +251,14 @@ func (o *Options) Resolve(getenv func(string) string) (*Resolved, error) {
 	}
 	r := &Resolved{Controller: co, Logger: logger,
 		MetaNamespace: getenv("RELOADER_NAMESPACE"), DeploymentName: getenv("RELOADER_DEPLOYMENT_NAME")}
+	// Events about the controller itself go on its Deployment, where
+	// `kubectl describe` shows them, else on its Pod.
+	switch {
+	case r.MetaNamespace != "" && r.DeploymentName != "":
+		r.Controller.Self = &corev1.ObjectReference{APIVersion: "apps/v1", Kind: "Deployment", Namespace: r.MetaNamespace, Name: r.DeploymentName}
+	case getenv("POD_NAMESPACE") != "" && getenv("POD_NAME") != "":
+		r.Controller.Self = &corev1.ObjectReference{APIVersion: "v1", Kind: "Pod", Namespace: getenv("POD_NAMESPACE"), Name: getenv("POD_NAME")}
+	}
 	if o.EnableHA {
 		r.PodName, r.PodNS = getenv("POD_NAME"), getenv("POD_NAMESPACE")
 		if r.PodName == "" {
@@ -277,7 +293,9 @@ func parseBoolFlag(name, v string, bad func(string, ...any)) bool {
 func parseSelectorList(items []string) (labels.Selector, error) {
 	parts := make([]string, 0, len(items))
 	for _, it := range items {
-		it = strings.TrimSpace(it)
+		// stakater's chart renders --namespace-selector="<selector>", quotes
+		// included, and its controller accepts that.
+		it = strings.Trim(strings.TrimSpace(it), `"'`)
 		if it == "" {
 			continue
 		}

@@ -68,6 +68,14 @@ func TestSelectorsAcceptTheOriginalsSyntax(t *testing.T) {
 	if got := r.Controller.NamespaceSelector.String(); got != "env=prod" {
 		t.Fatalf("namespace selector = %q", got)
 	}
+	// The quoted form stakater's chart renders.
+	r, err = resolve(t, nil, `--namespace-selector="env=prod"`)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := r.Controller.NamespaceSelector.String(); got != "env=prod" {
+		t.Fatalf("quoted namespace selector = %q", got)
+	}
 }
 
 func TestKubernetesNamespaceSelectsSingleNamespaceMode(t *testing.T) {

@@ -71,6 +71,7 @@ a healthy workload and never misses a change made while the controller was down.
 		},
 	}
 	o.AddFlags(cmd.Flags())
+	cmd.AddCommand(newExplainCommand("reloader"))
 	return cmd
 }
 
@@ -78,6 +79,10 @@ a healthy workload and never misses a change made while the controller was down.
 func Run(ctx context.Context, o *Options, r *Resolved) error {
 	log := r.Logger
 	klog.SetSlogLogger(log)
+	reg := prometheus.NewRegistry()
+	reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
+	// Before the first client exists, so every request is counted.
+	metrics.NewClientGo(reg).Install()
 	cfg, err := restConfig(o.Kubeconfig)
 	if err != nil {
 		return err
@@ -107,8 +112,6 @@ func Run(ctx context.Context, o *Options, r *Resolved) error {
 		return err
 	}
 
-	reg := prometheus.NewRegistry()
-	reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	m := metrics.New(reg, metrics.Options{CountByNamespace: os.Getenv("METRICS_COUNT_BY_NAMESPACE") == "enabled"})
 
 	ao, alertsOn, err := alerts.OptionsFromEnv(os.Getenv)

@@ -1,13 +1,40 @@
 // Package metrics defines the controller's Prometheus metrics, with
-// stakater/Reloader's names and labels so existing dashboards and alerts keep
-// working. Label values are kinds, namespaces and reasons, never resource
+// stakater/Reloader's names, labels and label values so existing dashboards
+// and alerts keep working, and the client-go request metrics
+// (rest_client_requests_total, rest_client_request_duration_seconds) it
+// exposes. Label values are kinds, namespaces and reasons, never resource
 // contents.
 package metrics
 
 import (
+	"context"
+	"net/url"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
+	clientmetrics "k8s.io/client-go/tools/metrics"
+)
+
+// Label values of the original, so its dashboards' matchers keep matching.
+const (
+	// SkipIgnored: a ConfigMap or Secret event in an ignored or unselected namespace.
+	SkipIgnored = "ignored_or_not_selected"
+	// SkipNoDataChange: an update that did not change the data.
+	SkipNoDataChange = "no_data_change"
+	// SkipStrategyNotUpdated: a reload found nothing to update in the
+	// workload (no container uses the resource).
+	SkipStrategyNotUpdated = "strategy_not_updated"
+
+	ResultSuccess = "success"
+	ResultError   = "error"
+	ResultSkipped = "skipped"
+
+	// ErrorHandler is every failed sync (reloader_errors_total{type}).
+	ErrorHandler = "handler_error"
+
+	// EventUnknown is the event_type of reloader_events_processed_total: the
+	// original records it after the event type is gone.
+	EventUnknown = "unknown"
 )
 
 // Collectors are the controller's metrics.
@@ -31,6 +58,12 @@ type Collectors struct {
 	InvalidAnnotations  *prometheus.CounterVec
 	CacheSynced         prometheus.Gauge
 	Coalesced           prometheus.Counter
+	// Syncs counts every workload sync (ours): reloader_reconcile_total
+	// counts, as in the original, only the handling of changes.
+	Syncs *prometheus.CounterVec
+	// OptionalAPIAvailable is 1 per optional API asked for (argo-rollouts,
+	// secrets-store-csi) once the apiserver serves it and it is watched.
+	OptionalAPIAvailable *prometheus.GaugeVec
 
 	countByNamespace bool
 }
@@ -89,14 +122,61 @@ func New(reg prometheus.Registerer, o Options) *Collectors {
 			Help: "1 once every informer cache has synced."}),
 		Coalesced: prometheus.NewCounter(prometheus.CounterOpts{Namespace: ns, Name: "reload_coalesced_total",
 			Help: "Reloads deferred by the minimum reload interval; their changes are applied together by a later reload."}),
+		Syncs: prometheus.NewCounterVec(prometheus.CounterOpts{Namespace: ns, Name: "workload_syncs_total",
+			Help: "Workload syncs by result (success, requeue, error), including those that found the workload up to date."}, []string{"result"}),
+		OptionalAPIAvailable: prometheus.NewGaugeVec(prometheus.GaugeOpts{Namespace: ns, Name: "optional_api_available",
+			Help: "1 when an optional API the flags ask for is served and watched, 0 while the apiserver does not serve it."}, []string{"api"}),
 	}
 	reg.MustRegister(c.Reloaded, c.ReconcileTotal, c.ReconcileDuration, c.ActionTotal, c.ActionLatency,
 		c.SkippedTotal, c.QueueDepth, c.QueueAdds, c.QueueLatency, c.ErrorsTotal, c.RetriesTotal, c.EventsReceived,
-		c.EventsProcessed, c.WorkloadsScanned, c.WorkloadsMatched, c.InvalidAnnotations, c.CacheSynced, c.Coalesced)
+		c.EventsProcessed, c.WorkloadsScanned, c.WorkloadsMatched, c.InvalidAnnotations, c.CacheSynced, c.Coalesced, c.Syncs, c.OptionalAPIAvailable)
 	if o.CountByNamespace {
 		reg.MustRegister(c.ReloadedByNamespace)
 	}
+	// The original exports both series from the start, so rate() and
+	// absent() work before the first reload.
+	c.Reloaded.WithLabelValues("true").Add(0)
+	c.Reloaded.WithLabelValues("false").Add(0)
 	return c
+}
+
+// ClientGo is client-go's request metrics under the original's names,
+// labels and buckets: rest_client_requests_total{code,method,host} and
+// rest_client_request_duration_seconds{verb,host}.
+type ClientGo struct {
+	requests *prometheus.CounterVec
+	latency  *prometheus.HistogramVec
+}
+
+// NewClientGo creates the client-go request metrics and registers them with
+// reg. Install hands them to client-go.
+func NewClientGo(reg prometheus.Registerer) *ClientGo {
+	m := &ClientGo{
+		requests: prometheus.NewCounterVec(prometheus.CounterOpts{Name: "rest_client_requests_total",
+			Help: "Number of HTTP requests, partitioned by status code, method, and host."}, []string{"code", "method", "host"}),
+		latency: prometheus.NewHistogramVec(prometheus.HistogramOpts{Name: "rest_client_request_duration_seconds",
+			Help:    "Request latency in seconds. Broken down by verb and host.",
+			Buckets: []float64{0.001, 0.01, 0.05, 0.1, 0.5, 1, 5, 10, 30}}, []string{"verb", "host"}),
+	}
+	reg.MustRegister(m.requests, m.latency)
+	return m
+}
+
+// Install makes client-go report every request to m. client-go keeps one
+// set of request metrics per process and takes the first registered, so
+// call it once, before any client is used.
+func (m *ClientGo) Install() {
+	clientmetrics.Register(clientmetrics.RegisterOpts{RequestResult: m, RequestLatency: m})
+}
+
+// Increment implements client-go's ResultMetric.
+func (m *ClientGo) Increment(_ context.Context, code, method, host string) {
+	m.requests.WithLabelValues(code, method, host).Inc()
+}
+
+// Observe implements client-go's LatencyMetric.
+func (m *ClientGo) Observe(_ context.Context, verb string, u url.URL, latency time.Duration) {
+	m.latency.WithLabelValues(verb, u.Host).Observe(latency.Seconds())
 }
 
 // RecordReload counts one reload attempt.
@@ -119,7 +199,13 @@ func (c *Collectors) RecordAction(kind, result string, latency time.Duration) {
 	}
 }
 
-// RecordReconcile counts one sync and its duration.
+// RecordSkipped counts an operation skipped for reason (Skip*).
+func (c *Collectors) RecordSkipped(reason string) {
+	c.SkippedTotal.WithLabelValues(reason).Inc()
+}
+
+// RecordReconcile counts one reconcile and its duration; result is one of
+// ResultSuccess, ResultError, ResultSkipped.
 func (c *Collectors) RecordReconcile(result string, d time.Duration) {
 	c.ReconcileTotal.WithLabelValues(result).Inc()
 	c.ReconcileDuration.WithLabelValues(result).Observe(d.Seconds())

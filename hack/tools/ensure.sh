@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Usage: hack/tools/ensure.sh [controlplane|registry|lint]
+# Usage: hack/tools/ensure.sh [controlplane|registry|lint|trivy]
 #
 # Builds one set of pinned third-party binaries from the Go module proxy into a
 # cache directory outside git and prints that directory. Each set is a tools
@@ -17,10 +17,21 @@ mod="$here/$set_name"
 [ -f "$mod/go.mod" ] || { echo "ensure.sh: unknown tool set '$set_name' (no $mod/go.mod)" >&2; exit 2; }
 
 ldflags="-s -w"
-if [ "$set_name" = controlplane ]; then
+goexperiment=${GOEXPERIMENT:-}
+case "$set_name" in
+controlplane)
   ldflags="$ldflags -X k8s.io/component-base/version.gitVersion=v1.37.2 -X k8s.io/component-base/version.gitMajor=1 -X k8s.io/component-base/version.gitMinor=37 -X k8s.io/component-base/version.gitTreeState=clean"
-fi
-key=$( { cat "$mod/go.mod" "$mod/go.sum"; echo "$ldflags"; go env GOVERSION GOOS GOARCH; } | sha256sum | cut -c1-16)
+  ;;
+trivy)
+  # Trivy v0.74 uses encoding/json/v2, which Go 1.26 only compiles behind this
+  # experiment. Its version string is stamped by ldflags in upstream releases;
+  # without it `trivy --version` says "dev" and reports could not name it.
+  goexperiment=jsonv2
+  trivy_version=$(cd "$mod" && go list -m -f '{{.Version}}' github.com/aquasecurity/trivy)
+  ldflags="$ldflags -X github.com/aquasecurity/trivy/pkg/version/app.ver=${trivy_version#v}"
+  ;;
+esac
+key=$( { cat "$mod/go.mod" "$mod/go.sum"; echo "$ldflags${goexperiment:+ GOEXPERIMENT=$goexperiment}"; go env GOVERSION GOOS GOARCH; } | sha256sum | cut -c1-16)
 cache=${RELOADER_TOOLS_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/reloader-dev/tools}
 dir="$cache/$set_name-$key"
 mkdir -p "$cache"
@@ -33,7 +44,7 @@ if [ ! -f "$dir/.complete" ]; then
   (
     cd "$mod"
     # shellcheck disable=SC2046
-    CGO_ENABLED=0 go build -trimpath -ldflags "$ldflags" -o "$dir.tmp/" $(go list tool)
+    CGO_ENABLED=0 GOEXPERIMENT=$goexperiment go build -trimpath -ldflags "$ldflags" -o "$dir.tmp/" $(go list tool)
   )
   # etcd's main package is its module root, so the binary comes out as "server".
   [ -f "$dir.tmp/server" ] && mv "$dir.tmp/server" "$dir.tmp/etcd"

@@ -20,7 +20,6 @@ import (
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
-	"errors"
 	"fmt"
 	"io"
 	"io/fs"
@@ -33,6 +32,8 @@ import (
 	"time"
 
 	"github.com/klauspost/compress/zstd"
+
+	"github.com/reloader-dev/reloader/release/trust"
 )
 
 // Names of the files an archive holds besides blobs.
@@ -65,25 +66,30 @@ func allowedDir(name string) bool {
 	return false
 }
 
+// ErrInvalid marks an archive that is not a well-formed release archive:
+// a bad entry, a checksum mismatch, truncation. Callers treat it as
+// tampering (it wraps trust.ErrUntrusted), not as an I/O failure.
+var ErrInvalid = fmt.Errorf("%w: invalid release archive", trust.ErrUntrusted)
+
 // ValidName checks an entry name is one an archive may hold. It rejects
 // absolute paths, "..", backslashes and anything not in the layout.
 func ValidName(name string, dir bool) error {
 	if name == "" || strings.ContainsAny(name, "\\\x00") || strings.HasPrefix(name, "/") {
-		return fmt.Errorf("archive entry %q: not a relative path", name)
+		return fmt.Errorf("%w: archive entry %q: not a relative path", ErrInvalid, name)
 	}
 	for _, part := range strings.Split(strings.TrimSuffix(name, "/"), "/") {
 		if part == ".." || part == "." || part == "" {
-			return fmt.Errorf("archive entry %q: path escapes or is not clean", name)
+			return fmt.Errorf("%w: archive entry %q: path escapes or is not clean", ErrInvalid, name)
 		}
 	}
 	if dir {
 		if !allowedDir(name) {
-			return fmt.Errorf("archive entry %q: unexpected directory", name)
+			return fmt.Errorf("%w: archive entry %q: unexpected directory", ErrInvalid, name)
 		}
 		return nil
 	}
 	if !allowedFile(name) {
-		return fmt.Errorf("archive entry %q: not part of a release archive", name)
+		return fmt.Errorf("%w: archive entry %q: not part of a release archive", ErrInvalid, name)
 	}
 	return nil
 }
@@ -132,15 +138,15 @@ func Unpack(ctx context.Context, r io.Reader, dir string, opts UnpackOptions) er
 		h, err := tr.Next()
 		if err == io.EOF {
 			if n == 0 {
-				return errors.New("reading archive: no entries (empty or not a tar)")
+				return fmt.Errorf("%w: reading archive: no entries (empty or not a tar)", ErrInvalid)
 			}
 			return nil
 		}
 		if err != nil {
-			return fmt.Errorf("reading archive after %d entries (truncated or corrupt): %w", n, err)
+			return fmt.Errorf("%w: reading archive after %d entries (truncated or corrupt): %w", ErrInvalid, n, err)
 		}
 		if n >= opts.MaxEntries {
-			return fmt.Errorf("archive has more than %d entries", opts.MaxEntries)
+			return fmt.Errorf("%w: archive has more than %d entries", ErrInvalid, opts.MaxEntries)
 		}
 		name := strings.TrimPrefix(h.Name, "./")
 		switch h.Typeflag {
@@ -154,17 +160,17 @@ func Unpack(ctx context.Context, r io.Reader, dir string, opts UnpackOptions) er
 			continue
 		case tar.TypeReg:
 		default:
-			return fmt.Errorf("archive entry %q: type %q is not a regular file or directory", h.Name, h.Typeflag)
+			return fmt.Errorf("%w: archive entry %q: type %q is not a regular file or directory", ErrInvalid, h.Name, h.Typeflag)
 		}
 		if err := ValidName(name, false); err != nil {
 			return err
 		}
 		if seen[name] {
-			return fmt.Errorf("archive entry %q appears twice", name)
+			return fmt.Errorf("%w: archive entry %q appears twice", ErrInvalid, name)
 		}
 		seen[name] = true
 		if h.Size < 0 || total+h.Size > opts.MaxBytes {
-			return fmt.Errorf("archive entry %q: extracting it would exceed %d bytes", name, opts.MaxBytes)
+			return fmt.Errorf("%w: archive entry %q: extracting it would exceed %d bytes", ErrInvalid, name, opts.MaxBytes)
 		}
 		total += h.Size
 		dst := filepath.Join(dir, filepath.FromSlash(name))
@@ -180,7 +186,7 @@ func Unpack(ctx context.Context, r io.Reader, dir string, opts UnpackOptions) er
 			err = cerr
 		}
 		if err != nil {
-			return fmt.Errorf("extracting %s (truncated archive?): %w", name, err)
+			return fmt.Errorf("%w: extracting %s (truncated archive?): %w", ErrInvalid, name, err)
 		}
 	}
 }
@@ -283,19 +289,19 @@ type Checksums map[string]string
 // line, names valid archive entries, none twice.
 func ParseChecksums(b []byte) (Checksums, error) {
 	if len(b) > 256<<20 {
-		return nil, errors.New("checksum manifest is implausibly large")
+		return nil, fmt.Errorf("%w: checksum manifest is implausibly large", ErrInvalid)
 	}
 	c := Checksums{}
 	for i, line := range strings.Split(strings.TrimSuffix(string(b), "\n"), "\n") {
 		sum, name, ok := strings.Cut(line, "  ")
 		if !ok || len(sum) != 64 || strings.Trim(sum, "0123456789abcdef") != "" {
-			return nil, fmt.Errorf("checksum manifest line %d: not \"<sha256>  <name>\"", i+1)
+			return nil, fmt.Errorf("%w: checksum manifest line %d: not \"<sha256>  <name>\"", ErrInvalid, i+1)
 		}
 		if err := ValidName(name, false); err != nil || name == ChecksumFile {
-			return nil, fmt.Errorf("checksum manifest line %d: %q is not an archive file", i+1, name)
+			return nil, fmt.Errorf("%w: checksum manifest line %d: %q is not an archive file", ErrInvalid, i+1, name)
 		}
 		if _, dup := c[name]; dup {
-			return nil, fmt.Errorf("checksum manifest line %d: %s listed twice", i+1, name)
+			return nil, fmt.Errorf("%w: checksum manifest line %d: %s listed twice", ErrInvalid, i+1, name)
 		}
 		c[name] = sum
 	}
@@ -323,7 +329,7 @@ func (c Checksums) Marshal() []byte {
 func VerifyChecksums(ctx context.Context, dir string) error {
 	b, err := os.ReadFile(filepath.Join(dir, ChecksumFile))
 	if err != nil {
-		return fmt.Errorf("archive has no readable checksum manifest: %w", err)
+		return fmt.Errorf("%w: archive has no readable checksum manifest: %w", ErrInvalid, err)
 	}
 	want, err := ParseChecksums(b)
 	if err != nil {
@@ -340,7 +346,7 @@ func VerifyChecksums(ctx context.Context, dir string) error {
 		}
 		present[f] = true
 		if _, ok := want[f]; !ok {
-			return fmt.Errorf("archive file %s is not in the checksum manifest", f)
+			return fmt.Errorf("%w: archive file %s is not in the checksum manifest", ErrInvalid, f)
 		}
 	}
 	names := make([]string, 0, len(want))
@@ -353,17 +359,17 @@ func VerifyChecksums(ctx context.Context, dir string) error {
 			return err
 		}
 		if !present[n] {
-			return fmt.Errorf("archive lacks %s, which its checksum manifest lists (truncated?)", n)
+			return fmt.Errorf("%w: archive lacks %s, which its checksum manifest lists (truncated?)", ErrInvalid, n)
 		}
 		got, err := fileSHA256(filepath.Join(dir, filepath.FromSlash(n)))
 		if err != nil {
 			return err
 		}
 		if got != want[n] {
-			return fmt.Errorf("archive file %s has sha256 %s, the checksum manifest says %s", n, got, want[n])
+			return fmt.Errorf("%w: archive file %s has sha256 %s, the checksum manifest says %s", ErrInvalid, n, got, want[n])
 		}
 		if blobName.MatchString(n) && path.Base(n) != got {
-			return fmt.Errorf("archive blob %s holds content with sha256 %s", n, got)
+			return fmt.Errorf("%w: archive blob %s holds content with sha256 %s", ErrInvalid, n, got)
 		}
 	}
 	return nil

@@ -67,7 +67,7 @@ func (l *Layout) WriteBlob(digest string, size int64, r io.Reader) error {
 		return fmt.Errorf("writing blob %s: %w", digest, err)
 	}
 	if got := "sha256:" + hex.EncodeToString(h.Sum(nil)); got != digest || (size >= 0 && n != size) {
-		return fmt.Errorf("blob %s: received %d bytes with digest %s", digest, n, got)
+		return fmt.Errorf("%w: blob %s: received %d bytes with digest %s", ErrInvalid, digest, n, got)
 	}
 	if err := os.Rename(f.Name(), p); err != nil {
 		return fmt.Errorf("writing blob %s: %w", digest, err)
@@ -181,7 +181,7 @@ func (l *Layout) Manifest(_ context.Context, _ string, digest string) ([]byte, e
 	}
 	s := sha256.Sum256(b)
 	if got := "sha256:" + hex.EncodeToString(s[:]); got != digest {
-		return nil, fmt.Errorf("archive manifest %s holds content with digest %s", digest, got)
+		return nil, fmt.Errorf("%w: archive manifest %s holds content with digest %s", ErrInvalid, digest, got)
 	}
 	return b, nil
 }

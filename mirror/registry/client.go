@@ -18,6 +18,7 @@ import (
 	"net"
 	"net/http"
 	"os"
+	"strconv"
 	"strings"
 	"sync"
 	"syscall"
@@ -117,12 +118,22 @@ func (c *Client) Repository(ctx context.Context, repo string, push bool) (*Repos
 	if err != nil {
 		return nil, fmt.Errorf("resolving credentials for %s: %w", ref.RegistryStr(), err)
 	}
-	scopes := []string{ref.Scope(transport.PullScope)}
-	if push {
-		scopes = []string{ref.Scope(transport.PushScope)}
-	}
-	rt, err := transport.NewWithContext(ctx, ref.Registry, auth, c.base, scopes)
+	cfg, err := authn.Authorization(ctx, auth)
 	if err != nil {
+		return nil, fmt.Errorf("reading the credentials for %s: %w", ref.RegistryStr(), err)
+	}
+	right := transport.PullScope
+	if push {
+		// The push scope is "pull,push": a push reads back what it wrote.
+		right = transport.PushScope
+	}
+	rt, err := transport.NewWithContext(ctx, ref.Registry, auth, c.base, []string{ref.Scope(right)})
+	if err != nil {
+		var te *transport.Error
+		if errors.As(err, &te) && (te.StatusCode == http.StatusUnauthorized || te.StatusCode == http.StatusForbidden) {
+			return nil, &DeniedError{Registry: ref.RegistryStr(), Repository: ref.RepositoryStr(), Right: lastRight(right),
+				User: userOf(cfg), Rejected: userOf(cfg) != "", Status: te.StatusCode, Detail: "the token service refused them: " + err.Error()}
+		}
 		return nil, fmt.Errorf("connecting to %s for %s: %w", ref.RegistryStr(), repo, err)
 	}
 	r = &Repository{
@@ -132,6 +143,7 @@ func (c *Client) Repository(ctx context.Context, repo string, push bool) (*Repos
 		base:      ref.Registry.Scheme() + "://" + ref.RegistryStr(),
 		hc:        &http.Client{Transport: rt},
 		userAgent: c.opts.UserAgent,
+		user:      userOf(cfg),
 	}
 	c.mu.Lock()
 	c.repos[key] = r
@@ -148,11 +160,76 @@ type Error struct {
 }
 
 func (e *Error) Error() string {
-	msg := strings.TrimSpace(e.Body)
-	if len(msg) > 300 {
-		msg = msg[:300] + "…"
+	return fmt.Sprintf("%s %s: HTTP %d %s", e.Method, e.URL, e.Status, truncate(strings.TrimSpace(e.Body), 300))
+}
+
+// DeniedError is a registry refusing an operation: no credentials,
+// credentials it rejects, or credentials without the right on the repository
+// (a token lacking the scope: HTTP 401 insufficient_scope; or HTTP 403 from
+// Artifactory and Harbor's core). Retrying cannot help.
+type DeniedError struct {
+	// Registry is the host, Repository the path within it.
+	Registry, Repository string
+	// Right is what the operation needed: "pull" or "push".
+	Right string
+	// User is the user name sent, "" when no credentials were found.
+	User string
+	// Rejected says the credentials themselves were refused (a wrong
+	// password), not the right.
+	Rejected bool
+	Status   int
+	// Detail is the registry's explanation.
+	Detail string
+}
+
+func (e *DeniedError) Error() string {
+	var msg string
+	switch {
+	case e.User == "":
+		msg = fmt.Sprintf("registry %s denied %s on repository %s to anonymous access: no credentials for %s in the Docker config (set DOCKER_CONFIG or run `docker login %s`)",
+			e.Registry, e.Right, e.Repository, e.Registry, e.Registry)
+	case e.Rejected:
+		msg = fmt.Sprintf("registry %s rejected the credentials of user %q (needed for %s on repository %s): check the login for %s in the Docker config",
+			e.Registry, e.User, e.Right, e.Repository, e.Registry)
+	default:
+		msg = fmt.Sprintf("registry %s denied %s on repository %s to user %q: the user lacks the %s right on %s", e.Registry, e.Right, e.Repository, e.User, e.Right, e.Repository)
 	}
-	return fmt.Sprintf("%s %s: HTTP %d %s", e.Method, e.URL, e.Status, msg)
+	msg += " (HTTP " + strconv.Itoa(e.Status)
+	if d := strings.TrimSpace(e.Detail); d != "" {
+		msg += ": " + truncate(d, 300)
+	}
+	return msg + ")"
+}
+
+func truncate(s string, n int) string {
+	if len(s) > n {
+		return s[:n] + "…"
+	}
+	return s
+}
+
+// lastRight turns a scope's action list ("pull,push") into the right it
+// adds ("push").
+func lastRight(actions string) string {
+	return actions[strings.LastIndex(actions, ",")+1:]
+}
+
+func userOf(cfg *authn.AuthConfig) string {
+	switch {
+	case cfg == nil:
+		return ""
+	case cfg.Username != "":
+		return cfg.Username
+	case cfg.IdentityToken != "" || cfg.RegistryToken != "":
+		return "<token>"
+	}
+	return ""
+}
+
+// IsDenied reports whether err is a registry refusing access.
+func IsDenied(err error) bool {
+	var de *DeniedError
+	return errors.As(err, &de)
 }
 
 // Temporary reports whether retrying might succeed: server errors, throttling,

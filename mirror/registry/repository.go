@@ -12,6 +12,8 @@ import (
 	"net/url"
 	"strconv"
 	"strings"
+
+	"github.com/reloader-dev/reloader/release/trust"
 )
 
 // Accepted is every manifest media type a mirror may meet; registries serve
@@ -33,6 +35,8 @@ type Repository struct {
 	base      string
 	hc        *http.Client
 	userAgent string
+	// user is the user name the credentials carry, for error messages.
+	user string
 }
 
 // Host is the registry part of the repository name.
@@ -61,8 +65,19 @@ func (r *Repository) do(ctx context.Context, method, u string, body io.Reader, h
 	return resp, nil
 }
 
-func errorFrom(resp *http.Response) error {
+// errorFrom turns an unexpected answer into an error; a refusal of access
+// becomes a DeniedError naming this repository and right, the operation's
+// need ("pull" or "push").
+func (r *Repository) errorFrom(resp *http.Response, right string) error {
 	b, _ := io.ReadAll(io.LimitReader(resp.Body, 4096))
+	if resp.StatusCode == http.StatusUnauthorized || resp.StatusCode == http.StatusForbidden {
+		// A 401 with a Basic challenge refuses the credentials; a Bearer
+		// one says the token (issued for what the user holds) falls short.
+		rejected := resp.StatusCode == http.StatusUnauthorized &&
+			strings.HasPrefix(strings.ToLower(resp.Header.Get("WWW-Authenticate")), "basic")
+		return &DeniedError{Registry: r.host, Repository: r.path, Right: right, User: r.user, Rejected: rejected && r.user != "",
+			Status: resp.StatusCode, Detail: string(b)}
+	}
 	return &Error{Method: resp.Request.Method, URL: resp.Request.URL.Redacted(), Status: resp.StatusCode, Body: string(b)}
 }
 
@@ -88,7 +103,7 @@ func (r *Repository) HeadManifest(ctx context.Context, ref string) (Descriptor, 
 	case resp.StatusCode == http.StatusNotFound, resp.StatusCode == http.StatusForbidden && !strings.HasPrefix(ref, "sha256:"):
 		return Descriptor{}, false, nil
 	}
-	return Descriptor{}, false, errorFrom(resp)
+	return Descriptor{}, false, r.errorFrom(resp, "pull")
 }
 
 // GetManifest returns the stored bytes of a manifest and its media type. When
@@ -104,7 +119,7 @@ func (r *Repository) GetManifest(ctx context.Context, ref string) ([]byte, strin
 		if resp.StatusCode == http.StatusForbidden && !strings.HasPrefix(ref, "sha256:") {
 			resp.StatusCode = http.StatusNotFound
 		}
-		return nil, "", errorFrom(resp)
+		return nil, "", r.errorFrom(resp, "pull")
 	}
 	b, err := io.ReadAll(io.LimitReader(resp.Body, MaxManifestBytes+1))
 	if err != nil {
@@ -115,7 +130,7 @@ func (r *Repository) GetManifest(ctx context.Context, ref string) ([]byte, strin
 	}
 	if strings.HasPrefix(ref, "sha256:") {
 		if got := Digest(b); got != ref {
-			return nil, "", fmt.Errorf("manifest %s@%s: registry served content with digest %s", r.Name, ref, got)
+			return nil, "", fmt.Errorf("%w: manifest %s@%s: registry served content with digest %s", trust.ErrUntrusted, r.Name, ref, got)
 		}
 	}
 	return b, resp.Header.Get("Content-Type"), nil
@@ -131,10 +146,10 @@ func (r *Repository) PutManifest(ctx context.Context, ref, mediaType string, raw
 	}
 	defer resp.Body.Close()
 	if resp.StatusCode != http.StatusCreated && resp.StatusCode != http.StatusOK && resp.StatusCode != http.StatusAccepted {
-		return false, errorFrom(resp)
+		return false, r.errorFrom(resp, "push")
 	}
 	if d := resp.Header.Get("Docker-Content-Digest"); d != "" && d != Digest(raw) {
-		return false, fmt.Errorf("registry stored manifest %s@%s under digest %s, not %s", r.Name, ref, d, Digest(raw))
+		return false, fmt.Errorf("%w: registry stored manifest %s@%s under digest %s, not %s", trust.ErrUntrusted, r.Name, ref, d, Digest(raw))
 	}
 	return resp.Header.Get("OCI-Subject") != "", nil
 }
@@ -153,7 +168,7 @@ func (r *Repository) HeadBlob(ctx context.Context, digest string) (int64, bool, 
 	case http.StatusNotFound:
 		return 0, false, nil
 	}
-	return 0, false, errorFrom(resp)
+	return 0, false, r.errorFrom(resp, "pull")
 }
 
 // GetBlob opens a blob for streaming. The caller checks the digest while
@@ -165,7 +180,7 @@ func (r *Repository) GetBlob(ctx context.Context, digest string) (io.ReadCloser,
 	}
 	if resp.StatusCode != http.StatusOK {
 		defer resp.Body.Close()
-		return nil, 0, errorFrom(resp)
+		return nil, 0, r.errorFrom(resp, "pull")
 	}
 	return resp.Body, resp.ContentLength, nil
 }
@@ -173,6 +188,12 @@ func (r *Repository) GetBlob(ctx context.Context, digest string) (io.ReadCloser,
 // MountBlob asks the registry to link a blob from another repository of the
 // same registry. It reports false when the registry declined (it then opened
 // an upload session, which is abandoned) so the caller uploads instead.
+//
+// A mount needs pull on fromPath besides push here; a token service grants
+// only the scopes the user holds, so a user who may push here but not read
+// fromPath gets the mount refused (401 or 403). That is a decline too: the
+// upload that follows needs no right on fromPath, and still fails, with a
+// DeniedError, if push here is what is missing.
 func (r *Repository) MountBlob(ctx context.Context, digest, fromPath string) (bool, error) {
 	q := url.Values{"mount": {digest}, "from": {fromPath}}
 	resp, err := r.do(ctx, http.MethodPost, r.base+"/v2/"+r.path+"/blobs/uploads/?"+q.Encode(), nil, nil)
@@ -183,10 +204,10 @@ func (r *Repository) MountBlob(ctx context.Context, digest, fromPath string) (bo
 	switch resp.StatusCode {
 	case http.StatusCreated:
 		return true, nil
-	case http.StatusAccepted:
+	case http.StatusAccepted, http.StatusUnauthorized, http.StatusForbidden:
 		return false, nil
 	}
-	return false, errorFrom(resp)
+	return false, r.errorFrom(resp, "push")
 }
 
 // PushBlob streams size bytes from body as the blob digest in one request
@@ -200,7 +221,7 @@ func (r *Repository) PushBlob(ctx context.Context, digest string, size int64, bo
 	}
 	resp.Body.Close()
 	if resp.StatusCode != http.StatusAccepted {
-		return errorFrom(resp)
+		return r.errorFrom(resp, "push")
 	}
 	loc, err := resp.Request.URL.Parse(resp.Header.Get("Location"))
 	if err != nil {
@@ -222,7 +243,7 @@ func (r *Repository) PushBlob(ctx context.Context, digest string, size int64, bo
 	}
 	defer presp.Body.Close()
 	if presp.StatusCode != http.StatusCreated {
-		return errorFrom(presp)
+		return r.errorFrom(presp, "push")
 	}
 	return nil
 }
@@ -252,7 +273,7 @@ func (r *Repository) Referrers(ctx context.Context, digest string) (index []byte
 	if resp.StatusCode == http.StatusNotFound || resp.StatusCode == http.StatusMethodNotAllowed || resp.StatusCode == http.StatusBadRequest {
 		return nil, false, nil
 	}
-	return nil, false, errorFrom(resp)
+	return nil, false, r.errorFrom(resp, "pull")
 }
 
 // Digest is the sha256 digest string of b.

@@ -50,7 +50,6 @@ import (
 
 // Media types the release uses.
 const (
-	BundleType     = "application/vnd.dev.sigstore.bundle.v0.3+json"
 	SPDXType       = "application/spdx+json"
 	HelmConfigType = "application/vnd.cncf.helm.config.v1+json"
 	HelmChartType  = "application/vnd.cncf.helm.chart.content.v1.tar+gzip"
@@ -121,8 +120,10 @@ type Release struct {
 	LockBundle []byte
 	// LockRef is where the lock artifact was pushed ("host/repo:version").
 	LockRef string
-	// Indexes maps variant name to its index digest; Chart is the chart's.
+	// Indexes maps image name to its index digest, Charts chart name to
+	// the chart's; Chart is the standard variant's chart.
 	Indexes map[string]string
+	Charts  map[string]string
 	Chart   string
 }
 
@@ -177,11 +178,17 @@ func Publish(ctx context.Context, opts Options) (*Release, error) {
 		}
 		out.Indexes[v.name] = d
 	}
-	d, err := p.chart(out.Indexes["reloader"])
-	if err != nil {
-		return nil, fmt.Errorf("publishing the chart: %w", err)
+	// One chart per variant, named as its image, as the release pipeline
+	// publishes them.
+	out.Charts = map[string]string{}
+	for _, v := range variants {
+		d, err := p.chart(v.name, out.Indexes[v.name])
+		if err != nil {
+			return nil, fmt.Errorf("publishing the %s chart: %w", v.name, err)
+		}
+		out.Charts[v.name] = d
 	}
-	out.Chart = d
+	out.Chart = out.Charts["reloader"]
 	lockJSON, err := p.lock.Marshal()
 	if err != nil {
 		return nil, err
@@ -194,7 +201,7 @@ func Publish(ctx context.Context, opts Options) (*Release, error) {
 		return nil, fmt.Errorf("signing the lock: %w", err)
 	}
 	out.Lock, out.LockJSON, out.LockBundle = p.lock, lockJSON, b
-	out.LockRef = p.repo("reloader-release") + ":" + opts.Version
+	out.LockRef = p.repo(release.LockRepository) + ":" + opts.Version
 	if err := p.pushLock(out); err != nil {
 		return nil, err
 	}
@@ -265,7 +272,7 @@ func (p *publisher) imageVariant(nm, variant string, platforms []v1.Platform, ba
 		p.add(release.Artifact{Kind: release.KindImage, Name: nm, Variant: variant, Platform: plat, Repository: repo,
 			Digest: d.Digest.String(), Size: d.Size, MediaType: string(d.MediaType)})
 		sbom := fmt.Sprintf(`{"spdxVersion":"SPDX-2.3","name":%q,"packages":[{"name":"reloader","versionInfo":%q}]}`, nm+"-"+plat, p.opts.Version)
-		sd, err := p.putArtifact(repo, "", []byte("{}"), "application/vnd.oci.empty.v1+json",
+		sd, err := p.putArtifact(repo, "", []byte("{}"), release.EmptyConfigMediaType,
 			[]layer{{[]byte(sbom), SPDXType, nil}}, &d, SPDXType, map[string]string{"org.opencontainers.image.created": p.opts.Created.Format(time.RFC3339), "dev.reloader.sbom.format": "spdx-2.3"})
 		if err != nil {
 			return "", fmt.Errorf("pushing the SBOM of %s %s: %w", nm, plat, err)
@@ -339,12 +346,12 @@ func (p *publisher) signatures(nm, variant, repo string, subject v1.Descriptor, 
 		return fmt.Errorf("signing %s as a bundle: %w", repo, err)
 	}
 	ann := map[string]string{"dev.sigstore.bundle.predicateType": "https://sigstore.dev/cosign/sign/v1", "dev.sigstore.bundle.content": "dsse-envelope"}
-	d, err := p.putArtifact(repo, "", []byte("{}"), "application/vnd.oci.empty.v1+json", []layer{{b, BundleType, nil}}, &subject, BundleType, ann)
+	d, err := p.putArtifact(repo, "", []byte("{}"), release.EmptyConfigMediaType, []layer{{b, release.BundleMediaType, nil}}, &subject, release.BundleMediaType, ann)
 	if err != nil {
 		return fmt.Errorf("pushing the bundle of %s: %w", repo, err)
 	}
 	p.add(release.Artifact{Kind: release.KindSignature, Name: nm, Variant: variant, Repository: repo,
-		Digest: d.Digest.String(), Size: d.Size, MediaType: string(d.MediaType), ArtifactType: BundleType, Subject: subject.Digest.String(), Annotations: ann})
+		Digest: d.Digest.String(), Size: d.Size, MediaType: string(d.MediaType), ArtifactType: release.BundleMediaType, Subject: subject.Digest.String(), Annotations: ann})
 	return nil
 }
 
@@ -372,14 +379,14 @@ func dsseEnvelope(k *ecdsa.PrivateKey, payload []byte) ([]byte, error) {
 	})
 }
 
-func (p *publisher) chart(imageIndex string) (string, error) {
+func (p *publisher) chart(chartName, imageIndex string) (string, error) {
 	version := strings.TrimPrefix(p.opts.Version, "v")
-	chartYAML := fmt.Sprintf("apiVersion: v2\nname: reloader\nversion: %s\nappVersion: %s\n", version, p.opts.Version)
-	values := "image:\n  repository: ghcr.io/reloader-dev/reloader\n  tag: \"\"\n  digest: \"\"\n"
+	chartYAML := fmt.Sprintf("apiVersion: v2\nname: %s\nversion: %s\nappVersion: %s\n", chartName, version, p.opts.Version)
+	values := "image:\n  repository: ghcr.io/reloader-dev/" + chartName + "\n  tag: \"\"\n  digest: \"\"\n"
 	var buf bytes.Buffer
 	gz := gzip.NewWriter(&buf)
 	tw := tar.NewWriter(gz)
-	for _, f := range []struct{ name, body string }{{"reloader/Chart.yaml", chartYAML}, {"reloader/values.yaml", values}} {
+	for _, f := range []struct{ name, body string }{{chartName + "/Chart.yaml", chartYAML}, {chartName + "/values.yaml", values}} {
 		if err := tw.WriteHeader(&tar.Header{Name: f.name, Mode: 0o644, Size: int64(len(f.body)), ModTime: p.opts.Created, Typeflag: tar.TypeReg}); err != nil {
 			return "", err
 		}
@@ -393,25 +400,25 @@ func (p *publisher) chart(imageIndex string) (string, error) {
 	if err := gz.Close(); err != nil {
 		return "", err
 	}
-	repo := p.repo("charts/reloader")
-	cfg := fmt.Sprintf(`{"name":"reloader","version":%q,"appVersion":%q,"apiVersion":"v2"}`, version, p.opts.Version)
+	repo := p.repo("charts/" + chartName)
+	cfg := fmt.Sprintf(`{"name":%q,"version":%q,"appVersion":%q,"apiVersion":"v2"}`, chartName, version, p.opts.Version)
 	d, err := p.putArtifact(repo, version, []byte(cfg), HelmConfigType, []layer{{buf.Bytes(), HelmChartType, nil}}, nil, "",
-		map[string]string{"org.opencontainers.image.title": "reloader", "org.opencontainers.image.version": version})
+		map[string]string{"org.opencontainers.image.title": chartName, "org.opencontainers.image.version": version})
 	if err != nil {
 		return "", err
 	}
-	p.add(release.Artifact{Kind: release.KindChart, Name: "reloader", Repository: repo, Tag: version,
+	p.add(release.Artifact{Kind: release.KindChart, Name: chartName, Repository: repo, Tag: version,
 		Digest: d.Digest.String(), Size: d.Size, MediaType: string(d.MediaType), Annotations: map[string]string{"image": imageIndex}})
-	if err := p.signatures("reloader", "", repo, d, false); err != nil {
+	if err := p.signatures(chartName, "", repo, d, false); err != nil {
 		return "", err
 	}
 	return d.Digest.String(), nil
 }
 
 func (p *publisher) pushLock(r *Release) error {
-	_, err := p.putArtifact(p.repo("reloader-release"), p.opts.Version, []byte("{}"), "application/vnd.oci.empty.v1+json",
-		[]layer{{r.LockJSON, "application/vnd.reloader.release.lock.v1+json", nil}, {r.LockBundle, BundleType, nil}}, nil,
-		"application/vnd.reloader.release.lock.v1+json", nil)
+	_, err := p.putArtifact(p.repo(release.LockRepository), p.opts.Version, []byte("{}"), release.EmptyConfigMediaType,
+		[]layer{{r.LockJSON, release.LockArtifactType, nil}, {r.LockBundle, release.BundleMediaType, nil}}, nil,
+		release.LockArtifactType, nil)
 	if err != nil {
 		return fmt.Errorf("pushing the lock artifact: %w", err)
 	}

@@ -24,8 +24,8 @@ import (
 	"github.com/google/go-containerregistry/pkg/v1/remote"
 	"github.com/google/go-containerregistry/pkg/v1/types"
 
+	"github.com/reloader-dev/reloader/internal/image"
 	"github.com/reloader-dev/reloader/policy"
-	"github.com/reloader-dev/reloader/release/image"
 	"github.com/reloader-dev/reloader/release/pipeline"
 	"github.com/reloader-dev/reloader/release/sign"
 )
@@ -45,8 +45,13 @@ type Options struct {
 	KeyPassword []byte
 	// UBIBase is a real UBI base (name@sha256); empty builds a stand-in.
 	UBIBase string
-	// Trivy is the trivy binary; empty skips the scan (said in the log).
-	Trivy       policy.TrivyOptions
+	// Trivy is the scanner; its Binary is required unless NoScan.
+	Trivy policy.TrivyOptions
+	// NoScan releases unscanned, and the lock says so.
+	NoScan bool
+	// Platforms restricts the platforms (nil: all); see
+	// pipeline.ParsePlatforms.
+	Platforms   []v1.Platform
 	PolicyPath  string
 	Version     string
 	Commit      string
@@ -110,7 +115,7 @@ func Run(ctx context.Context, opts Options) (*Result, error) {
 		}
 	}
 	var scan *pipeline.ScanOptions
-	if opts.Trivy.Binary != "" {
+	if !opts.NoScan {
 		t := opts.Trivy
 		t.Insecure = true
 		scan = &pipeline.ScanOptions{Trivy: t, PolicyPath: opts.PolicyPath}
@@ -127,7 +132,8 @@ func Run(ctx context.Context, opts Options) (*Result, error) {
 		LicenseFiles: licenses, Licenses: "Apache-2.0", Vendor: "Reloader contributors",
 		Summary:     "Reloads Kubernetes workloads when their ConfigMaps and Secrets change",
 		Description: "Reloader watches ConfigMaps and Secrets and rolls the Deployments, StatefulSets and DaemonSets that use them.",
-		ChartDirs:   opts.ChartDirs, OutDir: opts.OutDir, Signer: signer, Scan: scan, Remote: ropts, Log: opts.Log,
+		ChartDirs:   opts.ChartDirs, OutDir: opts.OutDir, Signer: signer, Scan: scan, NoScan: opts.NoScan, Platforms: opts.Platforms,
+		Remote: ropts, Log: opts.Log,
 	})
 	res.Result = pres
 	res.Total = time.Since(start)

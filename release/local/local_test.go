@@ -27,10 +27,11 @@ import (
 	"github.com/reloader-dev/reloader/test/registry"
 )
 
-// The tests release a stand-in for the controller (testdata/standin): it is
-// stamped and packaged exactly like cmd/reloader but cross-compiles in
-// seconds. make release-local releases the real controller.
-const standIn = "./release/local/testdata/standin"
+// The tests release the real controller, for linux/amd64 only (the
+// --platforms users have) to keep the cross-compilation short.
+const controller = "./cmd/reloader"
+
+var amd64 = []v1.Platform{{OS: "linux", Architecture: "amd64"}}
 
 var created = time.Date(2026, 11, 30, 12, 0, 0, 0, time.UTC)
 
@@ -55,6 +56,24 @@ func writeChart(t *testing.T) string {
 	return dir
 }
 
+// writeLibraryChart is a library chart, which Helm cannot install.
+func writeLibraryChart(t *testing.T) string {
+	t.Helper()
+	dir := filepath.Join(t.TempDir(), "reloader-test-lib")
+	if err := os.MkdirAll(filepath.Join(dir, "templates"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	for p, c := range map[string]string{
+		"Chart.yaml":             "apiVersion: v2\nname: reloader-test-lib\nversion: 0.1.0\ntype: library\ndescription: library chart\n",
+		"templates/_helpers.tpl": "{{- define \"lib.name\" -}}reloader{{- end -}}\n",
+	} {
+		if err := os.WriteFile(filepath.Join(dir, p), []byte(c), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return dir
+}
+
 func release1(t *testing.T, ctx context.Context, host, ubiBase, out string) *local.Result {
 	t.Helper()
 	license := filepath.Join(t.TempDir(), "LICENSE")
@@ -63,9 +82,9 @@ func release1(t *testing.T, ctx context.Context, host, ubiBase, out string) *loc
 	}
 	var logb bytes.Buffer
 	res, err := local.Run(ctx, local.Options{
-		ModuleDir: "../..", MainPackage: standIn, OutDir: out, Registry: host, UBIBase: ubiBase,
-		Version: "v1.2.3", Commit: strings.Repeat("ab", 20), Created: created,
-		ChartDirs: []string{writeChart(t)}, LicenseFile: license, Log: &logb,
+		ModuleDir: "../..", MainPackage: controller, OutDir: out, Registry: host, UBIBase: ubiBase,
+		Version: "v1.2.3", Commit: strings.Repeat("ab", 20), Created: created, NoScan: true, Platforms: amd64,
+		ChartDirs: []string{writeChart(t), writeLibraryChart(t)}, LicenseFile: license, Log: &logb,
 	})
 	t.Logf("release log:\n%s", logb.String())
 	if err != nil {
@@ -156,10 +175,11 @@ func TestLocalRelease(t *testing.T) {
 		for _, x := range first.Lock.Artifacts {
 			kinds[x.Kind]++
 		}
-		// 2 indexes, 3+2 images, 2 SBOMs per image, 1 chart, 5 attestations,
+		// 2 indexes, 1+1 images (linux/amd64 only), 2 SBOMs per image, 1
+		// chart (the library chart is not published), 2 attestations,
 		// signatures for everything signed.
-		want := map[release.Kind]int{release.KindImageIndex: 2, release.KindImage: 5, release.KindSBOM: 10,
-			release.KindChart: 1, release.KindAttestation: 5, release.KindSignature: 18}
+		want := map[release.Kind]int{release.KindImageIndex: 2, release.KindImage: 2, release.KindSBOM: 4,
+			release.KindChart: 1, release.KindAttestation: 2, release.KindSignature: 9}
 		for k, n := range want {
 			if kinds[k] != n {
 				t.Errorf("lock has %d %s artifacts, want %d", kinds[k], k, n)
@@ -169,6 +189,19 @@ func TestLocalRelease(t *testing.T) {
 
 	lockBytes, bundle := readRelease(t, second)
 	expect := second.Lock.Signer
+
+	t.Run("a release built with --no-scan says so in its lock and page", func(t *testing.T) {
+		if second.Lock.Scanned() || second.Lock.Scan == nil || !second.Lock.Scan.Skipped {
+			t.Fatalf("lock scan record %+v", second.Lock.Scan)
+		}
+		page, err := os.ReadFile(filepath.Join(filepath.Dir(second.LockPath), "page", "versions.md"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !strings.Contains(string(page), "UNSCANNED") {
+			t.Errorf("the versions page does not say the release is unscanned:\n%s", page)
+		}
+	})
 
 	t.Run("every artifact verifies offline", func(t *testing.T) {
 		if err := verifyAll(ctx, lockBytes, bundle, expect); err != nil {
@@ -206,13 +239,17 @@ func TestLocalRelease(t *testing.T) {
 				continue
 			}
 			bin := extract(t, a.Repository+"@"+a.Digest, "reloader")
+			// The real controller: its --help lists its flags.
 			out, err := exec.CommandContext(ctx, bin, "--help").CombinedOutput()
-			if err != nil {
+			if !strings.Contains(string(out), "--reload-strategy") {
 				t.Fatalf("%s --help: %v\n%s", bin, err, out)
 			}
-			ver, err := exec.CommandContext(ctx, bin, "--version").CombinedOutput()
-			if err != nil || !strings.Contains(string(ver), "v1.2.3") || !strings.Contains(string(ver), strings.Repeat("ab", 20)) {
-				t.Fatalf("binary is not stamped with version and commit: %s %v", ver, err)
+			data, err := os.ReadFile(bin)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !bytes.Contains(data, []byte("v1.2.3")) || !bytes.Contains(data, []byte(strings.Repeat("ab", 20))) {
+				t.Fatal("the controller binary is not stamped with version and commit")
 			}
 			return
 		}

@@ -50,14 +50,37 @@ type View struct {
 	Version, Commit, Source, Created string
 	Signer                           string
 	VerifyLock                       string
-	Rows                             []Row
+	// Scan says how the images were scanned, or that they were not.
+	Scan string
+	// Unscanned marks a release nobody scanned, prominently.
+	Unscanned bool
+	Rows      []Row
+}
+
+// scanLine describes the lock's scan record for people.
+func scanLine(l *release.Lock) string {
+	if !l.Scanned() {
+		return "UNSCANNED: this release was not scanned for vulnerabilities (built with --no-scan); reloader-mirror refuses it without --allow-unscanned."
+	}
+	sc := l.Scan
+	var counts []string
+	for _, sev := range []string{"CRITICAL", "HIGH", "MEDIUM", "LOW", "UNKNOWN"} {
+		counts = append(counts, fmt.Sprintf("%s %d", sev, sc.Counts[sev]))
+	}
+	line := fmt.Sprintf("Scanned by %s %s, database %s built %s: %s.", sc.Scanner, sc.ScannerVersion, sc.DBDigest,
+		sc.DBBuilt.UTC().Format("2006-01-02 15:04 UTC"), strings.Join(counts, ", "))
+	for _, e := range sc.Exceptions {
+		line += fmt.Sprintf(" Exception %s in %s until %s: %s.", e.ID, e.Package, e.Expires, e.Justification)
+	}
+	return line
 }
 
 // Build turns the lock into the page's view: indexes, images and charts
 // with their verify commands; signatures and attestations are not listed,
 // they are what the commands check.
 func Build(l *release.Lock, opts Options) View {
-	v := View{Version: l.Version, Commit: l.Commit, Source: l.Source, Created: l.Created.UTC().Format("2006-01-02 15:04:05 UTC")}
+	v := View{Version: l.Version, Commit: l.Commit, Source: l.Source, Created: l.Created.UTC().Format("2006-01-02 15:04:05 UTC"),
+		Scan: scanLine(l), Unscanned: !l.Scanned()}
 	var flags string
 	if l.Signer.Keyless() {
 		id := "--certificate-identity=" + shellQuote(l.Signer.Identity)
@@ -123,6 +146,8 @@ const markdown = `# Reloader {{.Version}}
 
 Built from {{.Source}} at commit ` + "`{{.Commit}}`" + `, {{.Created}}.
 
+{{if .Unscanned}}**{{.Scan}}**{{else}}{{.Scan}}{{end}}
+
 Every artifact below is signed. Verify the release lock first, then any artifact by digest:
 
 ` + "```sh\n{{.VerifyLock}}\n```" + `
@@ -144,6 +169,7 @@ const htmlPage = `<!DOCTYPE html>
 </head><body>
 <h1>Reloader {{.Version}}</h1>
 <p>Built from <a href="{{.Source}}">{{.Source}}</a> at commit <code>{{.Commit}}</code>, {{.Created}}.</p>
+<p{{if .Unscanned}} style="color:#b00;font-weight:bold"{{end}}>{{.Scan}}</p>
 <p>Verify the release lock first:</p><pre><code>{{.VerifyLock}}</code></pre>
 <p>Signer:</p><pre>{{.Signer}}</pre>
 <table><tr><th>Kind</th><th>Name</th><th>Platform</th><th>Digest and verification</th><th>SBOMs</th></tr>

@@ -39,3 +39,37 @@ func TestPageShowsDigestsVerifyCommandsAndSBOMLinks(t *testing.T) {
 		t.Error("the SBOM artifact is listed as a row; it belongs to its image")
 	}
 }
+
+func TestPageSaysWhetherAndHowTheReleaseWasScanned(t *testing.T) {
+	d := func(c string) string { return "sha256:" + strings.Repeat(c, 64) }
+	l := &release.Lock{Schema: release.LockSchema, Version: "v1.2.3", Source: "https://github.com/reloader-dev/reloader",
+		Commit: strings.Repeat("ab", 20), Created: time.Date(2026, 11, 30, 12, 0, 0, 0, time.UTC),
+		Signer:    release.Signer{PublicKey: "PEM"},
+		Artifacts: []release.Artifact{{Kind: release.KindImageIndex, Name: "reloader", Repository: "r/reloader", Digest: d("1"), Size: 1, MediaType: "x"}}}
+	for _, scan := range []*release.Scan{nil, {Skipped: true}} {
+		l.Scan = scan
+		md, html, err := Render(Build(l, Options{}))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !strings.Contains(string(md), "**UNSCANNED") || !strings.Contains(string(html), "UNSCANNED") {
+			t.Errorf("scan %+v: the page does not say the release is unscanned:\n%s", scan, md)
+		}
+	}
+	l.Scan = &release.Scan{Scanner: "trivy", ScannerVersion: "0.74.0", DBDigest: d("f"), DBBuilt: time.Date(2026, 11, 29, 6, 0, 0, 0, time.UTC),
+		Counts:     map[string]int{"HIGH": 1, "LOW": 2},
+		Exceptions: []release.ScanException{{ID: "CVE-2099-0001", Package: "golang.org/x/sync", Expires: "2027-01-31", Justification: "unreachable"}}}
+	md, _, err := Render(Build(l, Options{}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{"Scanned by trivy 0.74.0, database " + d("f") + " built 2026-11-29 06:00 UTC", "HIGH 1", "LOW 2",
+		"Exception CVE-2099-0001 in golang.org/x/sync until 2027-01-31"} {
+		if !strings.Contains(string(md), want) {
+			t.Errorf("the page lacks %q:\n%s", want, md)
+		}
+	}
+	if strings.Contains(string(md), "UNSCANNED") {
+		t.Error("a scanned release is called unscanned")
+	}
+}

@@ -11,6 +11,8 @@ import (
 	"time"
 
 	"github.com/google/go-containerregistry/pkg/name"
+	v1 "github.com/google/go-containerregistry/pkg/v1"
+	"github.com/google/go-containerregistry/pkg/v1/layout"
 	"github.com/google/go-containerregistry/pkg/v1/remote"
 	"github.com/google/go-containerregistry/pkg/v1/remote/transport"
 
@@ -21,9 +23,10 @@ import (
 	"github.com/reloader-dev/reloader/test/registry"
 )
 
-// A scan that cannot run must stop the release before anything is tagged,
-// signed or locked: the gate fails closed.
-func TestAFailedGateLeavesNothingTaggedSignedOrLocked(t *testing.T) {
+// A scan that cannot run must stop the release before anything reaches the
+// registry: the gate judges the local OCI layout and fails closed, and a
+// refused release leaves no manifest, blob or tag of it behind.
+func TestAFailedGateLeavesNothingInTheRegistry(t *testing.T) {
 	if testing.Short() {
 		t.Skip("builds a whole release")
 	}
@@ -48,13 +51,13 @@ func TestAFailedGateLeavesNothingTaggedSignedOrLocked(t *testing.T) {
 	res, err := pipeline.Run(ctx, pipeline.Options{
 		Version: "v1.2.3", Commit: strings.Repeat("ef", 20), Source: "https://github.com/reloader-dev/reloader",
 		Created: time.Date(2026, 11, 30, 12, 0, 0, 0, time.UTC), Now: time.Now(),
-		ModuleDir: "../..", MainPackage: "./release/local/testdata/standin",
+		ModuleDir: "../..", MainPackage: "./cmd/reloader", Platforms: []v1.Platform{{OS: "linux", Architecture: "amd64"}},
 		Registry: reg.Host + "/reloader-dev", StandardName: "reloader", OutDir: out, Signer: signer, Log: &logb,
 		Scan: &pipeline.ScanOptions{PolicyPath: "../../policy/release-policy.yaml",
 			Trivy: policy.TrivyOptions{Binary: filepath.Join(t.TempDir(), "no-such-trivy")}},
 	})
 	t.Logf("release log:\n%s", logb.String())
-	if err == nil || !strings.Contains(err.Error(), "vulnerability gate failed") {
+	if !errors.Is(err, policy.ErrRefused) {
 		t.Fatalf("release without a scan: %v", err)
 	}
 	if res.Gate == nil || res.Gate.Passed {
@@ -71,15 +74,49 @@ func TestAFailedGateLeavesNothingTaggedSignedOrLocked(t *testing.T) {
 	if _, err := os.Stat(filepath.Join(out, release.LockFileName)); !errors.Is(err, os.ErrNotExist) {
 		t.Errorf("a lock was written after a failed gate: %v", err)
 	}
-	tags, err := remote.List(mustRef(t, reg.Host+"/reloader-dev/reloader:x").Context())
+	host, err := name.NewRegistry(reg.Host)
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, tag := range tags {
-		if strings.HasSuffix(tag, ".sig") || strings.HasSuffix(tag, ".att") {
-			t.Errorf("signature tag %s exists after a failed gate", tag)
+	repos, err := remote.Catalog(ctx, host)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(repos) != 0 {
+		t.Errorf("the registry holds %v after a refused release", repos)
+	}
+	// And by digest: not one image of the refused release is pullable.
+	for _, digest := range builtImages(t, out) {
+		if _, err := remote.Head(mustRef(t, reg.Host+"/reloader-dev/reloader@"+digest)); !notFound(err) {
+			t.Errorf("image %s of the refused release is in the registry: %v", digest, err)
 		}
 	}
+}
+
+// builtImages lists the manifest digests of the release's OCI layout: what
+// the gate judged.
+func builtImages(t *testing.T, out string) []string {
+	t.Helper()
+	p, err := layout.FromPath(filepath.Join(out, "oci"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	idx, err := p.ImageIndex()
+	if err != nil {
+		t.Fatal(err)
+	}
+	m, err := idx.IndexManifest()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var ds []string
+	for _, d := range m.Manifests {
+		ds = append(ds, d.Digest.String())
+	}
+	if len(ds) == 0 {
+		t.Fatal("the OCI layout holds nothing")
+	}
+	return ds
 }
 
 func notFound(err error) bool {

@@ -5,11 +5,13 @@ import (
 	"context"
 	"crypto"
 	"crypto/ecdsa"
+	"errors"
 	"os"
 	"strings"
 	"testing"
 	"time"
 
+	v1 "github.com/google/go-containerregistry/pkg/v1"
 	"github.com/google/go-containerregistry/pkg/v1/remote"
 	"github.com/sigstore/sigstore-go/pkg/root"
 	sigsign "github.com/sigstore/sigstore-go/pkg/sign"
@@ -21,6 +23,7 @@ import (
 	"github.com/reloader-dev/reloader/release/local"
 	"github.com/reloader-dev/reloader/release/pipeline"
 	"github.com/reloader-dev/reloader/release/sign"
+	"github.com/reloader-dev/reloader/release/trust"
 	"github.com/reloader-dev/reloader/release/verify"
 	"github.com/reloader-dev/reloader/test/registry"
 )
@@ -97,13 +100,16 @@ func TestKeylessReleaseVerifiesAgainstTheWorkflowIdentity(t *testing.T) {
 	var logb bytes.Buffer
 	res, err := pipeline.Run(ctx, pipeline.Options{
 		Version: "v1.2.3", Commit: strings.Repeat("cd", 20), Source: "https://github.com/reloader-dev/reloader",
-		Created: created, Now: created, ModuleDir: "../..", MainPackage: "./release/local/testdata/standin",
+		Created: created, Now: created, ModuleDir: "../..", MainPackage: "./cmd/reloader",
+		Platforms: []v1.Platform{{OS: "linux", Architecture: "amd64"}}, NoScan: true,
 		Registry: reg.Host + "/reloader-dev", StandardName: "reloader", UBIName: "reloader-ubi", UBIBase: base,
 		Licenses: "Apache-2.0", OutDir: t.TempDir(), Log: &logb,
 		// The certificate is only issued when signing starts.
 		NewSigner: func(context.Context) (*sign.Signer, error) { return keylessSigner(t, vs, workflowIdentity), nil },
-		// The test CA logs to no CT log: opt out of SCTs, explicitly, here only.
-		Verify: verify.Options{TrustedRoot: tr, IgnoreSCT: true},
+		// The test CA logs to no CT log and the test signer timestamps with
+		// a TSA instead of a transparency log: opt out of both, explicitly,
+		// here only.
+		Verify: verify.Options{TrustedRoot: tr, IgnoreSCT: true, IgnoreTlog: true},
 		Remote: []remote.Option{remote.WithContext(ctx)},
 	})
 	t.Logf("release log:\n%s", logb.String())
@@ -115,12 +121,13 @@ func TestKeylessReleaseVerifiesAgainstTheWorkflowIdentity(t *testing.T) {
 	}
 	bundles := 0
 	for _, a := range res.Lock.Artifacts {
-		if a.ArtifactType == sign.BundleMediaType {
+		if a.ArtifactType == release.BundleMediaType {
 			bundles++
 		}
 	}
-	// A signature per index, image and SBOM, an attestation per SBOM.
-	if want := 2 + 5 + 10 + 10; bundles != want {
+	// A signature per index, image and SBOM, an attestation per SBOM
+	// (linux/amd64 only: one image per variant).
+	if want := 2 + 2 + 4 + 4; bundles != want {
 		t.Errorf("lock lists %d Sigstore bundles, want %d", bundles, want)
 	}
 
@@ -133,7 +140,7 @@ func TestKeylessReleaseVerifiesAgainstTheWorkflowIdentity(t *testing.T) {
 		t.Fatal(err)
 	}
 	check := func(expect release.Signer, lockBytes []byte) error {
-		opts := verify.Options{Expect: expect, TrustedRoot: tr, IgnoreSCT: true}
+		opts := verify.Options{Expect: expect, TrustedRoot: tr, IgnoreSCT: true, IgnoreTlog: true}
 		l, err := verify.Lock(ctx, lockBytes, bundle, opts)
 		if err != nil {
 			return err
@@ -147,6 +154,12 @@ func TestKeylessReleaseVerifiesAgainstTheWorkflowIdentity(t *testing.T) {
 		}
 		if err := check(release.Signer{IdentityRegexp: `^https://github\.com/reloader-dev/reloader/\.github/workflows/release\.yml@refs/tags/v`, Issuer: githubIssuer}, lockBytes); err != nil {
 			t.Fatalf("identity regexp: %v", err)
+		}
+	})
+	t.Run("without a transparency-log entry it is refused unless waived", func(t *testing.T) {
+		opts := verify.Options{Expect: release.Signer{Identity: workflowIdentity, Issuer: githubIssuer}, TrustedRoot: tr, IgnoreSCT: true}
+		if _, err := verify.Lock(ctx, lockBytes, bundle, opts); !errors.Is(err, trust.ErrUntrusted) {
+			t.Fatalf("a bundle with no tlog entry, tlog required: %v", err)
 		}
 	})
 	t.Run("another workflow's identity is refused", func(t *testing.T) {

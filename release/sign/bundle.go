@@ -21,9 +21,6 @@ import (
 	"google.golang.org/protobuf/encoding/protojson"
 )
 
-// BundleMediaType is the media type of the Sigstore bundles we write.
-const BundleMediaType = "application/vnd.dev.sigstore.bundle.v0.3+json"
-
 // Blob signs data (the release lock) into a Sigstore bundle (v0.3 JSON):
 // the format reloader-mirror verifies and `cosign verify-blob
 // --new-bundle-format --bundle` reads.

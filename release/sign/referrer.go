@@ -11,7 +11,8 @@ import (
 	protocommon "github.com/sigstore/protobuf-specs/gen/pb-go/common/v1"
 	"github.com/sigstore/sigstore-go/pkg/sign"
 
-	"github.com/reloader-dev/reloader/release/artifact"
+	"github.com/reloader-dev/reloader/internal/artifact"
+	"github.com/reloader-dev/reloader/release"
 )
 
 // PredicateCosignSign is the predicate of a plain signature statement, as
@@ -52,7 +53,7 @@ func (s *Signer) BundleReferrer(ctx context.Context, reg Registry, subject name.
 		return v1.Descriptor{}, nil, fmt.Errorf("signing %s as a Sigstore bundle: %w", subject, err)
 	}
 	ann := map[string]string{"dev.sigstore.bundle.predicateType": predicateType, "dev.sigstore.bundle.content": "dsse-envelope"}
-	art := artifact.Artifact{ArtifactType: BundleMediaType, Layers: []artifact.Blob{{MediaType: BundleMediaType, Data: b}},
+	art := artifact.Artifact{ArtifactType: release.BundleMediaType, Layers: []artifact.Blob{{MediaType: release.BundleMediaType, Data: b}},
 		Annotations: ann, Subject: &subjectDesc}
 	desc, err := art.Push(ctx, subject.Repository, "", reg.Remote...)
 	if err != nil {

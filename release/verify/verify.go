@@ -1,10 +1,9 @@
 // Package verify checks a release the way its users do: the lock's
 // signature against the signer they expect, then every artifact the lock
-// lists, by digest, offline. It first runs reloader-mirror's verification
-// (mirror/verify: the lock's Sigstore bundle, every cosign signature and
-// attestation the lock lists), then checks content: manifest digests, sizes
-// and media types, every blob, the cosign signature of each signed artifact
-// and that each SBOM is attested with exactly its content. It is the release
+// lists, by digest, offline. Signatures are verified by the trust package
+// (release/trust), as reloader-mirror verifies them; this package adds the
+// content checks: manifest digests, sizes and media types, every blob, and
+// that each SBOM is attested with exactly its content. It is the release
 // pipeline's last gate and the code behind `reloader-release verify`.
 package verify
 
@@ -21,15 +20,10 @@ import (
 	v1 "github.com/google/go-containerregistry/pkg/v1"
 	"github.com/google/go-containerregistry/pkg/v1/remote"
 	"github.com/google/go-containerregistry/pkg/v1/validate"
-	"github.com/sigstore/cosign/v2/pkg/cosign"
-	ociremote "github.com/sigstore/cosign/v2/pkg/oci/remote"
 	"github.com/sigstore/sigstore-go/pkg/root"
-	"github.com/sigstore/sigstore/pkg/cryptoutils"
-	"github.com/sigstore/sigstore/pkg/signature"
-	sigopts "github.com/sigstore/sigstore/pkg/signature/options"
 
-	mirrorverify "github.com/reloader-dev/reloader/mirror/verify"
 	"github.com/reloader-dev/reloader/release"
+	"github.com/reloader-dev/reloader/release/trust"
 )
 
 // Options says whom to trust and how to reach the registry.
@@ -41,68 +35,37 @@ type Options struct {
 	// TrustedRoot is the Sigstore trust root (Fulcio CAs, Rekor, CT logs,
 	// timestamp authorities) for keyless signatures; unused for keys.
 	TrustedRoot *root.TrustedRoot
-	// IgnoreSCT: see mirror/verify.Policy.IgnoreSCT. Only for a private or
-	// test CA that logs to no certificate transparency log.
+	// IgnoreSCT: see trust.Policy.IgnoreSCT. Only for a private or test CA
+	// that logs to no certificate transparency log.
 	IgnoreSCT bool
+	// IgnoreTlog accepts keyless signatures without a transparency-log
+	// entry. By default every keyless bundle needs one, as cosign requires.
+	IgnoreTlog bool
 	// Remote are the registry options (auth, transport).
 	Remote []remote.Option
 }
 
-// policy is the trust policy of reloader-mirror's verification.
-func (o Options) policy() (mirrorverify.Policy, error) {
-	if !o.Expect.Keyless() {
-		pub, err := cryptoutils.UnmarshalPEMToPublicKey([]byte(o.Expect.PublicKey))
-		if err != nil {
-			return mirrorverify.Policy{}, fmt.Errorf("reading the expected public key: %w", err)
-		}
-		return mirrorverify.Policy{PublicKey: pub}, nil
+// Verifier builds the trust verifier for the expected signer.
+func (o Options) Verifier() (*trust.Verifier, error) {
+	p, err := trust.PolicyFor(o.Expect, o.TrustedRoot)
+	if err != nil {
+		return nil, err
 	}
-	p := mirrorverify.Policy{Identity: o.Expect.Identity, IdentityRegexp: o.Expect.IdentityRegexp, Issuer: o.Expect.Issuer, TrustedRoot: o.TrustedRoot, IgnoreSCT: o.IgnoreSCT}
-	return p, p.Validate()
-}
-
-// checkOpts is cosign's verification configuration for the expected signer:
-// always offline; a key means no transparency log (private PKI), a
-// certificate identity means the Rekor bundle must verify against the
-// trusted root.
-func (o Options) checkOpts(ctx context.Context) (*cosign.CheckOpts, error) {
-	co := &cosign.CheckOpts{
-		Offline:            true,
-		ClaimVerifier:      cosign.SimpleClaimVerifier,
-		RegistryClientOpts: []ociremote.Option{ociremote.WithRemoteOptions(append([]remote.Option{remote.WithContext(ctx)}, o.Remote...)...)},
+	p.IgnoreSCT = o.IgnoreSCT
+	if p.Keyless() && !o.IgnoreTlog {
+		p.TransparencyLogThreshold = 1
 	}
-	if !o.Expect.Keyless() {
-		pub, err := cryptoutils.UnmarshalPEMToPublicKey([]byte(o.Expect.PublicKey))
-		if err != nil {
-			return nil, fmt.Errorf("reading the expected public key: %w", err)
-		}
-		v, err := signature.LoadDefaultVerifier(pub, sigopts.WithED25519ph())
-		if err != nil {
-			return nil, fmt.Errorf("loading the expected public key: %w", err)
-		}
-		co.SigVerifier = v
-		co.IgnoreTlog = true
-		return co, nil
-	}
-	if o.TrustedRoot == nil {
-		return nil, errors.New("keyless verification needs a Sigstore trusted root")
-	}
-	if o.Expect.Issuer == "" || (o.Expect.Identity == "" && o.Expect.IdentityRegexp == "") {
-		return nil, errors.New("keyless verification needs the expected certificate identity and OIDC issuer")
-	}
-	co.TrustedMaterial = o.TrustedRoot
-	co.Identities = []cosign.Identity{{Issuer: o.Expect.Issuer, Subject: o.Expect.Identity, SubjectRegExp: o.Expect.IdentityRegexp}}
-	return co, nil
+	return trust.NewVerifier(p)
 }
 
 // Lock verifies the lock's Sigstore bundle against the expected signer and
 // that the lock names that signer, then parses it.
 func Lock(ctx context.Context, lockBytes, bundleBytes []byte, opts Options) (*release.Lock, error) {
-	p, err := opts.policy()
+	v, err := opts.Verifier()
 	if err != nil {
 		return nil, fmt.Errorf("verifying the release lock: %w", err)
 	}
-	l, _, err := mirrorverify.VerifyLock(lockBytes, bundleBytes, p)
+	l, _, err := v.Lock(lockBytes, bundleBytes)
 	if err != nil {
 		return nil, fmt.Errorf("verifying the release lock: its signature does not verify against the expected signer (was it modified?): %w", err)
 	}
@@ -118,11 +81,7 @@ type Result struct {
 // Artifacts verifies every artifact of the lock against the registry.
 // Errors of all artifacts are collected, so one run names every problem.
 func Artifacts(ctx context.Context, l *release.Lock, opts Options) (Result, error) {
-	co, err := opts.checkOpts(ctx)
-	if err != nil {
-		return Result{}, err
-	}
-	p, err := opts.policy()
+	v, err := opts.Verifier()
 	if err != nil {
 		return Result{}, err
 	}
@@ -131,7 +90,7 @@ func Artifacts(ctx context.Context, l *release.Lock, opts Options) (Result, erro
 	ropts := append([]remote.Option{remote.WithContext(ctx)}, opts.Remote...)
 	// First what reloader-mirror checks before it copies anything: every
 	// signature the lock lists, in its own format, against the policy.
-	mres, err := mirrorverify.Release(ctx, l, content{ropts}, p)
+	mres, err := v.Release(ctx, l, content{ropts})
 	if err != nil {
 		return Result{}, fmt.Errorf("verifying the signatures of release %s: %w", l.Version, err)
 	}
@@ -140,7 +99,7 @@ func Artifacts(ctx context.Context, l *release.Lock, opts Options) (Result, erro
 	}
 	for _, a := range l.Artifacts {
 		what := describe(a)
-		if err := artifact(ctx, l, a, co, ropts); err != nil {
+		if err := artifact(ctx, l, a, v, ropts); err != nil {
 			errs = append(errs, fmt.Errorf("%s: %w", what, err))
 			continue
 		}
@@ -165,7 +124,7 @@ func describe(a release.Artifact) string {
 	return s + " " + a.Repository + "@" + a.Digest
 }
 
-func artifact(ctx context.Context, l *release.Lock, a release.Artifact, co *cosign.CheckOpts, ropts []remote.Option) error {
+func artifact(ctx context.Context, l *release.Lock, a release.Artifact, v *trust.Verifier, ropts []remote.Option) error {
 	ref, err := name.NewDigest(a.Repository + "@" + a.Digest)
 	if err != nil {
 		return fmt.Errorf("not a valid reference: %w", err)
@@ -177,7 +136,7 @@ func artifact(ctx context.Context, l *release.Lock, a release.Artifact, co *cosi
 		return fmt.Errorf("fetching the manifest: %w", err)
 	}
 	if desc.Size != a.Size || string(desc.MediaType) != a.MediaType {
-		return fmt.Errorf("manifest is %d bytes of %s, the lock says %d bytes of %s", desc.Size, desc.MediaType, a.Size, a.MediaType)
+		return fmt.Errorf("%w: manifest is %d bytes of %s, the lock says %d bytes of %s", trust.ErrUntrusted, desc.Size, desc.MediaType, a.Size, a.MediaType)
 	}
 	switch a.Kind {
 	case release.KindImageIndex:
@@ -188,7 +147,7 @@ func artifact(ctx context.Context, l *release.Lock, a release.Artifact, co *cosi
 		if err := indexChildrenInLock(l, a, idx); err != nil {
 			return err
 		}
-		return signed(ctx, l, a, ref, co)
+		return signed(ctx, l, a, ref, v, ropts)
 	case release.KindImage:
 		img, err := desc.Image()
 		if err != nil {
@@ -199,17 +158,17 @@ func artifact(ctx context.Context, l *release.Lock, a release.Artifact, co *cosi
 		}
 		// Also the uncompressed layers against the config's diff ids.
 		if err := validate.Image(img); err != nil {
-			return fmt.Errorf("image content does not match its digests (a layer or the config was altered): %w", err)
+			return fmt.Errorf("%w: image content does not match its digests (a layer or the config was altered): %w", trust.ErrUntrusted, err)
 		}
-		if err := signed(ctx, l, a, ref, co); err != nil {
+		if err := signed(ctx, l, a, ref, v, ropts); err != nil {
 			return err
 		}
-		return attested(ctx, l, a, ref, co, ropts)
+		return attested(ctx, l, a, ref, v, ropts)
 	case release.KindChart, release.KindSBOM:
 		if err := blobsMatch(ref, desc.Manifest, ropts); err != nil {
 			return err
 		}
-		return signed(ctx, l, a, ref, co)
+		return signed(ctx, l, a, ref, v, ropts)
 	case release.KindSignature, release.KindAttestation:
 		// Their content is checked with their subject (signed/attested);
 		// here only that the registry still serves exactly these bytes.
@@ -231,7 +190,7 @@ func indexChildrenInLock(l *release.Lock, a release.Artifact, idx v1.ImageIndex)
 			}
 		}
 		if !found {
-			return fmt.Errorf("index refers to %s, which is not an image of the release", d.Digest)
+			return fmt.Errorf("%w: index refers to %s, which is not an image of the release", trust.ErrUntrusted, d.Digest)
 		}
 	}
 	return nil
@@ -255,10 +214,10 @@ func blobsMatch(ref name.Digest, raw []byte, ropts []remote.Option) error {
 		h, n, err := v1.SHA256(rc)
 		rc.Close()
 		if err != nil {
-			return fmt.Errorf("blob %s was altered: the registry serves content that does not match its digest: %w", d.Digest, err)
+			return fmt.Errorf("%w: blob %s was altered: the registry serves content that does not match its digest: %w", trust.ErrUntrusted, d.Digest, err)
 		}
 		if h != d.Digest || n != d.Size {
-			return fmt.Errorf("blob %s was altered: the registry serves %d bytes with digest %s", d.Digest, n, h)
+			return fmt.Errorf("%w: blob %s was altered: the registry serves %d bytes with digest %s", trust.ErrUntrusted, d.Digest, n, h)
 		}
 	}
 	return nil
@@ -267,24 +226,21 @@ func blobsMatch(ref name.Digest, raw []byte, ropts []remote.Option) error {
 // signed requires a signature in the lock for the artifact and checks the
 // cosign-format one with cosign; Sigstore bundle referrers were verified
 // by reloader-mirror's code in Artifacts.
-func signed(ctx context.Context, l *release.Lock, a release.Artifact, ref name.Digest, co *cosign.CheckOpts) error {
+func signed(ctx context.Context, l *release.Lock, a release.Artifact, ref name.Digest, v *trust.Verifier, ropts []remote.Option) error {
 	cosignSig, any := false, false
 	for _, s := range l.Artifacts {
 		if s.Kind == release.KindSignature && s.Subject == a.Digest {
 			any = true
-			cosignSig = cosignSig || mirrorverify.Format(s) == mirrorverify.FormatCosignSignature
+			cosignSig = cosignSig || trust.Format(s) == trust.FormatCosignSignature
 		}
 	}
 	if !any {
-		return errors.New("the lock lists no signature for it")
+		return fmt.Errorf("%w: the lock lists no signature for it", trust.ErrUntrusted)
 	}
 	if !cosignSig {
 		return nil
 	}
-	if _, _, err := cosign.VerifyImageSignatures(ctx, ref, co); err != nil {
-		return fmt.Errorf("signature does not verify against the expected signer: %w", err)
-	}
-	return nil
+	return v.ImageSignatures(ctx, ref, ropts)
 }
 
 // statement is the part of an in-toto statement we compare.
@@ -298,7 +254,7 @@ type statement struct {
 
 // attested checks that each SBOM the lock lists for this image is attested
 // by the expected signer with exactly the SBOM's content.
-func attested(ctx context.Context, l *release.Lock, img release.Artifact, ref name.Digest, co *cosign.CheckOpts, ropts []remote.Option) error {
+func attested(ctx context.Context, l *release.Lock, img release.Artifact, ref name.Digest, v *trust.Verifier, ropts []remote.Option) error {
 	var sboms []release.Artifact
 	for _, a := range l.Artifacts {
 		if a.Kind == release.KindSBOM && a.Subject == img.Digest {
@@ -314,22 +270,14 @@ func attested(ctx context.Context, l *release.Lock, img release.Artifact, ref na
 			continue
 		}
 		var envs [][]byte
-		switch mirrorverify.Format(att) {
-		case mirrorverify.FormatCosignAttestation:
-			aco := *co
-			aco.ClaimVerifier = cosign.IntotoSubjectClaimVerifier
-			atts, _, err := cosign.VerifyImageAttestations(ctx, ref, &aco)
+		switch trust.Format(att) {
+		case trust.FormatCosignAttestation:
+			pls, err := v.ImageAttestations(ctx, ref, ropts)
 			if err != nil {
-				return fmt.Errorf("SBOM attestations do not verify against the expected signer: %w", err)
+				return fmt.Errorf("SBOM attestations: %w", err)
 			}
-			for _, a := range atts {
-				pl, err := a.Payload()
-				if err != nil {
-					return fmt.Errorf("reading an attestation: %w", err)
-				}
-				envs = append(envs, pl)
-			}
-		case mirrorverify.FormatBundle:
+			envs = append(envs, pls...)
+		case trust.FormatBundle:
 			// Its signature was verified by reloader-mirror's code.
 			b, err := singleLayer(att, ropts)
 			if err != nil {
@@ -339,11 +287,11 @@ func attested(ctx context.Context, l *release.Lock, img release.Artifact, ref na
 				DSSEEnvelope json.RawMessage `json:"dsseEnvelope"`
 			}
 			if err := json.Unmarshal(b, &bundle); err != nil || len(bundle.DSSEEnvelope) == 0 {
-				return fmt.Errorf("attestation %s is not a DSSE bundle", att.Digest)
+				return fmt.Errorf("%w: attestation %s is not a DSSE bundle", trust.ErrUntrusted, att.Digest)
 			}
 			envs = append(envs, bundle.DSSEEnvelope)
 		default:
-			return fmt.Errorf("attestation %s has an unknown format", att.Digest)
+			return fmt.Errorf("%w: attestation %s has an unknown format", trust.ErrUntrusted, att.Digest)
 		}
 		for _, e := range envs {
 			st, err := decodeStatement(e)
@@ -351,7 +299,7 @@ func attested(ctx context.Context, l *release.Lock, img release.Artifact, ref na
 				return err
 			}
 			if len(st.Subject) != 1 || "sha256:"+st.Subject[0].Digest["sha256"] != img.Digest {
-				return fmt.Errorf("a %s attestation is about another subject", st.PredicateType)
+				return fmt.Errorf("%w: a %s attestation is about another subject", trust.ErrUntrusted, st.PredicateType)
 			}
 			statements[st.PredicateType] = st.Predicate
 		}
@@ -359,14 +307,14 @@ func attested(ctx context.Context, l *release.Lock, img release.Artifact, ref na
 	for _, s := range sboms {
 		pred, ok := statements[s.PredicateType]
 		if !ok {
-			return fmt.Errorf("no verified %s attestation for the SBOM %s", s.PredicateType, s.Digest)
+			return fmt.Errorf("%w: no verified %s attestation for the SBOM %s", trust.ErrUntrusted, s.PredicateType, s.Digest)
 		}
 		doc, err := singleLayer(s, ropts)
 		if err != nil {
 			return fmt.Errorf("SBOM %s: %w", s.Digest, err)
 		}
 		if !sameJSON(doc, pred) {
-			return fmt.Errorf("the attested %s SBOM differs from the published SBOM %s", s.PredicateType, s.Digest)
+			return fmt.Errorf("%w: the attested %s SBOM differs from the published SBOM %s", trust.ErrUntrusted, s.PredicateType, s.Digest)
 		}
 	}
 	return nil

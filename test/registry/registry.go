@@ -9,15 +9,23 @@ package registry
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"log"
+	"maps"
 	"net"
 	"net/http"
+	"net/http/httputil"
+	"net/url"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
+	"strings"
 	"time"
+
+	"golang.org/x/crypto/bcrypt"
 
 	ggcrregistry "github.com/google/go-containerregistry/pkg/registry"
 
@@ -85,10 +93,52 @@ func StartInProcess(opts InProcessOptions) (*Registry, error) {
 }
 
 // StartDistribution runs the CNCF distribution v3 registry with filesystem
-// storage under dir, built once per machine by hack/tools/ensure.sh.
+// storage under dir and no authentication, built once per machine by
+// hack/tools/ensure.sh.
 func StartDistribution(ctx context.Context, dir string) (*Registry, error) {
+	return StartDistributionWith(ctx, dir, DistributionOptions{})
+}
+
+// DistributionOptions configures StartDistributionWith. At most one of
+// Token and Htpasswd is set.
+type DistributionOptions struct {
+	// Token makes the registry accept only bearer tokens of this issuer
+	// (`auth: token`), scoped per repository as Harbor's are.
+	Token *TokenIssuer
+	// Htpasswd makes the registry require basic auth (`auth: htpasswd`) of
+	// these users, password by user name, as Artifactory and Nexus do.
+	Htpasswd map[string]string
+}
+
+// StartDistributionWith runs the CNCF distribution v3 registry with
+// filesystem storage under dir and the authentication opts asks for.
+func StartDistributionWith(ctx context.Context, dir string, opts DistributionOptions) (*Registry, error) {
+	if opts.Token != nil && opts.Htpasswd != nil {
+		return nil, errors.New("starting the distribution registry: token and htpasswd auth are exclusive")
+	}
 	bin, err := tools.Binary(ctx, tools.Registry, "registry")
 	if err != nil {
+		return nil, err
+	}
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return nil, fmt.Errorf("creating the registry directory: %w", err)
+	}
+	// With token auth a front end on its own port serves the token service
+	// and passes everything else to the registry, as Harbor's proxy does;
+	// the realm must name it before the registry starts.
+	var front net.Listener
+	realm := ""
+	if opts.Token != nil {
+		if front, err = net.Listen("tcp", "127.0.0.1:0"); err != nil {
+			return nil, fmt.Errorf("listening for the registry's front end: %w", err)
+		}
+		realm = "http://" + front.Addr().String() + TokenPath
+	}
+	authCfg, err := authConfig(dir, opts, realm)
+	if err != nil {
+		if front != nil {
+			front.Close()
+		}
 		return nil, err
 	}
 	var lastErr error
@@ -113,11 +163,8 @@ storage:
       enabled: false
 http:
   addr: %s
-`, filepath.Join(dir, "storage"), addr)
+%s`, filepath.Join(dir, "storage"), addr, authCfg)
 		cfgPath := filepath.Join(dir, "config.yml")
-		if err := os.MkdirAll(dir, 0o755); err != nil {
-			return nil, fmt.Errorf("creating the registry directory: %w", err)
-		}
 		if err := os.WriteFile(cfgPath, []byte(cfg), 0o600); err != nil {
 			return nil, fmt.Errorf("writing the registry config: %w", err)
 		}
@@ -141,14 +188,20 @@ http:
 				return err
 			}
 			resp.Body.Close()
-			if resp.StatusCode != http.StatusOK {
+			// With auth on, an anonymous GET /v2/ is refused: that is the
+			// registry answering.
+			if resp.StatusCode != http.StatusOK && resp.StatusCode != http.StatusUnauthorized {
 				return fmt.Errorf("GET /v2/: %s", resp.Status)
 			}
 			return nil
 		})
 		cancel()
 		if lastErr == nil {
-			return &Registry{Host: addr, proc: p, stop: func() error { return p.Stop(5 * time.Second) }}, nil
+			r := &Registry{Host: addr, proc: p, stop: func() error { return p.Stop(5 * time.Second) }}
+			if front != nil {
+				r.Host, r.stop = withFront(front, addr, opts.Token, r.stop)
+			}
+			return r, nil
 		}
 		retry := p.IsAddrInUse()
 		_ = p.Stop(5 * time.Second)
@@ -156,5 +209,60 @@ http:
 			break
 		}
 	}
+	if front != nil {
+		front.Close()
+	}
 	return nil, fmt.Errorf("starting the distribution registry: %w", lastErr)
+}
+
+// withFront serves the token service at TokenPath on l and proxies every
+// other request to the registry at addr, keeping the Host header so the
+// registry's upload locations name the front end. It returns the front's
+// host and a stop function ending both.
+func withFront(l net.Listener, addr string, ti *TokenIssuer, stopRegistry func() error) (string, func() error) {
+	target := &url.URL{Scheme: "http", Host: addr}
+	mux := http.NewServeMux()
+	mux.Handle(TokenPath, ti)
+	mux.Handle("/", &httputil.ReverseProxy{Rewrite: func(pr *httputil.ProxyRequest) {
+		pr.SetURL(target)
+		pr.Out.Host = pr.In.Host
+	}})
+	srv := &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second}
+	go func() { _ = srv.Serve(l) }()
+	return l.Addr().String(), func() error {
+		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		defer cancel()
+		return errors.Join(srv.Shutdown(ctx), stopRegistry())
+	}
+}
+
+// authConfig writes the files an auth method needs into dir and returns the
+// config section naming them.
+func authConfig(dir string, opts DistributionOptions, realm string) (string, error) {
+	switch {
+	case opts.Token != nil:
+		bundle := filepath.Join(dir, "token-issuer.pem")
+		if err := os.WriteFile(bundle, opts.Token.RootCertPEM, 0o600); err != nil {
+			return "", fmt.Errorf("writing the token issuer's certificate: %w", err)
+		}
+		return fmt.Sprintf("auth:\n  token:\n    realm: %s\n    service: %s\n    issuer: %s\n    rootcertbundle: %s\n",
+			realm, opts.Token.Service, opts.Token.Issuer, bundle), nil
+	case opts.Htpasswd != nil:
+		var b strings.Builder
+		for _, user := range slices.Sorted(maps.Keys(opts.Htpasswd)) {
+			// The minimum cost keeps a test's many requests cheap; the
+			// registry checks any bcrypt cost the same way.
+			h, err := bcrypt.GenerateFromPassword([]byte(opts.Htpasswd[user]), bcrypt.MinCost)
+			if err != nil {
+				return "", fmt.Errorf("hashing the password of %s: %w", user, err)
+			}
+			fmt.Fprintf(&b, "%s:%s\n", user, h)
+		}
+		file := filepath.Join(dir, "htpasswd")
+		if err := os.WriteFile(file, []byte(b.String()), 0o600); err != nil {
+			return "", fmt.Errorf("writing the htpasswd file: %w", err)
+		}
+		return fmt.Sprintf("auth:\n  htpasswd:\n    realm: reloader-test-registry\n    path: %s\n", file), nil
+	}
+	return "", nil
 }

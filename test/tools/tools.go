@@ -1,6 +1,6 @@
 // Package tools locates, and builds on first use, the pinned third-party
 // binaries the tests run as real processes: etcd, kube-apiserver,
-// kube-controller-manager and the CNCF distribution registry.
+// kube-controller-manager, the CNCF distribution registry and Trivy.
 //
 // They are compiled from the Go module proxy by hack/tools/ensure.sh into a
 // cache directory outside git, keyed by the pins, so only the first caller on a
@@ -28,6 +28,8 @@ const (
 	Registry Set = "registry"
 	// Lint holds staticcheck, actionlint and helm.
 	Lint Set = "lint"
+	// Trivy holds the Trivy CLI (its cold build is the longest of the sets).
+	Trivy Set = "trivy"
 )
 
 // Dir returns the directory holding the binaries of set, building them first if

@@ -1,15 +1,64 @@
 {{/*
-The controller's command line. Flags keep the original's names so values files
-written for stakater/Reloader mean the same thing here.
+The controller's command line: the flags stakater's chart renders for the
+same values (as --flag=value), so a values file means the same here and the
+flags are ones either controller accepts. Our own flags appear only when a
+value differs from the controller's default.
 */}}
 {{- define "reloader-lib.args" -}}
 {{- $r := .Values.reloader -}}
-- --metrics-addr=:9090
-{{- if $r.autoReloadAll }}
-- --auto-reload-all=true
+{{- with $r.logFormat }}
+- --log-format={{ . }}
 {{- end }}
-{{- if and $r.reloadStrategy (ne $r.reloadStrategy "default") }}
-- --reload-strategy={{ $r.reloadStrategy }}
+{{- with $r.logLevel }}
+- --log-level={{ . }}
+{{- end }}
+{{- if $r.ignoreSecrets }}
+- --resources-to-ignore=secrets
+{{- end }}
+{{- if $r.ignoreConfigMaps }}
+- --resources-to-ignore=configmaps
+{{- end }}
+{{- $ignoredWorkloads := list }}
+{{- if $r.ignoreJobs }}{{ $ignoredWorkloads = append $ignoredWorkloads "jobs" }}{{ end }}
+{{- if $r.ignoreCronJobs }}{{ $ignoredWorkloads = append $ignoredWorkloads "cronjobs" }}{{ end }}
+{{- if $ignoredWorkloads }}
+- --ignored-workload-types={{ join "," $ignoredWorkloads }}
+{{- end }}
+{{- if include "reloader-lib.namespaceList" . | fromYamlArray }}
+- --namespaces={{ include "reloader-lib.watchedNamespaces" . | fromYamlArray | join "," }}
+{{- end }}
+{{- if $r.watchGlobally }}
+{{- with $r.ignoreNamespaces }}
+- --namespaces-to-ignore={{ . }}
+{{- end }}
+{{- with $r.namespaceSelector }}
+- --namespace-selector={{ . }}
+{{- end }}
+{{- end }}
+{{- with $r.resourceLabelSelector }}
+- --resource-label-selector={{ . }}
+{{- end }}
+{{- if $r.enablePProf }}
+- --enable-pprof=true
+{{- with $r.pprofAddr }}
+- --pprof-addr={{ . }}
+{{- end }}
+{{- end }}
+{{- if $r.enableCSIIntegration }}
+- --enable-csi-integration=true
+{{- end }}
+{{- with $r.custom_annotations }}
+{{- range $key, $flag := dict "configmap" "configmap-annotation" "secret" "secret-annotation" "auto" "auto-annotation" "secret_auto" "secret-auto-annotation" "configmap_auto" "configmap-auto-annotation" "search" "auto-search-annotation" "match" "search-match-annotation" "ignore" "ignore-annotation" "pausePeriod" "pause-deployment-annotation" "pauseTime" "pause-deployment-time-annotation" }}
+{{- with index $r.custom_annotations $key }}
+- --{{ $flag }}={{ . }}
+{{- end }}
+{{- end }}
+{{- end }}
+{{- with $r.webhookUrl }}
+- --webhook-url={{ . }}
+{{- end }}
+{{- if $r.isArgoRollouts }}
+- --is-Argo-Rollouts=true
 {{- end }}
 {{- if $r.reloadOnCreate }}
 - --reload-on-create=true
@@ -20,62 +69,49 @@ written for stakater/Reloader mean the same thing here.
 {{- if $r.syncAfterRestart }}
 - --sync-after-restart=true
 {{- end }}
-{{- if $r.ignoreSecrets }}
-- --resources-to-ignore=secrets
-{{- else if $r.ignoreConfigMaps }}
-- --resources-to-ignore=configMaps
-{{- end }}
-{{- $ignoredWorkloads := list }}
-{{- if $r.ignoreJobs }}{{ $ignoredWorkloads = append $ignoredWorkloads "jobs" }}{{ end }}
-{{- if $r.ignoreCronJobs }}{{ $ignoredWorkloads = append $ignoredWorkloads "cronjobs" }}{{ end }}
-{{- if $ignoredWorkloads }}
-- --ignored-workload-types={{ join "," $ignoredWorkloads }}
-{{- end }}
-{{- if and (not $r.watchGlobally) $r.namespaces }}
-- --namespaces={{ join "," (uniq $r.namespaces) }}
-{{- end }}
-{{- with $r.ignoreNamespaces }}
-- --namespaces-to-ignore={{ . }}
-{{- end }}
-{{- with $r.namespaceSelector }}
-- --namespace-selector={{ . }}
-{{- end }}
-{{- with $r.resourceLabelSelector }}
-- --resource-label-selector={{ . }}
-{{- end }}
-{{- with $r.logFormat }}
-- --log-format={{ . }}
-{{- end }}
-{{- with $r.logLevel }}
-- --log-level={{ . }}
-{{- end }}
-{{- if $r.isArgoRollouts }}
-- --is-Argo-Rollouts=true
-{{- end }}
-{{- if $r.isOpenshift }}
-- --is-openshift=true
-{{- end }}
-{{- if $r.enableCSIIntegration }}
-- --enable-csi-integration=true
-{{- end }}
-{{- with $r.webhookUrl }}
-- --webhook-url={{ . }}
+{{- if and $r.reloadStrategy (ne $r.reloadStrategy "default") }}
+- --reload-strategy={{ $r.reloadStrategy }}
 {{- end }}
 {{- if include "reloader-lib.ha" . }}
 - --enable-ha=true
+{{- if ne $r.haLockName "stakater-reloader-lock" }}
 - --ha-lock-name={{ $r.haLockName }}
 {{- end }}
-{{- if $r.enablePProf }}
-- --enable-pprof=true
-- --pprof-addr={{ $r.pprofAddr }}
+{{- end }}
+{{- if $r.autoReloadAll }}
+- --auto-reload-all=true
 {{- end }}
 {{- range $r.deployment.extraArgs }}
 - {{ . | quote }}
 {{- end }}
 {{- end -}}
 
+{{/*
+The environment stakater's chart gives the container (GOMAXPROCS and
+GOMEMLIMIT from the limits, RELOADER_*, METRICS_COUNT_BY_NAMESPACE), plus
+POD_NAME/POD_NAMESPACE always, and the user's variables.
+*/}}
 {{- define "reloader-lib.env" -}}
 {{- $r := .Values.reloader -}}
+{{- $d := $r.deployment -}}
+- name: GOMAXPROCS
+{{- with $d.gomaxprocsOverride }}
+  value: {{ . | toString | quote }}
+{{- else }}
+  valueFrom:
+    resourceFieldRef:
+      resource: limits.cpu
+      divisor: "1"
+{{- end }}
+- name: GOMEMLIMIT
+{{- with $d.gomemlimitOverride }}
+  value: {{ . | toString | quote }}
+{{- else }}
+  valueFrom:
+    resourceFieldRef:
+      resource: limits.memory
+      divisor: "1"
+{{- end }}
 - name: POD_NAME
   valueFrom:
     fieldRef:
@@ -90,31 +126,41 @@ written for stakater/Reloader mean the same thing here.
       fieldPath: metadata.namespace
 - name: RELOADER_DEPLOYMENT_NAME
   value: {{ include "reloader-lib.fullname" . | quote }}
-{{- if and (not $r.watchGlobally) (not $r.namespaces) }}
+{{- if and (not $r.watchGlobally) (not (include "reloader-lib.namespaceList" . | fromYamlArray)) }}
 {{- /* The Roles exist only in the release namespace, so that is all it may watch. */}}
 - name: KUBERNETES_NAMESPACE
   valueFrom:
     fieldRef:
       fieldPath: metadata.namespace
 {{- end }}
-{{- with $r.deployment.env }}
+{{- if $r.enableMetricsByNamespace }}
+- name: METRICS_COUNT_BY_NAMESPACE
+  value: enabled
+{{- end }}
+{{- with $d.env }}
 {{- range $name, $value := .open }}
+{{- if not (empty $value) }}
 - name: {{ $name }}
   value: {{ $value | toString | quote }}
 {{- end }}
-{{- range $name, $path := .field }}
-- name: {{ $name }}
-  valueFrom:
-    fieldRef:
-      fieldPath: {{ $path }}
 {{- end }}
 {{- range $secret, $keys := .existing }}
 {{- range $name, $key := $keys }}
+{{- if $key }}
 - name: {{ $name }}
   valueFrom:
     secretKeyRef:
       name: {{ $secret }}
       key: {{ $key }}
+{{- end }}
+{{- end }}
+{{- end }}
+{{- range $name, $path := .field }}
+{{- if $path }}
+- name: {{ $name }}
+  valueFrom:
+    fieldRef:
+      fieldPath: {{ $path }}
 {{- end }}
 {{- end }}
 {{- end }}
@@ -132,8 +178,14 @@ from the namespace's range and rejects pods that pin one outside it.
 {{- toYaml $sc -}}
 {{- end -}}
 
+{{/*
+The user's container securityContext merged over the hardening (no privilege
+escalation, no capabilities): stakater's default values set it to {}, which
+must not strip what keeps the pod "restricted". A key set here wins.
+*/}}
 {{- define "reloader-lib.containerSecurityContext" -}}
 {{- $sc := deepCopy (.Values.reloader.deployment.containerSecurityContext | default dict) -}}
+{{- $sc = merge $sc (dict "allowPrivilegeEscalation" false "capabilities" (dict "drop" (list "ALL"))) -}}
 {{- if .Values.reloader.readOnlyRootFileSystem -}}
 {{- $_ := set $sc "readOnlyRootFilesystem" true -}}
 {{- end -}}
@@ -162,19 +214,19 @@ podAntiAffinity:
 {{- define "reloader-lib.deployment" -}}
 {{- $r := .Values.reloader -}}
 {{- $d := $r.deployment -}}
+{{- $volumes := concat ($d.volumes | default list) ($r.volumes | default list) -}}
+{{- $volumeMounts := concat ($d.volumeMounts | default list) ($r.volumeMounts | default list) -}}
 apiVersion: apps/v1
 kind: Deployment
 metadata:
   name: {{ include "reloader-lib.fullname" . }}
-  namespace: {{ .Release.Namespace }}
+  namespace: {{ include "reloader-lib.namespace" . }}
   labels:
     {{- include "reloader-lib.labels" . | nindent 4 }}
-    {{- with $d.labels }}
-    {{- toYaml . | nindent 4 }}
-    {{- end }}
+    {{- include "reloader-lib.tplMap" (dict "map" $d.labels "root" $ "indent" 4) }}
   {{- with $d.annotations }}
   annotations:
-    {{- toYaml . | nindent 4 }}
+    {{- include "reloader-lib.tplMap" (dict "map" . "root" $ "indent" 4) }}
   {{- end }}
 spec:
   replicas: {{ $d.replicas }}
@@ -186,23 +238,34 @@ spec:
     metadata:
       labels:
         {{- include "reloader-lib.labels" . | nindent 8 }}
-        {{- with $d.labels }}
-        {{- toYaml . | nindent 8 }}
-        {{- end }}
+        {{- include "reloader-lib.tplMap" (dict "map" $d.labels "root" $ "indent" 8) }}
       {{- with $d.pod.annotations }}
       annotations:
-        {{- toYaml . | nindent 8 }}
+        {{- include "reloader-lib.tplMap" (dict "map" . "root" $ "indent" 8) }}
       {{- end }}
     spec:
       serviceAccountName: {{ include "reloader-lib.serviceAccountName" . }}
       {{- /* The ServiceAccount does not mount its token by default; this pod is the one that needs it. */}}
-      automountServiceAccountToken: true
+      automountServiceAccountToken: {{ if hasKey $d "automountServiceAccountToken" }}{{ $d.automountServiceAccountToken }}{{ else }}true{{ end }}
       {{- with (include "reloader-lib.imagePullSecrets" . | trim) }}
       imagePullSecrets:
         {{- . | nindent 8 }}
       {{- end }}
+      {{- if kindIs "bool" $d.hostUsers }}
+      hostUsers: {{ $d.hostUsers }}
+      {{- end }}
       {{- with $d.priorityClassName }}
       priorityClassName: {{ . }}
+      {{- end }}
+      {{- with $d.runtimeClassName }}
+      runtimeClassName: {{ . }}
+      {{- end }}
+      {{- with $d.schedulerName }}
+      schedulerName: {{ . }}
+      {{- end }}
+      {{- with $d.dnsConfig }}
+      dnsConfig:
+        {{- toYaml . | nindent 8 }}
       {{- end }}
       securityContext:
         {{- include "reloader-lib.podSecurityContext" . | nindent 8 }}
@@ -223,11 +286,14 @@ spec:
         {{- toYaml . | nindent 8 }}
       {{- end }}
       containers:
-        - name: reloader
+        {{- /* Named like the Deployment, as in stakater's chart: VPA policies and dashboards select it by name. */}}
+        - name: {{ include "reloader-lib.fullname" . }}
           image: {{ include "reloader-lib.image" . | quote }}
           imagePullPolicy: {{ .Values.image.pullPolicy }}
+          {{- with (include "reloader-lib.args" . | trim) }}
           args:
-            {{- include "reloader-lib.args" . | nindent 12 }}
+            {{- . | nindent 12 }}
+          {{- end }}
           env:
             {{- include "reloader-lib.env" . | nindent 12 }}
           ports:
@@ -251,46 +317,45 @@ spec:
           {{- end }}
           securityContext:
             {{- include "reloader-lib.containerSecurityContext" . | nindent 12 }}
-          {{- if or $r.readOnlyRootFileSystem $r.volumeMounts }}
+          {{- if or $r.readOnlyRootFileSystem $volumeMounts }}
           volumeMounts:
             {{- if $r.readOnlyRootFileSystem }}
             - name: tmp
               mountPath: /tmp
             {{- end }}
-            {{- with $r.volumeMounts }}
+            {{- with $volumeMounts }}
             {{- toYaml . | nindent 12 }}
             {{- end }}
           {{- end }}
-      {{- if or $r.readOnlyRootFileSystem $r.volumes }}
+      {{- if or $r.readOnlyRootFileSystem $volumes }}
       volumes:
         {{- if $r.readOnlyRootFileSystem }}
         - name: tmp
           emptyDir: {}
         {{- end }}
-        {{- with $r.volumes }}
+        {{- with $volumes }}
         {{- toYaml . | nindent 8 }}
         {{- end }}
       {{- end }}
 {{- end -}}
 
 {{- define "reloader-lib.serviceAccount" -}}
-{{- if .Values.reloader.serviceAccount.create -}}
+{{- $sa := .Values.reloader.serviceAccount -}}
+{{- if $sa.create -}}
 apiVersion: v1
 kind: ServiceAccount
 metadata:
   name: {{ include "reloader-lib.serviceAccountName" . }}
-  namespace: {{ .Release.Namespace }}
+  namespace: {{ include "reloader-lib.namespace" . }}
   labels:
     {{- include "reloader-lib.labels" . | nindent 4 }}
-    {{- with .Values.reloader.serviceAccount.labels }}
-    {{- toYaml . | nindent 4 }}
-    {{- end }}
-  {{- with .Values.reloader.serviceAccount.annotations }}
+    {{- include "reloader-lib.tplMap" (dict "map" $sa.labels "root" $ "indent" 4) }}
+  {{- with $sa.annotations }}
   annotations:
-    {{- toYaml . | nindent 4 }}
+    {{- include "reloader-lib.tplMap" (dict "map" . "root" $ "indent" 4) }}
   {{- end }}
 {{- /* Only the Reloader pod gets a token; anything else scheduled with this account does not. */}}
-automountServiceAccountToken: false
+automountServiceAccountToken: {{ if hasKey $sa "automountServiceAccountToken" }}{{ $sa.automountServiceAccountToken }}{{ else }}false{{ end }}
 {{- with .Values.global.imagePullSecrets }}
 imagePullSecrets:
   {{- include "reloader-lib.imagePullSecrets" $ | trim | nindent 2 }}

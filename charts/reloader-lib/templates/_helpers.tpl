@@ -5,35 +5,53 @@ library.
 */}}
 
 {{- define "reloader-lib.name" -}}
-{{- default .Chart.Name .Values.nameOverride | trunc 63 | trimSuffix "-" -}}
+{{- default .Chart.Name .Values.nameOverride | trunc 63 | trimSuffix "-" | lower -}}
 {{- end -}}
 
+{{/*
+<release>-<name> always, as stakater's chart names it (also for a release
+called "reloader": reloader-reloader), so `helm upgrade` of a release
+installed with that chart finds its Deployment, ServiceAccount and roles.
+*/}}
 {{- define "reloader-lib.fullname" -}}
 {{- if .Values.fullnameOverride -}}
 {{- .Values.fullnameOverride | trunc 63 | trimSuffix "-" -}}
 {{- else -}}
-{{- $name := default .Chart.Name .Values.nameOverride -}}
-{{- if contains $name .Release.Name -}}
-{{- .Release.Name | trunc 63 | trimSuffix "-" -}}
-{{- else -}}
-{{- printf "%s-%s" .Release.Name $name | trunc 63 | trimSuffix "-" -}}
-{{- end -}}
+{{- printf "%s-%s" .Release.Name (default .Chart.Name .Values.nameOverride) | trunc 63 | trimSuffix "-" -}}
 {{- end -}}
 {{- end -}}
 
+{{/* Where namespaced objects go: the top-level `namespace` value, else the release namespace. */}}
+{{- define "reloader-lib.namespace" -}}
+{{- .Values.namespace | default .Release.Namespace -}}
+{{- end -}}
+
+{{/*
+The Deployment's selector is immutable, so it is stakater's (app, release)
+plus reloader.matchLabels: an installed release upgrades in place.
+*/}}
 {{- define "reloader-lib.selectorLabels" -}}
-app.kubernetes.io/name: {{ include "reloader-lib.name" . }}
-app.kubernetes.io/instance: {{ .Release.Name }}
+app: {{ include "reloader-lib.fullname" . }}
+release: {{ .Release.Name | quote }}
 {{- with .Values.reloader.matchLabels }}
-{{ toYaml . }}
+{{ tpl (toYaml .) $ }}
 {{- end }}
 {{- end -}}
 
 {{- define "reloader-lib.labels" -}}
 {{ include "reloader-lib.selectorLabels" . }}
+app.kubernetes.io/name: {{ include "reloader-lib.name" . }}
+app.kubernetes.io/instance: {{ .Release.Name | quote }}
 app.kubernetes.io/version: {{ .Chart.AppVersion | quote }}
-app.kubernetes.io/managed-by: {{ .Release.Service }}
+app.kubernetes.io/managed-by: {{ .Release.Service | quote }}
 helm.sh/chart: {{ printf "%s-%s" .Chart.Name .Chart.Version | replace "+" "_" | trunc 63 | trimSuffix "-" }}
+chart: {{ printf "%s-%s" .Chart.Name .Chart.Version | replace "+" "_" | trunc 63 | trimSuffix "-" }}
+heritage: {{ .Release.Service | quote }}
+{{- end -}}
+
+{{/* A user map (labels, annotations) with templates expanded, as stakater's chart does. */}}
+{{- define "reloader-lib.tplMap" -}}
+{{- with .map }}{{ tpl (toYaml .) $.root | nindent (int $.indent) }}{{ end -}}
 {{- end -}}
 
 {{- define "reloader-lib.serviceAccountName" -}}
@@ -108,13 +126,25 @@ instead of deploying something that silently does less than asked.
 {{- if and $r.ignoreSecrets $r.ignoreConfigMaps -}}
 {{- fail "reloader.ignoreSecrets and reloader.ignoreConfigMaps are both true: Reloader would watch nothing; set at most one" -}}
 {{- end -}}
-{{- if and $r.watchGlobally $r.namespaces -}}
+{{- if and $r.watchGlobally (include "reloader-lib.namespaceList" . | fromYamlArray) -}}
 {{- fail "reloader.namespaces is set while reloader.watchGlobally is true: set reloader.watchGlobally=false to watch only the listed namespaces" -}}
 {{- end -}}
 {{- if and (not $r.watchGlobally) $r.namespaceSelector -}}
-{{- fail "reloader.namespaceSelector needs reloader.watchGlobally=true: selecting namespaces by label requires listing namespaces cluster-wide" -}}
+{{- fail "reloader.namespaceSelector needs reloader.watchGlobally=true: selecting namespaces by label requires listing namespaces cluster-wide; list the namespaces in reloader.namespaces instead" -}}
 {{- end -}}
-{{- if (($r.deployment).env).secret -}}
-{{- fail "reloader.deployment.env.secret is not supported (the chart creates no Secrets): store the values in a Secret yourself and reference it with reloader.deployment.env.existing" -}}
+{{- if and (not $r.watchGlobally) $r.ignoreNamespaces -}}
+{{- fail "reloader.ignoreNamespaces needs reloader.watchGlobally=true (stakater's chart drops it silently otherwise): with watchGlobally=false list only the namespaces to watch in reloader.namespaces" -}}
 {{- end -}}
+{{- if ((($r.deployment).env).secret) -}}
+{{- fail "reloader.deployment.env.secret is not supported (the chart creates no Secrets, so values never hold credentials): store the values in a Secret yourself and reference it with reloader.deployment.env.existing: {<secret-name>: {ALERT_WEBHOOK_URL: <key>}}" -}}
+{{- end -}}
+{{- end -}}
+
+{{/* reloader.namespaces as a clean list: it may be a list or a comma separated string. */}}
+{{- define "reloader-lib.namespaceList" -}}
+{{- $ns := .Values.reloader.namespaces | default list -}}
+{{- if kindIs "string" $ns -}}{{- $ns = splitList "," $ns -}}{{- end -}}
+{{- $clean := list -}}
+{{- range $ns -}}{{- with . | toString | trim -}}{{- $clean = append $clean . -}}{{- end -}}{{- end -}}
+{{- toYaml $clean -}}
 {{- end -}}

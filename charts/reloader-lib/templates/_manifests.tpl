@@ -5,7 +5,7 @@ reloader-ubi charts differ in their values (the image) and nothing else.
 */}}
 {{- define "reloader-lib.manifests" -}}
 {{- include "reloader-lib.validate" . -}}
-{{- range $name := list "serviceAccount" "deployment" "service" "serviceMonitor" "podMonitor" "podDisruptionBudget" "networkPolicy" }}
+{{- range $name := list "serviceAccount" "deployment" "service" "serviceMonitor" "podMonitor" "podDisruptionBudget" "networkPolicy" "verticalPodAutoscaler" }}
 {{- with include (printf "reloader-lib.%s" $name) $ | trim }}
 ---
 {{ . }}
@@ -15,7 +15,7 @@ reloader-ubi charts differ in their values (the image) and nothing else.
 {{- end -}}
 
 {{- define "reloader-lib.notes" -}}
-{{ include "reloader-lib.fullname" . }} runs {{ include "reloader-lib.image" . }} in namespace {{ .Release.Namespace }}.
+{{ include "reloader-lib.fullname" . }} runs {{ include "reloader-lib.image" . }} in namespace {{ (include "reloader-lib.namespace" .) }}.
 {{- if .Values.reloader.watchGlobally }}
 It watches every namespace{{ with .Values.reloader.namespaceSelector }} whose labels match {{ . }}{{ end }}.
 {{- else }}
@@ -23,7 +23,11 @@ It watches only: {{ include "reloader-lib.watchedNamespaces" . | fromYamlArray |
 {{- end }}
 {{- if not .Values.reloader.rbac.enabled }}
 RBAC was not rendered (reloader.rbac.enabled=false): bind the rules listed in the chart README to
-ServiceAccount {{ .Release.Namespace }}/{{ include "reloader-lib.serviceAccountName" . }} yourself.
+ServiceAccount {{ (include "reloader-lib.namespace" .) }}/{{ include "reloader-lib.serviceAccountName" . }} yourself.
+{{- end }}
+{{- if contains "stakater/reloader" .Values.image.repository }}
+image.repository is {{ .Values.image.repository }}: stakater's image, not this chart's. Remove image.* from
+the values carried over from stakater's chart to run ghcr.io/reloader-dev/reloader.
 {{- end }}
 {{- if not .Values.image.digest }}
 The image is referenced by tag. For an auditable install pin it: --set image.digest=sha256:...

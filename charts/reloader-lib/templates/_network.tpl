@@ -21,20 +21,25 @@ apiVersion: v1
 kind: Service
 metadata:
   name: {{ include "reloader-lib.fullname" . }}
-  namespace: {{ .Release.Namespace }}
+  namespace: {{ include "reloader-lib.namespace" . }}
   labels:
     {{- include "reloader-lib.labels" . | nindent 4 }}
-    {{- with $svc.labels }}
-    {{- toYaml . | nindent 4 }}
-    {{- end }}
+    {{- include "reloader-lib.tplMap" (dict "map" $svc.labels "root" $ "indent" 4) }}
   {{- with $svc.annotations }}
   annotations:
-    {{- toYaml . | nindent 4 }}
+    {{- include "reloader-lib.tplMap" (dict "map" . "root" $ "indent" 4) }}
   {{- end }}
 spec:
   type: ClusterIP
   selector:
     {{- include "reloader-lib.selectorLabels" . | nindent 4 }}
+  {{- with $svc.ipFamilyPolicy }}
+  ipFamilyPolicy: {{ . }}
+  {{- end }}
+  {{- with $svc.ipFamilies }}
+  ipFamilies:
+    {{- toYaml . | nindent 4 }}
+  {{- end }}
   ports:
     - name: http
       port: {{ $svc.port | default 9090 }}
@@ -75,23 +80,23 @@ apiVersion: monitoring.coreos.com/v1
 kind: ServiceMonitor
 metadata:
   name: {{ include "reloader-lib.fullname" . }}
-  namespace: {{ $m.namespace | default .Release.Namespace }}
+  namespace: {{ with $m.namespace }}{{ tpl . $ }}{{ else }}{{ include "reloader-lib.namespace" . }}{{ end }}
   labels:
     {{- include "reloader-lib.labels" . | nindent 4 }}
-    {{- with $m.labels }}
-    {{- toYaml . | nindent 4 }}
-    {{- end }}
+    {{- include "reloader-lib.tplMap" (dict "map" $m.labels "root" $ "indent" 4) }}
   {{- with $m.annotations }}
   annotations:
-    {{- toYaml . | nindent 4 }}
+    {{- include "reloader-lib.tplMap" (dict "map" . "root" $ "indent" 4) }}
   {{- end }}
 spec:
+  {{- /* The job label the original's monitors set, so its dashboards' job= matchers keep working. */}}
+  jobLabel: {{ include "reloader-lib.fullname" . }}
   selector:
     matchLabels:
       {{- include "reloader-lib.selectorLabels" . | nindent 6 }}
   namespaceSelector:
     matchNames:
-      - {{ .Release.Namespace }}
+      - {{ include "reloader-lib.namespace" . }}
   endpoints:
     - port: http
       path: /metrics
@@ -113,23 +118,23 @@ apiVersion: monitoring.coreos.com/v1
 kind: PodMonitor
 metadata:
   name: {{ include "reloader-lib.fullname" . }}
-  namespace: {{ $m.namespace | default .Release.Namespace }}
+  namespace: {{ with $m.namespace }}{{ tpl . $ }}{{ else }}{{ include "reloader-lib.namespace" . }}{{ end }}
   labels:
     {{- include "reloader-lib.labels" . | nindent 4 }}
-    {{- with $m.labels }}
-    {{- toYaml . | nindent 4 }}
-    {{- end }}
+    {{- include "reloader-lib.tplMap" (dict "map" $m.labels "root" $ "indent" 4) }}
   {{- with $m.annotations }}
   annotations:
-    {{- toYaml . | nindent 4 }}
+    {{- include "reloader-lib.tplMap" (dict "map" . "root" $ "indent" 4) }}
   {{- end }}
 spec:
+  {{- /* The job label the original's monitors set, so its dashboards' job= matchers keep working. */}}
+  jobLabel: {{ include "reloader-lib.fullname" . }}
   selector:
     matchLabels:
       {{- include "reloader-lib.selectorLabels" . | nindent 6 }}
   namespaceSelector:
     matchNames:
-      - {{ .Release.Namespace }}
+      - {{ include "reloader-lib.namespace" . }}
   podMetricsEndpoints:
     - port: http
       path: /metrics
@@ -145,6 +150,11 @@ spec:
 {{- end -}}
 {{- end -}}
 
+{{/*
+maxUnavailable wins when both are set, as in stakater's chart. With neither,
+maxUnavailable 1: a budget that never blocks a node drain, where
+minAvailable 1 at one replica would block every drain.
+*/}}
 {{- define "reloader-lib.podDisruptionBudget" -}}
 {{- $p := .Values.reloader.podDisruptionBudget -}}
 {{- if $p.enabled -}}
@@ -152,14 +162,16 @@ apiVersion: policy/v1
 kind: PodDisruptionBudget
 metadata:
   name: {{ include "reloader-lib.fullname" . }}
-  namespace: {{ .Release.Namespace }}
+  namespace: {{ include "reloader-lib.namespace" . }}
   labels:
     {{- include "reloader-lib.labels" . | nindent 4 }}
 spec:
-  {{- if hasKey $p "maxUnavailable" }}
+  {{- if not (kindIs "invalid" $p.maxUnavailable) }}
   maxUnavailable: {{ $p.maxUnavailable }}
+  {{- else if not (kindIs "invalid" $p.minAvailable) }}
+  minAvailable: {{ $p.minAvailable }}
   {{- else }}
-  minAvailable: {{ $p.minAvailable | default 1 }}
+  maxUnavailable: 1
   {{- end }}
   selector:
     matchLabels:
@@ -169,19 +181,23 @@ spec:
 
 {{/*
 Default deny both ways, then exactly what Reloader uses: scrapes of the metrics
-port from netpol.from; the API server on every port it may listen on (443 via
-the kubernetes Service, 6443 on the endpoints most distributions use, which a
-443-only policy silently blocks after DNAT); DNS, so webhook hostnames resolve;
-and 443 to netpol.to for webhooks.
+port from netpol.from (any peer when empty, as in stakater's chart, so
+enabling the policy never blinds monitoring); the API server on every port it
+may listen on (443 via the kubernetes Service, 6443 on the endpoints most
+distributions use, which a 443-only policy silently blocks after DNAT), towards
+netpol.apiServer.to, else netpol.to (stakater's meaning: the peers of its
+443 rule), else anywhere; DNS, so webhook hostnames resolve; and
+netpol.toPorts to netpol.to (anywhere when empty) for webhooks.
 */}}
 {{- define "reloader-lib.networkPolicy" -}}
 {{- $n := .Values.reloader.netpol -}}
 {{- if $n.enabled -}}
+{{- $apiPeers := $n.apiServer.to | default $n.to -}}
 apiVersion: networking.k8s.io/v1
 kind: NetworkPolicy
 metadata:
   name: {{ include "reloader-lib.fullname" . }}
-  namespace: {{ .Release.Namespace }}
+  namespace: {{ include "reloader-lib.namespace" . }}
   labels:
     {{- include "reloader-lib.labels" . | nindent 4 }}
 spec:
@@ -189,23 +205,21 @@ spec:
     matchLabels:
       {{- include "reloader-lib.selectorLabels" . | nindent 6 }}
   policyTypes: [Ingress, Egress]
-  {{- if $n.from }}
   ingress:
-    - from:
-        {{- toYaml $n.from | nindent 8 }}
-      ports:
+    - ports:
         - port: http
           protocol: TCP
-  {{- else }}
-  ingress: []
-  {{- end }}
+      {{- with $n.from }}
+      from:
+        {{- toYaml . | nindent 8 }}
+      {{- end }}
   egress:
     - ports:
         {{- range $n.apiServer.ports }}
         - port: {{ . }}
           protocol: TCP
         {{- end }}
-      {{- with $n.apiServer.to }}
+      {{- with $apiPeers }}
       to:
         {{- toYaml . | nindent 8 }}
       {{- end }}
@@ -222,15 +236,65 @@ spec:
         {{- toYaml . | nindent 8 }}
       {{- end }}
     {{- end }}
-    {{- /* An empty `to` would mean everywhere, so without peers there is no webhook rule. */}}
-    {{- if $n.to }}
-    - to:
-        {{- toYaml $n.to | nindent 8 }}
-      ports:
-        {{- range $n.toPorts }}
+    {{- with $n.toPorts }}
+    - ports:
+        {{- range . }}
         - port: {{ . }}
           protocol: TCP
         {{- end }}
+      {{- with $n.to }}
+      to:
+        {{- toYaml . | nindent 8 }}
+      {{- end }}
     {{- end }}
+{{- end -}}
+{{- end -}}
+
+{{/*
+Rendered whenever enabled (stakater's chart silently skips it when the
+autoscaling.k8s.io API is not discovered): asking for a VPA on a cluster
+without one fails the install, naming the kind.
+*/}}
+{{- define "reloader-lib.verticalPodAutoscaler" -}}
+{{- $v := .Values.reloader.verticalPodAutoscaler -}}
+{{- if $v.enabled -}}
+apiVersion: autoscaling.k8s.io/v1
+kind: VerticalPodAutoscaler
+metadata:
+  name: {{ include "reloader-lib.fullname" . }}
+  namespace: {{ include "reloader-lib.namespace" . }}
+  labels:
+    {{- include "reloader-lib.labels" . | nindent 4 }}
+spec:
+  {{- with $v.recommenders }}
+  recommenders:
+    {{- toYaml . | nindent 4 }}
+  {{- end }}
+  resourcePolicy:
+    containerPolicies:
+      - containerName: {{ include "reloader-lib.fullname" . }}
+        {{- with $v.controlledResources }}
+        controlledResources:
+          {{- toYaml . | nindent 10 }}
+        {{- end }}
+        {{- with $v.controlledValues }}
+        controlledValues: {{ . }}
+        {{- end }}
+        {{- with $v.maxAllowed }}
+        maxAllowed:
+          {{- toYaml . | nindent 10 }}
+        {{- end }}
+        {{- with $v.minAllowed }}
+        minAllowed:
+          {{- toYaml . | nindent 10 }}
+        {{- end }}
+  targetRef:
+    apiVersion: apps/v1
+    kind: Deployment
+    name: {{ include "reloader-lib.fullname" . }}
+  {{- with $v.updatePolicy }}
+  updatePolicy:
+    {{- toYaml . | nindent 4 }}
+  {{- end }}
 {{- end -}}
 {{- end -}}

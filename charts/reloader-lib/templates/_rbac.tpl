@@ -8,9 +8,11 @@ saying so, for the reviewer reading `helm template` output.
 
 watchGlobally=true: one ClusterRole for the watched resources.
 watchGlobally=false: no ClusterRole at all; one Role per watched namespace
-(reloader.namespaces, or the release namespace when that list is empty).
+(the release namespace plus reloader.namespaces, as stakater's chart does).
 Either way a Role in the release namespace holds what only concerns Reloader
 itself: its metadata ConfigMap and, in HA mode, its leader-election Lease.
+Names are stakater's: <fullname>-role, <fullname>-role-binding,
+<fullname>-metadata-role, <fullname>-metadata-role-binding.
 */}}
 
 {{- define "reloader-lib.rbac.watchRules" -}}
@@ -80,28 +82,26 @@ itself: its metadata ConfigMap and, in HA mode, its leader-election Lease.
 {{- end }}
 {{- end -}}
 
-{{/* The namespaces a namespaced install watches, as a list. */}}
+{{/*
+The namespaces a namespaced install watches, as a sorted list: the release
+namespace plus reloader.namespaces (stakater's chart always includes the
+release namespace so the metadata ConfigMap, Lease and Events keep working).
+*/}}
 {{- define "reloader-lib.watchedNamespaces" -}}
-{{- if .Values.reloader.namespaces -}}
-{{- toYaml (uniq .Values.reloader.namespaces) -}}
-{{- else -}}
-{{- toYaml (list .Release.Namespace) -}}
-{{- end -}}
+{{- toYaml (concat (list (include "reloader-lib.namespace" .)) (include "reloader-lib.namespaceList" . | fromYamlArray) | uniq | sortAlpha) -}}
 {{- end -}}
 
 {{- define "reloader-lib.rbac.metadata" -}}
 labels:
   {{- include "reloader-lib.labels" . | nindent 2 }}
-  {{- with .Values.reloader.rbac.labels }}
-  {{- toYaml . | nindent 2 }}
-  {{- end }}
+  {{- include "reloader-lib.tplMap" (dict "map" .Values.reloader.rbac.labels "root" . "indent" 2) }}
 {{- end -}}
 
 {{- define "reloader-lib.rbac.subjects" -}}
 subjects:
   - kind: ServiceAccount
     name: {{ include "reloader-lib.serviceAccountName" . }}
-    namespace: {{ .Release.Namespace }}
+    namespace: {{ include "reloader-lib.namespace" . }}
 {{- end -}}
 
 {{- define "reloader-lib.rbac" -}}
@@ -161,8 +161,8 @@ roleRef:
 apiVersion: rbac.authorization.k8s.io/v1
 kind: Role
 metadata:
-  name: {{ $fullname }}-state
-  namespace: {{ .Release.Namespace }}
+  name: {{ $fullname }}-metadata-role
+  namespace: {{ include "reloader-lib.namespace" . }}
   {{- include "reloader-lib.rbac.metadata" . | nindent 2 }}
 rules:
   {{- include "reloader-lib.rbac.stateRules" . | trim | nindent 2 }}
@@ -170,13 +170,13 @@ rules:
 apiVersion: rbac.authorization.k8s.io/v1
 kind: RoleBinding
 metadata:
-  name: {{ $fullname }}-state
-  namespace: {{ .Release.Namespace }}
+  name: {{ $fullname }}-metadata-role-binding
+  namespace: {{ include "reloader-lib.namespace" . }}
   {{- include "reloader-lib.rbac.metadata" . | nindent 2 }}
 roleRef:
   apiGroup: rbac.authorization.k8s.io
   kind: Role
-  name: {{ $fullname }}-state
+  name: {{ $fullname }}-metadata-role
 {{ include "reloader-lib.rbac.subjects" . }}
 {{- end }}
 {{- end -}}

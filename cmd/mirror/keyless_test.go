@@ -1,0 +1,142 @@
+package main
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"net/http"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync/atomic"
+	"testing"
+
+	"github.com/sigstore/sigstore-go/pkg/testing/ca"
+
+	"github.com/reloader-dev/reloader/internal/cli"
+	"github.com/reloader-dev/reloader/mirror/testrelease"
+	testregistry "github.com/reloader-dev/reloader/test/registry"
+)
+
+const (
+	workflowIdentity = "https://github.com/reloader-dev/reloader/.github/workflows/release.yml@refs/tags/v1.2.3"
+	githubIssuer     = "https://token.actions.githubusercontent.com"
+)
+
+// virtualSigstore starts a fake Sigstore (Fulcio, TSA, Rekor keys) and
+// writes its trusted_root.json.
+func virtualSigstore(t *testing.T, dir, name string) (testrelease.Signer, string) {
+	t.Helper()
+	vs, err := ca.NewVirtualSigstore()
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := testrelease.Signer{Sigstore: vs, Identity: workflowIdentity, Issuer: githubIssuer}
+	tr, err := s.TrustedRootJSON()
+	if err != nil {
+		t.Fatal(err)
+	}
+	p := filepath.Join(dir, name)
+	if err := os.WriteFile(p, tr, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return s, p
+}
+
+func sha256File(t *testing.T, p string) string {
+	t.Helper()
+	b, err := os.ReadFile(p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := sha256.Sum256(b)
+	return hex.EncodeToString(s[:])
+}
+
+// writeCounter is a registry that counts every request that could write.
+func writeCounter(t *testing.T) (*testregistry.Registry, *atomic.Int64) {
+	t.Helper()
+	var n atomic.Int64
+	r, err := testregistry.StartInProcess(testregistry.InProcessOptions{Wrap: func(h http.Handler) http.Handler {
+		return http.HandlerFunc(func(w http.ResponseWriter, req *http.Request) {
+			if req.Method != http.MethodGet && req.Method != http.MethodHead {
+				n.Add(1)
+			}
+			h.ServeHTTP(w, req)
+		})
+	}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = r.Stop() })
+	return r, &n
+}
+
+// An archive signed by another Sigstore (whoever wrote it controls its CA),
+// carrying that CA's trusted_root.json and naming the expected identity and
+// issuer, is refused before any push: the trust anchor comes from the user,
+// as a file or a digest, never from the archive alone.
+func TestForgedKeylessArchiveIsRefusedBeforeAnyPush(t *testing.T) {
+	dir := t.TempDir()
+	_, genuineRoot := virtualSigstore(t, dir, "genuine-root.json")
+	forger, forgedRoot := virtualSigstore(t, dir, "forged-root.json")
+	src := startRegistry(t)
+	rel, err := testrelease.Publish(context.Background(), testrelease.Options{Registry: src.Host, Signer: forger, Seed: 4})
+	if err != nil {
+		t.Fatal(err)
+	}
+	// The forger exports with their own root, so the archive carries it.
+	archive := filepath.Join(dir, "forged.tar")
+	id := []string{"--certificate-identity", workflowIdentity, "--certificate-oidc-issuer", githubIssuer, "--insecure-ignore-sct", "--insecure-ignore-tlog"}
+	if code, _, errs := runCLI(t, append([]string{"export", "--lock-ref", rel.LockRef, "--trusted-root", forgedRoot, "--to", archive}, id...)...); code != cli.ExitOK {
+		t.Fatalf("export: exit %d: %s", code, errs)
+	}
+	air, writes := writeCounter(t)
+
+	for _, c := range []struct {
+		name  string
+		extra []string
+		code  int
+		want  string
+	}{
+		{"no trust anchor given", nil, cli.ExitUsage, "--trusted-root"},
+		{"the genuine trusted root", []string{"--trusted-root", genuineRoot}, cli.ExitRefused, "release lock"},
+		{"the genuine root's digest", []string{"--trusted-root-sha256", sha256File(t, genuineRoot)}, cli.ExitRefused, "sha256"},
+	} {
+		for _, cmd := range []string{"import", "verify", "values", "plan"} {
+			args := append([]string{cmd, "-f", archive, "--target", air.Host + "/forged"}, id...)
+			code, _, errs := runCLI(t, append(args, c.extra...)...)
+			if code != c.code || !strings.Contains(errs, c.want) {
+				t.Errorf("%s with %s: exit %d, want %d with %q: %s", cmd, c.name, code, c.code, c.want, errs)
+			}
+		}
+	}
+	if n := writes.Load(); n != 0 {
+		t.Fatalf("%d writes reached the target registry", n)
+	}
+	// Trusting the forger's root on purpose, by its digest, is the user's
+	// call and works: the flag checks, it does not forbid.
+	if code, _, errs := runCLI(t, append([]string{"verify", "-f", archive, "--trusted-root-sha256", sha256File(t, forgedRoot)}, id...)...); code != cli.ExitOK {
+		t.Fatalf("verify with the forged root's own digest: exit %d: %s", code, errs)
+	}
+}
+
+// Keyless signatures need a transparency log entry unless the user waives
+// it: a release whose bundles carry none is refused by default.
+func TestKeylessWithoutTransparencyLogEntriesIsRefusedByDefault(t *testing.T) {
+	dir := t.TempDir()
+	s, root := virtualSigstore(t, dir, "root.json")
+	src := startRegistry(t)
+	rel, err := testrelease.Publish(context.Background(), testrelease.Options{Registry: src.Host, Signer: s, Seed: 5})
+	if err != nil {
+		t.Fatal(err)
+	}
+	args := []string{"verify", "--lock-ref", rel.LockRef, "--trusted-root", root,
+		"--certificate-identity", workflowIdentity, "--certificate-oidc-issuer", githubIssuer, "--insecure-ignore-sct"}
+	if code, _, errs := runCLI(t, args...); code != cli.ExitRefused || !strings.Contains(errs, "transparency log") {
+		t.Fatalf("verify without log entries: exit %d, want %d naming the transparency log: %s", code, cli.ExitRefused, errs)
+	}
+	if code, _, errs := runCLI(t, append(args, "--insecure-ignore-tlog")...); code != cli.ExitOK {
+		t.Fatalf("verify with --insecure-ignore-tlog: exit %d: %s", code, errs)
+	}
+}

@@ -1,0 +1,170 @@
+package main
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+
+	"github.com/spf13/cobra"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"github.com/reloader-dev/reloader/internal/cli"
+	"github.com/reloader-dev/reloader/mirror"
+	"github.com/reloader-dev/reloader/mirror/admission"
+	"github.com/reloader-dev/reloader/mirror/registry"
+)
+
+// policyFlags are the policy command's own flags. --output names a directory
+// here, so it shadows the global text|json --output.
+type policyFlags struct {
+	format, outDir, namespace, selector, mode, name string
+}
+
+func (g *globals) policyCmd() *cobra.Command {
+	var pf policyFlags
+	c := &cobra.Command{
+		Use:   "policy",
+		Short: "Print admission policies that admit only the mirrored release's signed, digest-pinned images",
+		Long: `policy verifies the release offline, as every other command does, and prints
+admission policies for the target it was mirrored to:
+
+  vap                a ValidatingAdmissionPolicy and its binding (built into
+                     Kubernetes): Pods and pod-template workloads in the
+                     namespace are rejected unless every image is pinned by
+                     digest and comes from a mirrored repository; the message
+                     names the container and image.
+  policy-controller  sigstore policy-controller ClusterImagePolicies requiring
+                     the release's signature and its SPDX SBOM attestation
+                     (and a TrustRoot for a keyless trust policy).
+  kyverno            a Kyverno ClusterPolicy with the same rules: the CEL
+                     checks and verifyImages for signature and SBOM.
+
+Roll out with --mode audit first (violations are warned about and recorded,
+nothing is rejected), then --mode enforce. See docs/enforce.md.`,
+		Example: `  # Print every policy for the namespace Reloader runs in
+  reloader-mirror policy -f reloader-v1.2.3.tar.zst --key cosign.pub \
+      --target harbor.corp.example/platform/reloader --namespace reloader
+
+  # Audit first: write each dialect to its own file
+  reloader-mirror policy --lock reloader-release.json --key cosign.pub \
+      --target harbor.corp.example/platform/reloader --mode audit --output ./policies
+
+  # Keyless release, namespaces picked by a label, Kyverno only
+  reloader-mirror policy -f reloader-v1.2.3.tar.zst \
+      --certificate-identity https://github.com/reloader-dev/reloader/.github/workflows/release.yml@refs/tags/v1.2.3 \
+      --certificate-oidc-issuer https://token.actions.githubusercontent.com \
+      --target harbor.corp.example/platform/reloader \
+      --namespace-selector reloader.dev/enforce=true --format kyverno`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			formats, err := admission.ParseFormat(pf.format)
+			if err != nil {
+				return cli.Usage(fmt.Errorf("--format: %w", err))
+			}
+			opts, err := pf.options()
+			if err != nil {
+				return err
+			}
+			return g.withRelease(cmd, func(_ *registry.Client, in *releaseInput) error {
+				l, _, err := in.verifier.Lock(in.lockJSON, in.lockBundle)
+				if err != nil {
+					return err
+				}
+				repos, err := g.repos()
+				if err != nil {
+					return err
+				}
+				m, err := mirror.NewMapping(g.target, l, repos)
+				if err != nil {
+					return err
+				}
+				if err := opts.FromLock(l, m.Repository); err != nil {
+					return err
+				}
+				if opts.Trust, err = g.admissionTrust(in); err != nil {
+					return err
+				}
+				out, err := admission.Generate(opts, formats)
+				if err != nil {
+					return err
+				}
+				return pf.write(g, formats, out)
+			})
+		},
+	}
+	g.targetFlags(c, true)
+	f := c.Flags()
+	f.StringVar(&pf.format, "format", "all", "policies to write: vap, policy-controller, kyverno or all")
+	f.StringVar(&pf.outDir, "output", "", "write each format to DIR/<format>.yaml instead of standard output")
+	f.StringVar(&pf.namespace, "namespace", "reloader", "namespace the policies apply to (where Reloader is installed)")
+	f.StringVar(&pf.selector, "namespace-selector", "", "apply to the namespaces this label selector picks instead of --namespace, e.g. reloader.dev/enforce=true")
+	f.StringVar(&pf.mode, "mode", "enforce", "enforce (reject) or audit (warn and record only)")
+	f.StringVar(&pf.name, "name", "reloader-mirror", "prefix of the policies' object names")
+	return c
+}
+
+func (pf policyFlags) options() (admission.Options, error) {
+	o := admission.Options{Name: pf.name, Mode: admission.Mode(pf.mode), Namespace: pf.namespace}
+	if pf.selector != "" {
+		sel, err := metav1.ParseToLabelSelector(pf.selector)
+		if err != nil {
+			return o, cli.Usage(fmt.Errorf("--namespace-selector %q: %w", pf.selector, err))
+		}
+		o.Namespace, o.NamespaceSelector = "", sel
+	}
+	if o.Mode != admission.Enforce && o.Mode != admission.Audit {
+		return o, cli.Usage(fmt.Errorf("--mode %q: want enforce or audit", pf.mode))
+	}
+	return o, nil
+}
+
+// admissionTrust is the trust policy the user verified the release with, in
+// the forms admission controllers take: the key's PEM, or the identity and
+// the trusted root's JSON (the user's file, else the archive's copy).
+func (g *globals) admissionTrust(in *releaseInput) (admission.Trust, error) {
+	t := admission.Trust{Identity: g.identity, IdentityRegexp: g.identityRegexp, Issuer: g.issuer, IgnoreSCT: g.ignoreSCT}
+	var err error
+	switch {
+	case g.key != "":
+		var b []byte
+		if b, err = os.ReadFile(g.key); err != nil {
+			return t, cli.Usage(fmt.Errorf("reading public key %s: %w", g.key, err))
+		}
+		t.PublicKeyPEM = string(b)
+	case g.trustedRoot != "":
+		if t.TrustedRootJSON, err = os.ReadFile(g.trustedRoot); err != nil {
+			return t, cli.Usage(fmt.Errorf("reading trusted root %s: %w", g.trustedRoot, err))
+		}
+	case in.archive != nil && len(in.archive.TrustedRootJSON) > 0:
+		t.TrustedRootJSON = in.archive.TrustedRootJSON
+	default:
+		return t, cli.Usage(errors.New("a keyless trust policy needs --trusted-root (or an archive that carries one) to write policies"))
+	}
+	return t, nil
+}
+
+func (pf policyFlags) write(g *globals, formats []admission.Format, out map[admission.Format][]byte) error {
+	if pf.outDir == "" {
+		for i, f := range formats {
+			if i > 0 {
+				fmt.Fprintln(g.stdout, "---")
+			}
+			if _, err := g.stdout.Write(out[f]); err != nil {
+				return fmt.Errorf("writing the %s policy: %w", f, err)
+			}
+		}
+		return nil
+	}
+	if err := os.MkdirAll(pf.outDir, 0o755); err != nil {
+		return fmt.Errorf("creating the output directory: %w", err)
+	}
+	for _, f := range formats {
+		p := filepath.Join(pf.outDir, f.FileName())
+		if err := os.WriteFile(p, out[f], 0o644); err != nil {
+			return fmt.Errorf("writing the %s policy: %w", f, err)
+		}
+		fmt.Fprintf(g.stdout, "wrote %s\n", p)
+	}
+	return nil
+}

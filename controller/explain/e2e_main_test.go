@@ -1,0 +1,286 @@
+package explain_test
+
+// End-to-end tests: the real reloader binary (controller and `explain`)
+// against a real kube-apiserver and etcd on loopback, with RBAC on.
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"flag"
+	"fmt"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"testing"
+	"time"
+
+	appsv1 "k8s.io/api/apps/v1"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/rest"
+
+	"github.com/reloader-dev/reloader/controller/explain"
+	"github.com/reloader-dev/reloader/test/controlplane"
+	"github.com/reloader-dev/reloader/test/process"
+	"github.com/reloader-dev/reloader/test/tools"
+)
+
+var (
+	cp          *controlplane.ControlPlane
+	reloaderBin string
+	pluginBin   string
+)
+
+func TestMain(m *testing.M) {
+	flag.Parse()
+	if testing.Short() {
+		os.Exit(m.Run())
+	}
+	dir, err := os.MkdirTemp("", "reloader-explain-bin-")
+	if err == nil {
+		reloaderBin = filepath.Join(dir, "reloader")
+		err = tools.GoBuild("./cmd/reloader", reloaderBin)
+	}
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		os.Exit(1)
+	}
+	// The kubectl plugin is the same binary under another name.
+	pluginBin = filepath.Join(dir, "kubectl-reloader")
+	if err := os.Symlink(reloaderBin, pluginBin); err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		os.Exit(1)
+	}
+	code := controlplane.RunTests(m, controlplane.Options{}, &cp)
+	os.RemoveAll(dir)
+	os.Exit(code)
+}
+
+func requireControlPlane(t *testing.T) {
+	t.Helper()
+	if testing.Short() {
+		t.Skip("end-to-end test: needs the control plane (run without -short)")
+	}
+	cp.LogsOnFailure(t)
+}
+
+// controllerProc is a running controller.
+type controllerProc struct {
+	*process.Process
+	readyz string
+}
+
+// startController runs the controller scoped to ns, publishing its
+// reloader-meta-info there, and waits for /readyz.
+func startController(t *testing.T, ns string, args ...string) *controllerProc {
+	t.Helper()
+	return startControllerEnv(t, ns, nil, args...)
+}
+
+// startControllerEnv is startController with environment variables.
+func startControllerEnv(t *testing.T, ns string, env []string, args ...string) *controllerProc {
+	t.Helper()
+	port, err := process.FreePort()
+	if err != nil {
+		t.Fatal(err)
+	}
+	addr := "127.0.0.1:" + strconv.Itoa(port)
+	full := append([]string{"--kubeconfig=" + cp.AdminKubeconfig, "--metrics-addr=" + addr, "--namespaces=" + ns}, args...)
+	p, err := process.Start(process.Options{Name: "reloader", Path: reloaderBin, Args: full,
+		Env: append([]string{"RELOADER_NAMESPACE=" + ns}, env...), Dir: t.TempDir()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := &controllerProc{Process: p, readyz: "http://" + addr + "/readyz"}
+	t.Cleanup(func() {
+		_ = p.Stop(10 * time.Second)
+		if t.Failed() {
+			t.Logf("reloader log:\n%s", p.Tail(60))
+		}
+	})
+	eventually(t, time.Minute, func() (bool, string) {
+		resp, err := http.Get(c.readyz)
+		if err != nil {
+			return false, err.Error()
+		}
+		resp.Body.Close()
+		return resp.StatusCode == http.StatusOK, "readyz " + resp.Status
+	})
+	return c
+}
+
+// result is one run of `explain`.
+type result struct {
+	code   int
+	stdout string
+	stderr string
+}
+
+// runExplain runs bin (reloader or kubectl-reloader) with args and the
+// kubeconfig, in a clean environment.
+func runExplain(t *testing.T, bin, kubeconfig string, args ...string) result {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	if kubeconfig != "" {
+		args = append(args, "--kubeconfig="+kubeconfig)
+	}
+	cmd := exec.CommandContext(ctx, bin, args...)
+	cmd.Env = []string{"HOME=" + t.TempDir(), "PATH=" + os.Getenv("PATH")}
+	var out, errb bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &out, &errb
+	err := cmd.Run()
+	r := result{stdout: out.String(), stderr: errb.String()}
+	var ee *exec.ExitError
+	switch {
+	case errors.As(err, &ee):
+		r.code = ee.ExitCode()
+	case err != nil:
+		t.Fatalf("running %s: %v", bin, err)
+	}
+	return r
+}
+
+func reportOf(t *testing.T, r result) explain.Report {
+	t.Helper()
+	var rep explain.Report
+	if err := json.Unmarshal([]byte(r.stdout), &rep); err != nil {
+		t.Fatalf("explain --output json printed no report (%v):\n%s\nstderr: %s", err, r.stdout, r.stderr)
+	}
+	return rep
+}
+
+func resourceOf(t *testing.T, rep explain.Report, kind, name string) explain.Resource {
+	t.Helper()
+	for _, r := range rep.Resources {
+		if r.Kind == kind && r.Name == name {
+			return r
+		}
+	}
+	t.Fatalf("report has no %s %s: %+v", kind, name, rep.Resources)
+	return explain.Resource{}
+}
+
+func eventually(t *testing.T, timeout time.Duration, cond func() (bool, string)) {
+	t.Helper()
+	deadline := time.Now().Add(timeout)
+	for {
+		ok, msg := cond()
+		if ok {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("condition not met within %s: %s", timeout, msg)
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+}
+
+// waitRecorded waits until the controller has recorded a baseline on a
+// Deployment: from then on it has decided about it.
+func waitRecorded(t *testing.T, cs kubernetes.Interface, ns, name string) {
+	t.Helper()
+	eventually(t, 30*time.Second, func() (bool, string) {
+		d, err := cs.AppsV1().Deployments(ns).Get(context.Background(), name, metav1.GetOptions{})
+		if err != nil {
+			return false, err.Error()
+		}
+		_, ok := d.Annotations["reloader.dev/applied-hashes"]
+		return ok, fmt.Sprintf("Deployment %s/%s has no applied-hashes record", ns, name)
+	})
+}
+
+func writeKubeconfig(t *testing.T, cfg *rest.Config) string {
+	t.Helper()
+	path := filepath.Join(t.TempDir(), "kubeconfig")
+	if err := controlplane.WriteKubeconfig(cfg, path); err != nil {
+		t.Fatal(err)
+	}
+	return path
+}
+
+// ---- object builders ----
+
+func mustCreate(t *testing.T, cs kubernetes.Interface, ns string, objs ...any) {
+	t.Helper()
+	ctx := context.Background()
+	for _, o := range objs {
+		var err error
+		switch o := o.(type) {
+		case *corev1.ConfigMap:
+			_, err = cs.CoreV1().ConfigMaps(ns).Create(ctx, o, metav1.CreateOptions{})
+		case *corev1.Secret:
+			_, err = cs.CoreV1().Secrets(ns).Create(ctx, o, metav1.CreateOptions{})
+		case *appsv1.Deployment:
+			_, err = cs.AppsV1().Deployments(ns).Create(ctx, o, metav1.CreateOptions{})
+		default:
+			t.Fatalf("cannot create %T", o)
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+}
+
+func configMap(name string, ann map[string]string, labels map[string]string) *corev1.ConfigMap {
+	return &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: name, Annotations: ann, Labels: labels}, Data: map[string]string{"k": "1"}}
+}
+
+func secret(name string) *corev1.Secret {
+	return &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Name: name}, Data: map[string][]byte{"password": []byte("s3cret")}}
+}
+
+// deployment builds a Deployment with meta annotations on its metadata and
+// tmpl annotations on its pod template, whose container "app" uses what
+// uses adds.
+func deployment(name string, meta, tmpl map[string]string, uses ...func(*corev1.PodSpec)) *appsv1.Deployment {
+	spec := corev1.PodSpec{Containers: []corev1.Container{{Name: "app", Image: "registry.invalid/app:1"}}}
+	for _, u := range uses {
+		u(&spec)
+	}
+	return &appsv1.Deployment{
+		ObjectMeta: metav1.ObjectMeta{Name: name, Annotations: meta},
+		Spec: appsv1.DeploymentSpec{
+			Selector: &metav1.LabelSelector{MatchLabels: map[string]string{"app": name}},
+			Template: corev1.PodTemplateSpec{
+				ObjectMeta: metav1.ObjectMeta{Labels: map[string]string{"app": name}, Annotations: tmpl},
+				Spec:       spec,
+			},
+		},
+	}
+}
+
+func envFromCM(name string) func(*corev1.PodSpec) {
+	return func(s *corev1.PodSpec) {
+		s.Containers[0].EnvFrom = append(s.Containers[0].EnvFrom, corev1.EnvFromSource{
+			ConfigMapRef: &corev1.ConfigMapEnvSource{LocalObjectReference: corev1.LocalObjectReference{Name: name}}})
+	}
+}
+
+func envFromSecret(name string) func(*corev1.PodSpec) {
+	return func(s *corev1.PodSpec) {
+		s.Containers[0].EnvFrom = append(s.Containers[0].EnvFrom, corev1.EnvFromSource{
+			SecretRef: &corev1.SecretEnvSource{LocalObjectReference: corev1.LocalObjectReference{Name: name}}})
+	}
+}
+
+func subPathCM(name, file string) func(*corev1.PodSpec) {
+	return func(s *corev1.PodSpec) {
+		s.Volumes = append(s.Volumes, corev1.Volume{Name: "cfg", VolumeSource: corev1.VolumeSource{
+			ConfigMap: &corev1.ConfigMapVolumeSource{LocalObjectReference: corev1.LocalObjectReference{Name: name}}}})
+		s.Containers[0].VolumeMounts = append(s.Containers[0].VolumeMounts, corev1.VolumeMount{Name: "cfg", MountPath: "/etc/app/" + file, SubPath: file})
+	}
+}
+
+func ann(kv ...string) map[string]string {
+	m := map[string]string{}
+	for i := 0; i+1 < len(kv); i += 2 {
+		m[kv[i]] = kv[i+1]
+	}
+	return m
+}

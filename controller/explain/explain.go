@@ -1,0 +1,623 @@
+// Package explain answers "why did (or didn't) my workload reload?" from the
+// cluster: it reads a workload, the ConfigMaps, Secrets and
+// SecretProviderClasses of its namespace and the controller's traces (the
+// applied-hashes record, Events, the Lease, /readyz) with the user's
+// identity, and lets the controller's own decision code (controller.Inspect)
+// say what a sync would do. It only reads (get and list); whatever it may not
+// read is named in the report instead of failing it.
+package explain
+
+import (
+	"context"
+	"fmt"
+	"slices"
+	"sort"
+	"strings"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/client-go/dynamic"
+	"k8s.io/client-go/kubernetes"
+
+	"github.com/reloader-dev/reloader/controller"
+	"github.com/reloader-dev/reloader/controller/annotations"
+	"github.com/reloader-dev/reloader/controller/refs"
+	"github.com/reloader-dev/reloader/controller/workload"
+)
+
+// Verdicts, from the workload's point of view.
+const (
+	// UpToDate: every watched resource is applied; nothing is pending.
+	UpToDate = "up-to-date"
+	// NotWatched: the controller does not reload this workload (not opted
+	// in, out of scope, kind not watched); nothing is pending.
+	NotWatched = "not-watched"
+	// ReloadDue: a watched resource differs from what was applied and the
+	// controller will reload.
+	ReloadDue = "reload-due"
+	// Blocked: a reload is due but something holds it (no running
+	// controller, pause, storm control, scope).
+	Blocked = "blocked"
+)
+
+// Exit codes of `reloader explain`.
+const (
+	ExitOK      = 0 // explained: up to date or not watched
+	ExitError   = 1 // could not explain (workload unreadable, bad options)
+	ExitUsage   = 2 // bad command line
+	ExitPending = 4 // explained: a reload is due or blocked
+)
+
+// Options say what to explain and with which controller options.
+type Options struct {
+	Kind      workload.Kind
+	Namespace string
+	Name      string
+	// Controller are the controller's effective options.
+	Controller controller.Options
+	// OptionsFrom says where they come from, for the report.
+	OptionsFrom string
+	// Deployment is the controller's own Deployment (from
+	// reloader-meta-info), empty when unknown; HA, LockName and
+	// LeaseNamespace locate its Lease.
+	Deployment     *Object
+	HA             bool
+	LockName       string
+	LeaseNamespace string
+	// ReadyzURL is the controller's /readyz when reachable (a port-forward).
+	ReadyzURL string
+	// MetaInfoAbsent is true when no reloader-meta-info exists where it was
+	// looked for: no controller appears to be installed.
+	MetaInfoAbsent bool
+	Now            func() time.Time
+}
+
+// Clients read the cluster with the user's identity.
+type Clients struct {
+	Kube    kubernetes.Interface
+	Dynamic dynamic.Interface
+	// Get fetches a URL (ReadyzURL) and returns its status and body.
+	Get func(ctx context.Context, url string) (int, string, error)
+}
+
+// Object names a Kubernetes object.
+type Object struct {
+	Kind      string `json:"kind"`
+	Namespace string `json:"namespace,omitempty"`
+	Name      string `json:"name"`
+}
+
+func (o Object) String() string {
+	if o.Namespace == "" {
+		return o.Kind + " " + o.Name
+	}
+	return o.Kind + " " + o.Namespace + "/" + o.Name
+}
+
+// Report is the explanation; its JSON form is `--output json`.
+type Report struct {
+	Workload Object `json:"workload"`
+	Verdict  string `json:"verdict"`
+	// Summary is the one-line answer.
+	Summary string `json:"summary"`
+	// Skip is the reason the controller's sync stops early, with the label
+	// it counts in reloader_skipped_total ("namespace_not_selected",
+	// "being_deleted"); empty when it goes on.
+	Skip       string           `json:"skip,omitempty"`
+	OptIn      OptIn            `json:"optIn"`
+	Resources  []Resource       `json:"resources"`
+	Problems   []string         `json:"problems,omitempty"`
+	Holds      []string         `json:"holds,omitempty"`
+	LastReload *LastReload      `json:"lastReload,omitempty"`
+	Scope      Scope            `json:"scope"`
+	Controller ControllerStatus `json:"controller"`
+	Hints      []string         `json:"hints,omitempty"`
+	// Unreadable names what could not be read and why (RBAC).
+	Unreadable []string `json:"unreadable,omitempty"`
+}
+
+// ExitCode is the command's exit code for the verdict.
+func (r *Report) ExitCode() int {
+	if r.Verdict == ReloadDue || r.Verdict == Blocked {
+		return ExitPending
+	}
+	return ExitOK
+}
+
+// Annotation is one annotation and where it sits.
+type Annotation struct {
+	Key   string `json:"key"`
+	Value string `json:"value"`
+	// On is "metadata" or "pod template".
+	On string `json:"on"`
+	// NotReadFor lists the kinds for which a pod template annotation is not
+	// read, because the metadata carries reload annotations for them.
+	NotReadFor []string `json:"notReadFor,omitempty"`
+}
+
+func (a Annotation) String() string { return fmt.Sprintf("%s=%q on the %s", a.Key, a.Value, a.On) }
+
+// OptIn says how the workload asks to be reloaded.
+type OptIn struct {
+	OptedIn bool `json:"optedIn"`
+	// By are the reload annotations in force.
+	By []Annotation `json:"by,omitempty"`
+	// AutoReloadAll is true when --auto-reload-all opts it in.
+	AutoReloadAll bool `json:"autoReloadAll,omitempty"`
+	// Shadowed are pod template annotations the controller does not read
+	// (for some kinds) because the metadata carries reload annotations for
+	// those kinds.
+	Shadowed []Annotation `json:"shadowed,omitempty"`
+	// Suggest is how to opt in, when not opted in.
+	Suggest string `json:"suggest,omitempty"`
+}
+
+// Use is how the pod template uses a resource.
+type Use struct {
+	Via       string `json:"via"`
+	Container string `json:"container,omitempty"`
+	Init      bool   `json:"init,omitempty"`
+	Volume    string `json:"volume,omitempty"`
+	MountPath string `json:"mountPath,omitempty"`
+	SubPath   string `json:"subPath,omitempty"`
+}
+
+// Resource is one ConfigMap, Secret or SecretProviderClass the workload uses
+// or names.
+type Resource struct {
+	Kind string `json:"kind"`
+	Name string `json:"name"`
+	Uses []Use  `json:"uses,omitempty"`
+	// Watched is the controller's decision.
+	Watched bool `json:"watched"`
+	// Reason is why (a stable code) and Detail says it for people.
+	Reason string `json:"reason"`
+	Detail string `json:"detail"`
+	Exists bool   `json:"exists"`
+	// Hash is the current hash, Applied the hash last applied (empty when
+	// unknown).
+	Hash    string `json:"hash,omitempty"`
+	Applied string `json:"applied,omitempty"`
+	// Due is true when a sync would reload for it now; Change says why
+	// (changed, created, deleted).
+	Due    bool   `json:"due"`
+	Change string `json:"change,omitempty"`
+}
+
+// Reasons a resource is or is not watched.
+const (
+	ReasonNamed              = "named"
+	ReasonAuto               = "auto"
+	ReasonSearch             = "search-match"
+	ReasonKindIgnored        = "kind-ignored"
+	ReasonLabelSelector      = "label-selector"
+	ReasonUnreadable         = "unreadable"
+	ReasonIgnoreAnnotation   = "ignore-annotation"
+	ReasonExcluded           = "excluded"
+	ReasonSearchWithoutMatch = "search-without-match"
+	ReasonTypedAutoOtherKind = "typed-auto-other-kind"
+	ReasonAutoFalse          = "auto-false"
+	ReasonNotNamed           = "not-named"
+	ReasonNotOptedIn         = "not-opted-in"
+	ReasonMissing            = "missing"
+)
+
+// LastReload is what the controller left of its last reload.
+type LastReload struct {
+	Time     time.Time `json:"time"`
+	Message  string    `json:"message"`
+	Strategy string    `json:"strategy"`
+}
+
+// Scope is the controller's scope and whether the workload is inside it.
+type Scope struct {
+	InScope bool `json:"inScope"`
+	// Unknown is true when it could not be decided (an unreadable Namespace).
+	Unknown            bool     `json:"unknown,omitempty"`
+	Reason             string   `json:"reason,omitempty"`
+	Namespaces         []string `json:"namespaces,omitempty"`
+	NamespacesToIgnore []string `json:"namespacesToIgnore,omitempty"`
+	NamespaceSelector  string   `json:"namespaceSelector,omitempty"`
+	ResourceSelector   string   `json:"resourceSelector,omitempty"`
+	IgnoredResources   []string `json:"ignoredResources,omitempty"`
+	IgnoredWorkloads   []string `json:"ignoredWorkloads,omitempty"`
+}
+
+// ControllerStatus says whether a controller runs and leads.
+type ControllerStatus struct {
+	OptionsFrom string `json:"optionsFrom"`
+	// Running is "yes", "no" or "unknown".
+	Running string   `json:"running"`
+	Leader  string   `json:"leader,omitempty"`
+	Details []string `json:"details,omitempty"`
+}
+
+// Explain reads the cluster and explains the workload. It fails only when the
+// workload itself cannot be read or the options are unusable.
+func Explain(ctx context.Context, cl Clients, o Options) (*Report, error) {
+	if o.Now == nil {
+		o.Now = time.Now
+	}
+	co := o.Controller
+	co.Now = o.Now
+	co.Dynamic = cl.Dynamic
+	r := &Report{Workload: Object{Kind: string(o.Kind), Namespace: o.Namespace, Name: o.Name}}
+	v, err := getWorkload(ctx, cl, o)
+	if err != nil {
+		return nil, err
+	}
+	rd := &reader{}
+	objs, existing := rd.configs(ctx, cl, o, &co, v)
+	in, err := controller.Inspect(cl.Kube, co, v, objs)
+	if err != nil {
+		return nil, fmt.Errorf("deciding for %s: %w", r.Workload, err)
+	}
+	r.Problems = slices.DeleteFunc(slices.Clone(in.Problems), func(p string) bool {
+		// The controller's code saw what explain may not read as absent;
+		// a "does not exist" about it would be false.
+		for k := range rd.unreadable {
+			kind, name, _ := strings.Cut(k, "/")
+			if strings.Contains(p, fmt.Sprintf("%s %q", kindTitle(refs.Kind(kind)), name)) {
+				return true
+			}
+		}
+		return false
+	})
+	r.Skip = in.Skip
+	r.Scope = scopeOf(o, co, in, rd.namespaceUnknown)
+	r.OptIn = optIn(co, v)
+	r.Resources = resources(co, v, in, existing, rd.unreadable)
+	r.Holds = holds(in, o.Now())
+	r.LastReload = rd.lastReload(ctx, cl, o, co, v)
+	r.Controller = controllerStatus(ctx, cl, o)
+	r.Hints = hints(co, v, r, existing, in)
+	decide(r, in)
+	sort.Strings(rd.notes)
+	r.Unreadable = rd.notes
+	return r, nil
+}
+
+// decide sets the verdict and summary.
+func decide(r *Report, in controller.Inspection) {
+	due := 0
+	for _, res := range r.Resources {
+		if res.Due {
+			due++
+		}
+	}
+	var blockers []string
+	if !r.Scope.InScope && !r.Scope.Unknown {
+		blockers = append(blockers, r.Scope.Reason)
+	}
+	if r.Controller.Running == "no" {
+		blockers = append(blockers, "no controller is running")
+	}
+	blockers = append(blockers, r.Holds...)
+	switch {
+	case in.Skip == "being_deleted":
+		r.Verdict, r.Summary = NotWatched, "the workload is being deleted: the controller does not reload it"
+	case due > 0 && len(blockers) > 0:
+		r.Verdict = Blocked
+		r.Summary = fmt.Sprintf("a reload is due for %d resource(s) but blocked: %s", due, strings.Join(blockers, "; "))
+	case due > 0:
+		r.Verdict = ReloadDue
+		r.Summary = fmt.Sprintf("a reload is due for %d resource(s): the controller applies it on its next sync", due)
+	case !r.Scope.InScope && !r.Scope.Unknown:
+		r.Verdict, r.Summary = NotWatched, "not watched: "+r.Scope.Reason
+	case !in.Interested:
+		r.Verdict, r.Summary = NotWatched, "not watched: the workload is not opted in to reloads"
+	case !anyWatched(r.Resources):
+		r.Verdict, r.Summary = NotWatched, "opted in, but watches none of the resources it uses (see each resource)"
+	case !in.HasRecord:
+		r.Verdict, r.Summary = UpToDate, "nothing pending, but the controller has not recorded this workload yet (no "+annotations.Applied+"): on its first sync it adopts the current state without rolling"
+	default:
+		r.Verdict, r.Summary = UpToDate, "up to date: every watched resource is applied"
+	}
+}
+
+func anyWatched(rs []Resource) bool {
+	return slices.ContainsFunc(rs, func(r Resource) bool { return r.Watched })
+}
+
+// reader gathers what explain reads, noting what it may not read.
+type reader struct {
+	notes            []string
+	unreadable       map[string]string // "kind/name" -> why
+	namespaceUnknown bool
+}
+
+func (rd *reader) note(what string, err error) {
+	rd.notes = append(rd.notes, fmt.Sprintf("%s: %s", what, reasonOf(err)))
+}
+
+func reasonOf(err error) string {
+	switch {
+	case apierrors.IsForbidden(err):
+		return "forbidden (" + err.Error() + ")"
+	case apierrors.IsNotFound(err):
+		return "not found"
+	}
+	return err.Error()
+}
+
+func getWorkload(ctx context.Context, cl Clients, o Options) (workload.View, error) {
+	var obj any
+	var err error
+	g := metav1.GetOptions{}
+	switch o.Kind {
+	case workload.Deployment:
+		obj, err = cl.Kube.AppsV1().Deployments(o.Namespace).Get(ctx, o.Name, g)
+	case workload.StatefulSet:
+		obj, err = cl.Kube.AppsV1().StatefulSets(o.Namespace).Get(ctx, o.Name, g)
+	case workload.DaemonSet:
+		obj, err = cl.Kube.AppsV1().DaemonSets(o.Namespace).Get(ctx, o.Name, g)
+	case workload.CronJob:
+		obj, err = cl.Kube.BatchV1().CronJobs(o.Namespace).Get(ctx, o.Name, g)
+	case workload.Job:
+		obj, err = cl.Kube.BatchV1().Jobs(o.Namespace).Get(ctx, o.Name, g)
+	case workload.Rollout, workload.DeploymentConfig:
+		gvr, _ := workload.GVR(o.Kind)
+		if cl.Dynamic == nil {
+			return workload.View{}, fmt.Errorf("reading %s %s/%s: no dynamic client", o.Kind, o.Namespace, o.Name)
+		}
+		var u *unstructured.Unstructured
+		u, err = cl.Dynamic.Resource(gvr).Namespace(o.Namespace).Get(ctx, o.Name, g)
+		if err == nil {
+			obj, err = workload.CustomFromUnstructured(u)
+		}
+	default:
+		return workload.View{}, fmt.Errorf("%s: not a kind the controller reloads", o.Kind)
+	}
+	if err != nil {
+		return workload.View{}, fmt.Errorf("reading %s %s/%s: %w", o.Kind, o.Namespace, o.Name, err)
+	}
+	return workload.ViewOf(obj)
+}
+
+// configs reads what the controller's watches hold for the namespace. It
+// returns the objects for Inspect and every ConfigMap, Secret and class it
+// could read (before selectors), by "kind/name".
+func (rd *reader) configs(ctx context.Context, cl Clients, o Options, co *controller.Options, v workload.View) ([]any, map[string]map[string]string) {
+	ns := o.Namespace
+	var objs []any
+	existing := map[string]map[string]string{} // "kind/name" -> annotations
+	rd.unreadable = map[string]string{}
+	used := refs.Find(&v.Template.Spec)
+	namesOf := func(k refs.Kind) []string {
+		var out []string
+		for _, r := range used {
+			if r.Kind == k {
+				out = append(out, r.Name)
+			}
+		}
+		return out
+	}
+	// A list is needed for named reloads (regexes over every name) and
+	// shows the whole picture; without it, each used resource is read.
+	readAll := func(kind refs.Kind, list func() ([]metav1.Object, error), get func(name string) (metav1.Object, error)) {
+		add := func(o metav1.Object) {
+			objs = append(objs, o)
+			existing[string(kind)+"/"+o.GetName()] = o.GetAnnotations()
+		}
+		items, err := list()
+		if err == nil {
+			for _, o := range items {
+				add(o)
+			}
+			return
+		}
+		rd.note("listing "+kindTitle(kind)+"s in "+ns, err)
+		for _, name := range namesOf(kind) {
+			o, err := get(name)
+			switch {
+			case err == nil:
+				add(o)
+			case !apierrors.IsNotFound(err):
+				rd.unreadable[string(kind)+"/"+name] = reasonOf(err)
+			}
+		}
+	}
+	cms, secrets := cl.Kube.CoreV1().ConfigMaps(ns), cl.Kube.CoreV1().Secrets(ns)
+	readAll(refs.ConfigMap, func() ([]metav1.Object, error) {
+		l, err := cms.List(ctx, metav1.ListOptions{})
+		return objects(l, err, func(l *corev1.ConfigMapList) []corev1.ConfigMap { return l.Items })
+	}, func(name string) (metav1.Object, error) { return cms.Get(ctx, name, metav1.GetOptions{}) })
+	readAll(refs.Secret, func() ([]metav1.Object, error) {
+		l, err := secrets.List(ctx, metav1.ListOptions{})
+		return objects(l, err, func(l *corev1.SecretList) []corev1.Secret { return l.Items })
+	}, func(name string) (metav1.Object, error) { return secrets.Get(ctx, name, metav1.GetOptions{}) })
+	if co.CSI && cl.Dynamic != nil {
+		for _, gvr := range controller.CSIResources() {
+			l, err := cl.Dynamic.Resource(gvr).Namespace(ns).List(ctx, metav1.ListOptions{})
+			if err != nil {
+				rd.note("listing "+gvr.Resource+" in "+ns, err)
+				continue
+			}
+			for i := range l.Items {
+				objs = append(objs, &l.Items[i])
+				if l.Items[i].GetKind() == "SecretProviderClass" {
+					existing[string(refs.SecretProviderClass)+"/"+l.Items[i].GetName()] = l.Items[i].GetAnnotations()
+				}
+			}
+		}
+	}
+	if co.NamespaceSelector != nil {
+		n, err := cl.Kube.CoreV1().Namespaces().Get(ctx, ns, metav1.GetOptions{})
+		if err == nil {
+			objs = append(objs, n)
+		} else {
+			rd.note("reading Namespace "+ns+" (for --namespace-selector)", err)
+			rd.namespaceUnknown = true
+			co.NamespaceSelector = nil
+		}
+	}
+	return objs, existing
+}
+
+// objects are a list's items as metadata, or the list's error.
+func objects[L any, T any, PT interface {
+	*T
+	metav1.Object
+}](l L, err error, items func(L) []T) ([]metav1.Object, error) {
+	if err != nil {
+		return nil, err
+	}
+	list := items(l)
+	out := make([]metav1.Object, len(list))
+	for i := range list {
+		out[i] = PT(&list[i])
+	}
+	return out, nil
+}
+
+// lastReload reads the controller's Reloaded Events for the workload.
+func (rd *reader) lastReload(ctx context.Context, cl Clients, o Options, co controller.Options, v workload.View) *LastReload {
+	l, err := cl.Kube.CoreV1().Events(o.Namespace).List(ctx, metav1.ListOptions{
+		FieldSelector: "involvedObject.name=" + o.Name + ",involvedObject.kind=" + string(o.Kind),
+	})
+	if err != nil {
+		rd.note("listing Events in "+o.Namespace, err)
+		return nil
+	}
+	var last *corev1.Event
+	for i := range l.Items {
+		e := &l.Items[i]
+		if e.Reason != "Reloaded" {
+			continue
+		}
+		if last == nil || eventTime(e).After(eventTime(last)) {
+			last = e
+		}
+	}
+	if last == nil {
+		return nil
+	}
+	return &LastReload{Time: eventTime(last), Message: last.Message, Strategy: strategyOf(co, v)}
+}
+
+func eventTime(e *corev1.Event) time.Time {
+	switch {
+	case !e.LastTimestamp.IsZero():
+		return e.LastTimestamp.Time
+	case !e.EventTime.IsZero():
+		return e.EventTime.Time
+	}
+	return e.CreationTimestamp.Time
+}
+
+// strategyOf says which reload marker the template carries.
+func strategyOf(co controller.Options, v workload.View) string {
+	if _, ok := v.Template.Annotations[co.Names.LastReloadedFrom]; ok {
+		return string(controller.Annotations) + " (" + co.Names.LastReloadedFrom + " on the pod template)"
+	}
+	for _, c := range v.Template.Spec.Containers {
+		for _, e := range c.Env {
+			if strings.HasPrefix(e.Name, "STAKATER_") && e.ValueFrom == nil {
+				return string(controller.EnvVars) + " (" + e.Name + " on container " + c.Name + ")"
+			}
+		}
+	}
+	return string(co.Strategy)
+}
+
+func scopeOf(o Options, co controller.Options, in controller.Inspection, nsUnknown bool) Scope {
+	s := Scope{InScope: true, Unknown: nsUnknown, Namespaces: co.Namespaces, NamespacesToIgnore: co.NamespacesToIgnore,
+		ResourceSelector: co.ResourceSelector}
+	if co.NamespaceSelector != nil {
+		s.NamespaceSelector = co.NamespaceSelector.String()
+	}
+	if co.IgnoreConfigMaps {
+		s.IgnoredResources = append(s.IgnoredResources, "configMaps")
+	}
+	if co.IgnoreSecrets {
+		s.IgnoredResources = append(s.IgnoredResources, "secrets")
+	}
+	for k, on := range co.IgnoredKinds {
+		if on {
+			s.IgnoredWorkloads = append(s.IgnoredWorkloads, string(k))
+		}
+	}
+	sort.Strings(s.IgnoredWorkloads)
+	out := func(reason string) { s.InScope, s.Reason = false, reason }
+	switch {
+	case len(co.Namespaces) > 0 && !slices.Contains(co.Namespaces, o.Namespace):
+		out(fmt.Sprintf("namespace %s is outside the controller's namespaces (%s)", o.Namespace, strings.Join(co.Namespaces, ",")))
+	case slices.Contains(co.NamespacesToIgnore, o.Namespace):
+		out(fmt.Sprintf("namespace %s is in --namespaces-to-ignore", o.Namespace))
+	case in.Skip == "namespace_not_selected":
+		out(fmt.Sprintf("namespace %s does not match --namespace-selector %q", o.Namespace, s.NamespaceSelector))
+	case co.IgnoredKinds[o.Kind]:
+		out(fmt.Sprintf("%s workloads are ignored (--ignored-workload-types)", o.Kind))
+	case o.Kind == workload.Rollout && !co.ArgoRollouts:
+		out("Argo Rollouts are not watched (--is-Argo-Rollouts=false)")
+	case o.Kind == workload.DeploymentConfig && !co.OpenShift:
+		out("DeploymentConfigs are not watched (--is-openshift)")
+	}
+	return s
+}
+
+func optIn(co controller.Options, v workload.View) OptIn {
+	n := co.Names
+	w := annotations.Workload{Meta: v.Object.GetAnnotations(), Template: v.Template.Annotations}
+	var oi OptIn
+	keys := []string{n.Auto, n.ConfigMapAuto, n.SecretAuto, n.SPCAuto, n.ConfigMapReload, n.SecretReload, n.SPCReload, n.Search}
+	type at struct{ key, value, on string }
+	read := map[at]bool{}
+	notRead := map[at][]string{}
+	for _, kind := range []refs.Kind{refs.ConfigMap, refs.Secret, refs.SecretProviderClass} {
+		_, where := on(n, w, kind)
+		for _, k := range keys {
+			if !relevant(n, k, kind) {
+				continue
+			}
+			if val, ok := w.Meta[k]; ok {
+				read[at{k, val, "metadata"}] = true
+			}
+			if val, ok := w.Template[k]; ok {
+				a := at{k, val, "pod template"}
+				if where == "metadata" {
+					notRead[a] = append(notRead[a], kindTitle(kind)+"s")
+				} else {
+					read[a] = true
+				}
+			}
+		}
+	}
+	for a := range read {
+		oi.By = append(oi.By, Annotation{Key: a.key, Value: a.value, On: a.on})
+	}
+	for a, kinds := range notRead {
+		oi.Shadowed = append(oi.Shadowed, Annotation{Key: a.key, Value: a.value, On: a.on, NotReadFor: kinds})
+	}
+	byKey := func(x, y Annotation) int { return strings.Compare(x.On+x.Key, y.On+y.Key) }
+	slices.SortFunc(oi.By, byKey)
+	slices.SortFunc(oi.Shadowed, byKey)
+	oi.AutoReloadAll = co.AutoReloadAll
+	oi.OptedIn = n.Interested(w, co.AutoReloadAll)
+	if !oi.OptedIn {
+		oi.Suggest = fmt.Sprintf("kubectl annotate %s/%s %s=true (on the metadata: reload for every ConfigMap and Secret it uses)",
+			strings.ToLower(string(v.Kind)), v.Object.GetName(), n.Auto)
+	}
+	return oi
+}
+
+// relevant reports whether key k takes part in the decision for kind.
+func relevant(n annotations.Names, k string, kind refs.Kind) bool {
+	return k == n.Auto || k == n.Search || k == n.ReloadKey(kind) || k == n.TypedAutoKey(kind)
+}
+
+func holds(in controller.Inspection, now time.Time) []string {
+	var out []string
+	if in.PausedFor > 0 {
+		out = append(out, fmt.Sprintf("the Deployment is paused by the pause period until %s", now.Add(in.PausedFor).UTC().Format(time.RFC3339)))
+	}
+	if in.HeldFor > 0 {
+		out = append(out, fmt.Sprintf("storm control (--min-reload-interval) holds it until %s", now.Add(in.HeldFor).UTC().Format(time.RFC3339)))
+	}
+	return out
+}
+
+func kindTitle(k refs.Kind) string { return controller.KindTitle(k) }

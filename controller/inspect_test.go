@@ -1,0 +1,85 @@
+package controller_test
+
+import (
+	"strings"
+	"testing"
+	"time"
+
+	appsv1 "k8s.io/api/apps/v1"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"github.com/reloader-dev/reloader/controller"
+	"github.com/reloader-dev/reloader/controller/hash"
+	"github.com/reloader-dev/reloader/controller/workload"
+)
+
+// Inspect is the sync's decision without the write: what it finds pending
+// for each state of the record and the resources.
+func TestInspectDecidesAsASyncWould(t *testing.T) {
+	now := time.Date(2026, 12, 1, 12, 0, 0, 0, time.UTC)
+	cm := func(v string) *corev1.ConfigMap {
+		return &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: "app-config", Namespace: "ns"}, Data: map[string]string{"k": v}}
+	}
+	h1, h2 := hash.ConfigMap(map[string]string{"k": "1"}, nil), hash.ConfigMap(map[string]string{"k": "2"}, nil)
+	web := func(meta map[string]string, env ...corev1.EnvVar) workload.View {
+		d := &appsv1.Deployment{ObjectMeta: metav1.ObjectMeta{Name: "web", Namespace: "ns", Annotations: meta}}
+		d.Spec.Template.Spec.Containers = []corev1.Container{{Name: "app", Env: env, EnvFrom: []corev1.EnvFromSource{
+			{ConfigMapRef: &corev1.ConfigMapEnvSource{LocalObjectReference: corev1.LocalObjectReference{Name: "app-config"}}}}}}
+		v, err := workload.ViewOf(d)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return v
+	}
+	record := func(h string) string { return `{"configmap/app-config":"` + h + `"}` }
+	cases := []struct {
+		name    string
+		o       controller.Options
+		v       workload.View
+		objs    []any
+		pending string // "kind/name change container", "" for none
+		held    bool
+		problem string
+	}{
+		{name: "applied", v: web(map[string]string{"reloader.stakater.com/auto": "true", "reloader.dev/applied-hashes": record(h1)}), objs: []any{cm("1")}},
+		{name: "changed", v: web(map[string]string{"reloader.stakater.com/auto": "true", "reloader.dev/applied-hashes": record(h1)}), objs: []any{cm("2")},
+			pending: "configmap/app-config changed app"},
+		{name: "first sight takes the marker as applied", v: web(map[string]string{"reloader.stakater.com/auto": "true"},
+			corev1.EnvVar{Name: "STAKATER_APP_CONFIG_CONFIGMAP", Value: h1}), objs: []any{cm("2")}, pending: "configmap/app-config changed app"},
+		{name: "first sight without a marker is the baseline", v: web(map[string]string{"reloader.stakater.com/auto": "true"}), objs: []any{cm("2")}},
+		{name: "deleted, flag off", v: web(map[string]string{"reloader.stakater.com/auto": "true", "reloader.dev/applied-hashes": record(h2)}),
+			problem: `uses ConfigMap "app-config", which does not exist`},
+		{name: "deleted, flag on", o: controller.Options{ReloadOnDelete: true},
+			v: web(map[string]string{"reloader.stakater.com/auto": "true", "reloader.dev/applied-hashes": record(h2)}), pending: "configmap/app-config deleted app",
+			problem: `uses ConfigMap "app-config", which does not exist`},
+		{name: "storm control holds it", o: controller.Options{MinReloadInterval: time.Hour},
+			v: web(map[string]string{"reloader.stakater.com/auto": "true", "reloader.dev/applied-hashes": record(h1),
+				controller.LastReload: now.Add(-time.Minute).Format(time.RFC3339Nano)}), objs: []any{cm("2")},
+			pending: "configmap/app-config changed app", held: true},
+		{name: "a label selector hides it", o: controller.Options{ResourceSelector: "reload=yes"},
+			v: web(map[string]string{"reloader.stakater.com/auto": "true", "reloader.dev/applied-hashes": record(h1)}), objs: []any{cm("2")}},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			tc.o.Now = func() time.Time { return now }
+			in, err := controller.Inspect(nil, tc.o, tc.v, tc.objs)
+			if err != nil {
+				t.Fatal(err)
+			}
+			var got []string
+			for _, p := range in.Pending {
+				got = append(got, string(p.Kind)+"/"+p.Name+" "+p.Change+" "+p.Container)
+			}
+			if strings.Join(got, ",") != tc.pending {
+				t.Errorf("pending %q, want %q", got, tc.pending)
+			}
+			if (in.HeldFor > 0) != tc.held {
+				t.Errorf("held for %s, want held %v", in.HeldFor, tc.held)
+			}
+			if p := strings.Join(in.Problems, "; "); p != tc.problem {
+				t.Errorf("problems %q, want %q", p, tc.problem)
+			}
+		})
+	}
+}

@@ -1,0 +1,217 @@
+package admission_test
+
+import (
+	"crypto/ecdsa"
+	"crypto/elliptic"
+	"crypto/rand"
+	"strings"
+	"testing"
+
+	"github.com/sigstore/sigstore-go/pkg/testing/ca"
+	"github.com/sigstore/sigstore/pkg/cryptoutils"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"sigs.k8s.io/yaml"
+
+	"github.com/reloader-dev/reloader/mirror/admission"
+	"github.com/reloader-dev/reloader/mirror/testrelease"
+)
+
+const (
+	repo    = "harbor.corp.example/platform/reloader/reloader"
+	repoUBI = "harbor.corp.example/platform/reloader/reloader-ubi"
+)
+
+func keyPEM(t testing.TB) string {
+	t.Helper()
+	k, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, err := cryptoutils.MarshalPublicKeyToPEM(k.Public())
+	if err != nil {
+		t.Fatal(err)
+	}
+	return string(b)
+}
+
+// trustedRootJSON is the trusted_root.json of a fresh VirtualSigstore: a
+// Fulcio CA, a Rekor log, a CT log and a timestamp authority.
+func trustedRootJSON(t testing.TB) []byte {
+	t.Helper()
+	vs, err := ca.NewVirtualSigstore()
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, err := testrelease.Signer{Sigstore: vs}.TrustedRootJSON()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return b
+}
+
+func keyOptions(t testing.TB) admission.Options {
+	return admission.Options{Version: "v1.2.3", Repositories: []string{repoUBI, repo, repo}, Namespace: "reloader", Trust: admission.Trust{PublicKeyPEM: keyPEM(t)}}
+}
+
+// objects decodes a generated YAML stream.
+func objects(t *testing.T, b []byte) []map[string]any {
+	t.Helper()
+	var out []map[string]any
+	for _, doc := range strings.Split(string(b), "\n---\n") {
+		var m map[string]any
+		if err := yaml.Unmarshal([]byte(doc), &m); err != nil {
+			t.Fatalf("decoding %q: %v", doc, err)
+		}
+		out = append(out, m)
+	}
+	return out
+}
+
+func kinds(objs []map[string]any) []string {
+	var out []string
+	for _, o := range objs {
+		out = append(out, o["kind"].(string))
+	}
+	return out
+}
+
+func TestGenerateWritesEachFormatsObjects(t *testing.T) {
+	keyless := admission.Options{Repositories: []string{repo}, NamespaceSelector: &metav1.LabelSelector{MatchLabels: map[string]string{"reloader.dev/enforce": "true"}},
+		Trust: admission.Trust{Identity: "https://github.com/reloader-dev/reloader/.github/workflows/release.yml@refs/tags/v1.2.3", Issuer: "https://token.actions.githubusercontent.com", TrustedRootJSON: trustedRootJSON(t)}}
+	for _, tc := range []struct {
+		name   string
+		opts   admission.Options
+		format admission.Format
+		want   []string
+		has    []string
+	}{
+		{"vap", keyOptions(t), admission.VAP, []string{"ValidatingAdmissionPolicy", "ValidatingAdmissionPolicyBinding"},
+			[]string{"validationActions:\n  - Deny", "kubernetes.io/metadata.name", `["` + repo + `", "` + repoUBI + `"]`, "pods/ephemeralcontainers", "cronjobs"}},
+		{"policy-controller key", keyOptions(t), admission.PolicyController, []string{"ClusterImagePolicy", "ClusterImagePolicy"},
+			[]string{"mode: enforce", "glob: " + repo + "@*", "glob: " + repoUBI + ":*", "BEGIN PUBLIC KEY", "predicateType: https://spdx.dev/Document", "kubectl label namespace reloader policy.sigstore.dev/include=true"}},
+		{"policy-controller keyless", keyless, admission.PolicyController, []string{"TrustRoot", "ClusterImagePolicy", "ClusterImagePolicy"},
+			[]string{"trustRootRef: reloader-mirror-trust-root", "subject: https://github.com/reloader-dev/reloader/.github/workflows/release.yml@refs/tags/v1.2.3", "certChain:", "tLogs:", "rfc3161timestamp:"}},
+		{"kyverno key", keyOptions(t), admission.Kyverno, []string{"ClusterPolicy"},
+			[]string{"failureAction: Enforce", "ignoreTlog: true", "publicKeys: |", "namespaces:\n          - reloader", "autogen-controllers: none", "type: https://spdx.dev/Document", "verifyDigest: true"}},
+		{"kyverno keyless", keyless, admission.Kyverno, []string{"ClusterPolicy"},
+			[]string{"issuer: https://token.actions.githubusercontent.com", "roots: |", "BEGIN CERTIFICATE", "reloader.dev/enforce", "tsaCertChain"}},
+		{"audit vap", func() admission.Options { o := keyOptions(t); o.Mode = admission.Audit; return o }(), admission.VAP, []string{"ValidatingAdmissionPolicy", "ValidatingAdmissionPolicyBinding"},
+			[]string{"validationActions:\n  - Warn\n  - Audit"}},
+		{"audit policy-controller", func() admission.Options { o := keyOptions(t); o.Mode = admission.Audit; return o }(), admission.PolicyController, []string{"ClusterImagePolicy", "ClusterImagePolicy"},
+			[]string{"mode: warn"}},
+		{"audit kyverno", func() admission.Options { o := keyOptions(t); o.Mode = admission.Audit; return o }(), admission.Kyverno, []string{"ClusterPolicy"},
+			[]string{"failureAction: Audit"}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			out, err := admission.Generate(tc.opts, []admission.Format{tc.format})
+			if err != nil {
+				t.Fatal(err)
+			}
+			b := out[tc.format]
+			if got := kinds(objects(t, b)); strings.Join(got, ",") != strings.Join(tc.want, ",") {
+				t.Errorf("kinds %v, want %v", got, tc.want)
+			}
+			for _, s := range tc.has {
+				if !strings.Contains(string(b), s) {
+					t.Errorf("%s policy lacks %q:\n%s", tc.format, s, b)
+				}
+			}
+			if !strings.HasPrefix(string(b), "# ") {
+				t.Errorf("%s policy does not start with its explanation", tc.format)
+			}
+		})
+	}
+}
+
+func TestGenerateRefusesWhatWouldTrustTooMuchOrNothing(t *testing.T) {
+	good := keyOptions(t)
+	for _, tc := range []struct {
+		name string
+		edit func(*admission.Options)
+		want string
+	}{
+		{"no repositories", func(o *admission.Options) { o.Repositories = nil }, "no mirrored image repositories"},
+		{"repository with a tag", func(o *admission.Options) { o.Repositories = []string{repo + ":v1"} }, "without tag or digest"},
+		{"repository that would break out of CEL", func(o *admission.Options) { o.Repositories = []string{`harbor.example/a"] || true || ["`} }, "is not a registry/path"},
+		{"repository without a registry path", func(o *admission.Options) { o.Repositories = []string{"reloader"} }, "is not a registry/path"},
+		{"no scope", func(o *admission.Options) { o.Namespace = "" }, "no scope"},
+		{"both scopes", func(o *admission.Options) {
+			o.NamespaceSelector = &metav1.LabelSelector{MatchLabels: map[string]string{"a": "b"}}
+		}, "not both"},
+		{"empty selector", func(o *admission.Options) {
+			o.Namespace, o.NamespaceSelector = "", &metav1.LabelSelector{}
+		}, "select every namespace"},
+		{"bad namespace", func(o *admission.Options) { o.Namespace = "Reloader_NS" }, `namespace "Reloader_NS"`},
+		{"bad mode", func(o *admission.Options) { o.Mode = "dryrun" }, `mode "dryrun"`},
+		{"no trust", func(o *admission.Options) { o.Trust = admission.Trust{} }, "exactly one of a certificate identity"},
+		{"garbage key", func(o *admission.Options) { o.Trust.PublicKeyPEM = "not a key" }, "public key"},
+		{"key and identity", func(o *admission.Options) { o.Trust.Identity = "me" }, "not both"},
+		{"keyless without issuer", func(o *admission.Options) { o.Trust = admission.Trust{Identity: "me", TrustedRootJSON: []byte("{}")} }, "OIDC issuer"},
+		{"keyless without root", func(o *admission.Options) { o.Trust = admission.Trust{Identity: "me", Issuer: "https://issuer"} }, "trusted root"},
+		{"keyless with a bad regexp", func(o *admission.Options) {
+			o.Trust = admission.Trust{IdentityRegexp: "(", Issuer: "https://issuer", TrustedRootJSON: []byte("{}")}
+		}, "identity regexp"},
+		{"keyless with a root that is not one", func(o *admission.Options) {
+			o.Trust = admission.Trust{Identity: "me", Issuer: "https://issuer", TrustedRootJSON: []byte(`{"mediaType":"x"}`)}
+		}, "parsing the trusted root"},
+		{"bad name", func(o *admission.Options) { o.Name = "Reloader!" }, `policy name "Reloader!"`},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			o := good
+			o.Repositories = append([]string(nil), good.Repositories...)
+			tc.edit(&o)
+			_, err := admission.Generate(o, admission.Formats)
+			if err == nil || !strings.Contains(err.Error(), tc.want) {
+				t.Fatalf("error %v, want one containing %q", err, tc.want)
+			}
+		})
+	}
+}
+
+func TestParseFormat(t *testing.T) {
+	for in, want := range map[string]int{"vap": 1, "policy-controller": 1, "kyverno": 1, "all": 3} {
+		f, err := admission.ParseFormat(in)
+		if err != nil || len(f) != want {
+			t.Errorf("ParseFormat(%q) = %v, %v", in, f, err)
+		}
+	}
+	if _, err := admission.ParseFormat("opa"); err == nil || !strings.Contains(err.Error(), "want vap, policy-controller, kyverno or all") {
+		t.Errorf("ParseFormat(opa): %v", err)
+	}
+}
+
+func TestGenerateIsDeterministic(t *testing.T) {
+	o := keyOptions(t)
+	a, err := admission.Generate(o, admission.Formats)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, _ := admission.Generate(o, admission.Formats)
+	for _, f := range admission.Formats {
+		if string(a[f]) != string(b[f]) {
+			t.Errorf("%s differs between two runs", f)
+		}
+	}
+}
+
+// FuzzGenerate: outside input (repository names, identities, a trusted root,
+// a key) never panics, and whatever is accepted is a YAML stream of objects.
+func FuzzGenerate(f *testing.F) {
+	f.Add(repo, "reloader", "", "https://issuer", []byte("{}"), keyPEM(f))
+	f.Add(repo, "reloader", "id", "https://issuer", trustedRootJSON(f), "")
+	f.Fuzz(func(t *testing.T, repository, ns, identity, issuer string, rootJSON []byte, key string) {
+		o := admission.Options{Repositories: []string{repository}, Namespace: ns,
+			Trust: admission.Trust{PublicKeyPEM: key, Identity: identity, Issuer: issuer, TrustedRootJSON: rootJSON}}
+		out, err := admission.Generate(o, admission.Formats)
+		if err != nil {
+			return
+		}
+		for _, f := range admission.Formats {
+			for _, obj := range objects(t, out[f]) {
+				if obj["kind"] == "" || obj["apiVersion"] == "" {
+					t.Fatalf("%s: object without kind or apiVersion: %v", f, obj)
+				}
+			}
+		}
+	})
+}

@@ -1,0 +1,147 @@
+package admission
+
+import (
+	"encoding/base64"
+)
+
+// pcIncludeLabel is the namespace label policy-controller requires before it
+// looks at a namespace at all.
+const pcIncludeLabel = "policy.sigstore.dev/include"
+
+func pcHeader(o Options) string {
+	ns := o.Namespace
+	if ns == "" {
+		ns = "<each namespace the selector picks>"
+	}
+	lines := []string{
+		"sigstore policy-controller policies written by reloader-mirror policy" + releaseSuffix(o) + ".",
+		"Images from the mirrored repositories are admitted only with the release's signature",
+		"and its SPDX SBOM attestation (" + o.SBOMPredicateType + "), verified by " + trustText(o.Trust) + ".",
+		"Mode: " + pcMode(o) + ". policy-controller checks only namespaces labelled " + pcIncludeLabel + "=true:",
+		"  kubectl label namespace " + ns + " " + pcIncludeLabel + "=true",
+		"Apply: kubectl apply --server-side -f " + PolicyController.FileName(),
+	}
+	return comment(lines...)
+}
+
+func trustText(t Trust) string {
+	if !t.Keyless() {
+		return "the release's public key"
+	}
+	id := t.Identity
+	if id == "" {
+		id = "~" + t.IdentityRegexp
+	}
+	return "keyless identity " + id + " from " + t.Issuer + " under the trusted root"
+}
+
+func pcMode(o Options) string {
+	if o.Mode == Audit {
+		return "warn"
+	}
+	return "enforce"
+}
+
+// pcObjects writes two ClusterImagePolicies over the same images, because
+// policy-controller admits an image when any one authority of a policy is
+// satisfied but only when every matching policy is: one requires the
+// signature, the other the SBOM attestation. A keyless trust policy adds the
+// TrustRoot both refer to.
+func pcObjects(o Options, tm *material) ([]any, error) {
+	var objs []any
+	trustRoot := o.Name + "-trust-root"
+	if tm != nil {
+		objs = append(objs, pcTrustRoot(o, trustRoot, tm))
+	}
+	var images []any
+	for _, r := range o.Repositories {
+		// "*" stops at "/", so these match the repository itself, by
+		// digest or by tag, and nothing below or beside it.
+		images = append(images, map[string]any{"glob": r + "@*"}, map[string]any{"glob": r + ":*"})
+	}
+	policy := func(suffix string, auth map[string]any) map[string]any {
+		return map[string]any{
+			"apiVersion": "policy.sigstore.dev/v1beta1",
+			"kind":       "ClusterImagePolicy",
+			"metadata":   map[string]any{"name": o.Name + "-" + suffix, "annotations": o.annotations()},
+			"spec": map[string]any{
+				"mode":        pcMode(o),
+				"images":      images,
+				"authorities": []any{auth},
+			},
+		}
+	}
+	sig := pcAuthority(o, "release-signature", trustRoot, tm)
+	sbom := pcAuthority(o, "release-sbom", trustRoot, tm)
+	sbom["attestations"] = []any{map[string]any{"name": "spdx-sbom", "predicateType": o.SBOMPredicateType}}
+	objs = append(objs, policy("signature", sig), policy("sbom", sbom))
+	return objs, nil
+}
+
+func pcAuthority(o Options, name, trustRoot string, tm *material) map[string]any {
+	a := map[string]any{"name": name}
+	if !o.Trust.Keyless() {
+		// No ctlog: the release's key signatures are verified offline, as
+		// reloader-mirror verified them, with no transparency log to reach.
+		a["key"] = map[string]any{"data": o.Trust.PublicKeyPEM, "hashAlgorithm": "sha256"}
+		return a
+	}
+	id := map[string]any{"issuer": o.Trust.Issuer}
+	if o.Trust.Identity != "" {
+		id["subject"] = o.Trust.Identity
+	} else {
+		id["subjectRegExp"] = o.Trust.IdentityRegexp
+	}
+	kl := map[string]any{"trustRootRef": trustRoot, "identities": []any{id}}
+	if o.Trust.IgnoreSCT {
+		kl["insecureIgnoreSCT"] = true
+	}
+	a["keyless"] = kl
+	// Keyless certificates live minutes; the signing time comes from the
+	// transparency log or a timestamp authority of the same trusted root.
+	if len(tm.tlogs) > 0 {
+		a["ctlog"] = map[string]any{"trustRootRef": trustRoot}
+	}
+	if len(tm.tsas) > 0 {
+		a["rfc3161timestamp"] = map[string]any{"trustRootRef": trustRoot}
+	}
+	return a
+}
+
+func pcTrustRoot(o Options, name string, tm *material) map[string]any {
+	b64 := func(s string) string { return base64.StdEncoding.EncodeToString([]byte(s)) }
+	cas := func(in []authority) []any {
+		out := []any{}
+		for _, a := range in {
+			out = append(out, map[string]any{
+				"subject":   map[string]any{"organization": a.organization, "commonName": a.commonName},
+				"uri":       a.uri,
+				"certChain": b64(a.chainPEM),
+			})
+		}
+		return out
+	}
+	logs := func(in []tlog) []any {
+		out := []any{}
+		for _, l := range in {
+			out = append(out, map[string]any{"baseURL": l.baseURL, "hashAlgorithm": l.hashAlgorithm, "publicKey": b64(l.publicKeyPEM)})
+		}
+		return out
+	}
+	keys := map[string]any{"certificateAuthorities": cas(tm.cas)}
+	if len(tm.tlogs) > 0 {
+		keys["tLogs"] = logs(tm.tlogs)
+	}
+	if len(tm.ctlog) > 0 {
+		keys["ctLogs"] = logs(tm.ctlog)
+	}
+	if len(tm.tsas) > 0 {
+		keys["timestampAuthorities"] = cas(tm.tsas)
+	}
+	return map[string]any{
+		"apiVersion": "policy.sigstore.dev/v1alpha1",
+		"kind":       "TrustRoot",
+		"metadata":   map[string]any{"name": name, "annotations": o.annotations()},
+		"spec":       map[string]any{"sigstoreKeys": keys},
+	}
+}

@@ -1,0 +1,22 @@
+package release
+
+// The lock contract between the release pipeline and its consumers
+// (reloader-mirror, reloader-release verify). Each fact is defined here once;
+// a change is a change of the contract, for both sides at the same time.
+const (
+	// LockRepository is the repository, under the release's registry
+	// prefix, that holds the lock artifact tagged with the version.
+	LockRepository = "reloader-release"
+	// LockArtifactType is the OCI artifactType of the lock artifact and the
+	// media type of its lock layer.
+	LockArtifactType = "application/vnd.reloader.release.lock.v1+json"
+	// LockManifestMediaType is the media type of the lock artifact's
+	// manifest.
+	LockManifestMediaType = "application/vnd.oci.image.manifest.v1+json"
+	// EmptyConfigMediaType is the config of artifacts that have none
+	// (the lock artifact, bundle referrers).
+	EmptyConfigMediaType = "application/vnd.oci.empty.v1+json"
+	// BundleMediaType is the Sigstore bundle (v0.3 JSON): the lock's
+	// signature, and the artifactType of keyless signature referrers.
+	BundleMediaType = "application/vnd.dev.sigstore.bundle.v0.3+json"
+)

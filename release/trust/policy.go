@@ -1,0 +1,273 @@
+// Package trust decides, offline, whether a release may be trusted: the
+// lock's signature, and every signature the lock lists, in both formats
+// (cosign's .sig/.att tag signatures, verified with cosign's pkg/cosign, and
+// Sigstore bundles attached as OCI referrers, verified with sigstore-go). It
+// is the only code that verifies signatures; reloader-mirror and
+// reloader-release verify both use it.
+//
+// As in sigstore-go's pkg/verify, the caller states a Policy (whom to
+// trust), builds one Verifier from it, which refuses an incomplete policy up
+// front, and verifies many things with it. A verdict against the release is
+// an error wrapping ErrUntrusted; a policy that cannot be used wraps
+// ErrPolicy. Nothing here opens a network connection unless the caller
+// passes registry options: keys and trusted roots come from files.
+package trust
+
+import (
+	"bytes"
+	"crypto"
+	"crypto/sha256"
+	"crypto/x509"
+	"encoding/hex"
+	"encoding/pem"
+	"errors"
+	"fmt"
+	"os"
+	"regexp"
+	"strings"
+
+	"github.com/sigstore/sigstore-go/pkg/root"
+	"github.com/sigstore/sigstore/pkg/cryptoutils"
+
+	"github.com/reloader-dev/reloader/release"
+)
+
+// Policy says whom to trust. Either PublicKey is set (key-based signing), or
+// a certificate identity (Identity or IdentityRegexp) with its OIDC Issuer and
+// the TrustedRoot that anchors keyless certificates.
+type Policy struct {
+	PublicKey crypto.PublicKey
+
+	Identity       string
+	IdentityRegexp string
+	Issuer         string
+	TrustedRoot    *root.TrustedRoot
+	// TrustedRootSource says where TrustedRoot came from, for reports.
+	TrustedRootSource string
+	// TransparencyLogThreshold, when above zero, requires that many
+	// verified transparency log entries on every keyless bundle.
+	// LoadPolicy sets one, as cosign requires, unless IgnoreTlog.
+	TransparencyLogThreshold int
+	// RequireScan refuses a release whose lock records no vulnerability
+	// scan, or records that the scan was skipped (--no-scan).
+	RequireScan bool
+	// IgnoreTlog accepts keyless signatures with no transparency log
+	// entry. The product promises signatures recorded in Rekor, so this is
+	// only for a private Sigstore without a log, asked for explicitly.
+	IgnoreTlog bool
+	// IgnoreSCT accepts keyless certificates without a verified certificate
+	// transparency timestamp. Public Fulcio embeds one in every certificate,
+	// so the default requires it; only a private CA that logs to no CT log
+	// (or a test CA) needs this, and it must be asked for explicitly.
+	IgnoreSCT bool
+}
+
+// Errors are classified by what they mean, never by their text.
+var (
+	// ErrUntrusted: the material does not verify against the policy (a
+	// signature, a signer, a digest). Callers must not use what failed.
+	ErrUntrusted = errors.New("untrusted")
+	// ErrUnscanned: the policy requires a scanned release and the lock
+	// records none. It wraps ErrUntrusted: the release must not be used.
+	ErrUnscanned = fmt.Errorf("%w: the release was not scanned for vulnerabilities", ErrUntrusted)
+	// ErrPolicy: the policy is incomplete or its key or trusted root
+	// cannot be read; nothing was verified.
+	ErrPolicy = errors.New("trust policy")
+)
+
+func policyErr(msg string) error { return fmt.Errorf("%w: %s", ErrPolicy, msg) }
+
+// Keyless reports whether the policy trusts certificate identities.
+func (p Policy) Keyless() bool { return p.PublicKey == nil }
+
+// Validate checks the policy is complete; an incomplete policy would trust
+// too much, so verification refuses it.
+func (p Policy) Validate() error {
+	if p.PublicKey != nil {
+		if p.Identity != "" || p.IdentityRegexp != "" {
+			return policyErr("give a public key or a certificate identity, not both")
+		}
+		return nil
+	}
+	if p.Identity == "" && p.IdentityRegexp == "" {
+		return policyErr("no public key and no certificate identity: refusing to trust anyone who signs")
+	}
+	if p.Identity != "" && p.IdentityRegexp != "" {
+		return policyErr("give a certificate identity or an identity regexp, not both")
+	}
+	if p.IdentityRegexp != "" {
+		if _, err := regexp.Compile(p.IdentityRegexp); err != nil {
+			return fmt.Errorf("%w: identity regexp: %w", ErrPolicy, err)
+		}
+	}
+	if p.Issuer == "" {
+		return policyErr("a keyless identity needs its OIDC issuer")
+	}
+	if p.TrustedRoot == nil {
+		return policyErr("keyless verification needs a trusted root (trusted_root.json)")
+	}
+	return nil
+}
+
+// Summary is the policy in words and fingerprints, for plans and reports.
+type Summary struct {
+	Mode           string `json:"mode"`
+	KeySHA256      string `json:"keySha256,omitempty"`
+	Identity       string `json:"identity,omitempty"`
+	IdentityRegexp string `json:"identityRegexp,omitempty"`
+	Issuer         string `json:"issuer,omitempty"`
+	TrustedRoot    string `json:"trustedRoot,omitempty"`
+}
+
+// Summary describes the policy.
+func (p Policy) Summary() Summary {
+	if !p.Keyless() {
+		return Summary{Mode: "key", KeySHA256: KeyFingerprint(p.PublicKey)}
+	}
+	return Summary{Mode: "keyless", Identity: p.Identity, IdentityRegexp: p.IdentityRegexp, Issuer: p.Issuer, TrustedRoot: p.TrustedRootSource}
+}
+
+// KeyFingerprint is the hex sha256 of the key's DER encoding.
+func KeyFingerprint(k crypto.PublicKey) string {
+	der, err := x509.MarshalPKIXPublicKey(k)
+	if err != nil {
+		return "unencodable key"
+	}
+	s := sha256.Sum256(der)
+	return hex.EncodeToString(s[:])
+}
+
+// MatchesSigner checks the lock names the signer the policy trusts, so a lock
+// signed by a trusted key cannot redirect users to expect someone else.
+func (p Policy) MatchesSigner(s release.Signer) error {
+	if !p.Keyless() {
+		if s.PublicKey == "" {
+			return fmt.Errorf("%w: the lock expects keyless signer %q but the policy trusts key sha256:%s", ErrUntrusted, s.Identity+s.IdentityRegexp, KeyFingerprint(p.PublicKey))
+		}
+		k, err := ParsePublicKey([]byte(s.PublicKey))
+		if err != nil {
+			return fmt.Errorf("%w: the lock's signer key: %w", ErrUntrusted, err)
+		}
+		if KeyFingerprint(k) != KeyFingerprint(p.PublicKey) {
+			return fmt.Errorf("%w: the lock names signer key sha256:%s but the policy trusts sha256:%s", ErrUntrusted, KeyFingerprint(k), KeyFingerprint(p.PublicKey))
+		}
+		return nil
+	}
+	if !s.Keyless() {
+		return fmt.Errorf("%w: the lock expects key-based signatures but the policy trusts a certificate identity", ErrUntrusted)
+	}
+	if s.Issuer != p.Issuer {
+		return fmt.Errorf("%w: the lock names OIDC issuer %q but the policy trusts %q", ErrUntrusted, s.Issuer, p.Issuer)
+	}
+	if p.Identity != "" && s.Identity != "" && s.Identity != p.Identity {
+		return fmt.Errorf("%w: the lock names identity %q but the policy trusts %q", ErrUntrusted, s.Identity, p.Identity)
+	}
+	return nil
+}
+
+// PolicyFiles names the files and values a policy is built from.
+type PolicyFiles struct {
+	// KeyFile is a PEM public key (cosign.pub).
+	KeyFile        string
+	Identity       string
+	IdentityRegexp string
+	Issuer         string
+	// TrustedRootFile is a trusted_root.json.
+	TrustedRootFile string
+	// TrustedRootJSON is a copy carried with the material being verified
+	// (an archive's trust/trusted_root.json), used when TrustedRootFile is
+	// empty. Whoever wrote the archive chose it, so it is trusted only when
+	// TrustedRootSHA256, which the user got out of band, matches it.
+	TrustedRootJSON   []byte
+	TrustedRootSource string
+	// TrustedRootSHA256 is the hex sha256 the trusted root must have.
+	TrustedRootSHA256 string
+	// IgnoreSCT: see Policy.IgnoreSCT.
+	IgnoreSCT bool
+	// IgnoreTlog: see Policy.IgnoreTlog.
+	IgnoreTlog bool
+}
+
+// LoadPolicy builds a Policy from files; it reads only the local disk.
+func LoadPolicy(f PolicyFiles) (Policy, error) {
+	p := Policy{Identity: f.Identity, IdentityRegexp: f.IdentityRegexp, Issuer: f.Issuer, IgnoreSCT: f.IgnoreSCT, IgnoreTlog: f.IgnoreTlog}
+	if f.KeyFile != "" {
+		b, err := os.ReadFile(f.KeyFile)
+		if err != nil {
+			return Policy{}, fmt.Errorf("%w: reading public key %s: %w", ErrPolicy, f.KeyFile, err)
+		}
+		k, err := ParsePublicKey(b)
+		if err != nil {
+			return Policy{}, fmt.Errorf("%w: public key %s: %w", ErrPolicy, f.KeyFile, err)
+		}
+		p.PublicKey = k
+		return p, p.Validate()
+	}
+	rootJSON, src := f.TrustedRootJSON, f.TrustedRootSource
+	if f.TrustedRootFile != "" {
+		b, err := os.ReadFile(f.TrustedRootFile)
+		if err != nil {
+			return Policy{}, fmt.Errorf("%w: reading trusted root %s: %w", ErrPolicy, f.TrustedRootFile, err)
+		}
+		rootJSON, src = b, f.TrustedRootFile
+	}
+	if len(rootJSON) > 0 {
+		if err := checkRootDigest(rootJSON, src, f.TrustedRootSHA256, f.TrustedRootFile == ""); err != nil {
+			return Policy{}, err
+		}
+		tr, err := root.NewTrustedRootFromJSON(rootJSON)
+		if err != nil {
+			return Policy{}, fmt.Errorf("%w: parsing trusted root %s: %w", ErrPolicy, src, err)
+		}
+		p.TrustedRoot, p.TrustedRootSource = tr, src
+	}
+	if !p.IgnoreTlog {
+		p.TransparencyLogThreshold = 1
+	}
+	return p, p.Validate()
+}
+
+// checkRootDigest holds a trusted root to the sha256 the user gave. A root
+// carried with the material being verified must have one: otherwise the
+// archive's author would choose the CA that vouches for the archive.
+func checkRootDigest(rootJSON []byte, src, want string, carried bool) error {
+	if want == "" {
+		if carried {
+			return policyErr(fmt.Sprintf("not trusting the trusted root %s carried with the release: it could come from whoever wrote the archive; "+
+				"give --trusted-root FILE, or --trusted-root-sha256 with the digest you got from the publisher", src))
+		}
+		return nil
+	}
+	got := sha256.Sum256(rootJSON)
+	if !strings.EqualFold(hex.EncodeToString(got[:]), strings.TrimPrefix(want, "sha256:")) {
+		return fmt.Errorf("%w: trusted root %s has sha256 %s, not the expected %s", ErrUntrusted, src, hex.EncodeToString(got[:]), want)
+	}
+	return nil
+}
+
+// ParsePublicKey reads a PEM public key.
+func ParsePublicKey(b []byte) (crypto.PublicKey, error) {
+	blk, _ := pem.Decode(bytes.TrimSpace(b))
+	if blk == nil {
+		return nil, errors.New("no PEM block")
+	}
+	k, err := cryptoutils.UnmarshalPEMToPublicKey(pem.EncodeToMemory(blk))
+	if err != nil {
+		return nil, fmt.Errorf("parsing PEM public key: %w", err)
+	}
+	return k, nil
+}
+
+// PolicyFor is the policy that trusts exactly the signer s, as a lock names
+// it; keyless signers need the trusted root that anchors their certificates.
+func PolicyFor(s release.Signer, tr *root.TrustedRoot) (Policy, error) {
+	if !s.Keyless() {
+		k, err := ParsePublicKey([]byte(s.PublicKey))
+		if err != nil {
+			return Policy{}, fmt.Errorf("%w: the expected public key: %w", ErrPolicy, err)
+		}
+		return Policy{PublicKey: k}, nil
+	}
+	p := Policy{Identity: s.Identity, IdentityRegexp: s.IdentityRegexp, Issuer: s.Issuer, TrustedRoot: tr}
+	return p, p.Validate()
+}

@@ -1,0 +1,376 @@
+package trust
+
+import (
+	"bytes"
+	"context"
+	"crypto"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/google/go-containerregistry/pkg/name"
+	v1 "github.com/google/go-containerregistry/pkg/v1"
+	"github.com/google/go-containerregistry/pkg/v1/remote"
+	"github.com/sigstore/cosign/v2/pkg/cosign"
+	ociremote "github.com/sigstore/cosign/v2/pkg/oci/remote"
+	"github.com/sigstore/cosign/v2/pkg/oci/static"
+	"github.com/sigstore/sigstore-go/pkg/bundle"
+	"github.com/sigstore/sigstore-go/pkg/root"
+	sgverify "github.com/sigstore/sigstore-go/pkg/verify"
+	"github.com/sigstore/sigstore/pkg/signature"
+
+	"github.com/reloader-dev/reloader/release"
+)
+
+// Annotations and formats of the two signature formats.
+const (
+	cosignSignatureAnnot    = "dev.cosignproject.cosign/signature"
+	cosignCertAnnot         = "dev.sigstore.cosign/certificate"
+	cosignChainAnnot        = "dev.sigstore.cosign/chain"
+	maxSignatureLayerBytes  = 4 << 20
+	FormatCosignSignature   = "cosign-signature"
+	FormatCosignAttestation = "cosign-attestation"
+	FormatBundle            = "sigstore-bundle"
+)
+
+// Content reads what verification needs. Manifests must already be checked
+// against their digests by the implementation; blobs are small signature
+// payloads, and the implementation checks their digests too.
+type Content interface {
+	Manifest(ctx context.Context, a release.Artifact) ([]byte, error)
+	SmallBlob(ctx context.Context, a release.Artifact, digest string, max int64) ([]byte, error)
+}
+
+// Format tells which signature format an artifact of the lock is, or "" for
+// one that is not a signature (an SBOM referrer, a chart, an image).
+func Format(a release.Artifact) string {
+	switch {
+	case strings.HasSuffix(a.Tag, ".sig"):
+		return FormatCosignSignature
+	case strings.HasSuffix(a.Tag, ".att"):
+		return FormatCosignAttestation
+	case a.ArtifactType == release.BundleMediaType:
+		return FormatBundle
+	}
+	return ""
+}
+
+// LockResult is what was established about the lock.
+type LockResult struct {
+	Version string  `json:"version"`
+	Commit  string  `json:"commit"`
+	Signer  Summary `json:"signer"`
+	// Digest is the sha256 of the lock bytes that were verified.
+	Digest string `json:"digest"`
+}
+
+// Verifier verifies releases against one Policy. It is built once, with
+// the policy checked and the key loaded, and is safe for concurrent use.
+type Verifier struct {
+	policy Policy
+	cosign *cosign.CheckOpts
+	bundle *sgverify.Verifier
+	// bundlePolicy is what a bundle's signer must be.
+	bundlePolicy []sgverify.PolicyOption
+}
+
+// NewVerifier checks the policy and prepares everything verification
+// needs; an incomplete policy is refused here, before anything is read.
+func NewVerifier(p Policy) (*Verifier, error) {
+	if err := p.Validate(); err != nil {
+		return nil, err
+	}
+	v := &Verifier{policy: p}
+	co := &cosign.CheckOpts{Offline: true, IgnoreSCT: p.IgnoreSCT, ClaimVerifier: cosign.SimpleClaimVerifier}
+	var (
+		trusted root.TrustedMaterial
+		vopts   []sgverify.VerifierOption
+	)
+	if !p.Keyless() {
+		sv, err := signature.LoadVerifier(p.PublicKey, crypto.SHA256)
+		if err != nil {
+			return nil, fmt.Errorf("%w: loading the public key: %w", ErrPolicy, err)
+		}
+		co.SigVerifier = sv
+		// Key-based signing has no transparency log to consult offline;
+		// the key is the trust anchor.
+		co.IgnoreTlog = true
+		// The bundle's key hint is only a hint: the policy has one key,
+		// and the signature check decides.
+		trusted = root.NewTrustedPublicKeyMaterial(func(string) (root.TimeConstrainedVerifier, error) {
+			return root.NewExpiringKey(sv, time.Time{}, time.Time{}), nil
+		})
+		vopts = append(vopts, sgverify.WithNoObserverTimestamps())
+		v.bundlePolicy = []sgverify.PolicyOption{sgverify.WithKey()}
+	} else {
+		co.TrustedMaterial = p.TrustedRoot
+		co.Identities = []cosign.Identity{{Issuer: p.Issuer, Subject: p.Identity, SubjectRegExp: p.IdentityRegexp}}
+		trusted = p.TrustedRoot
+		vopts = append(vopts, sgverify.WithObserverTimestamps(1))
+		switch {
+		case p.IgnoreTlog:
+			co.IgnoreTlog = true
+		case p.TransparencyLogThreshold > 0:
+			vopts = append(vopts, sgverify.WithTransparencyLog(p.TransparencyLogThreshold))
+		}
+		if !p.IgnoreSCT {
+			vopts = append(vopts, sgverify.WithSignedCertificateTimestamps(1))
+		}
+		id, err := sgverify.NewShortCertificateIdentity(p.Issuer, "", p.Identity, p.IdentityRegexp)
+		if err != nil {
+			return nil, fmt.Errorf("%w: identity: %w", ErrPolicy, err)
+		}
+		v.bundlePolicy = []sgverify.PolicyOption{sgverify.WithCertificateIdentity(id)}
+	}
+	sev, err := sgverify.NewVerifier(trusted, vopts...)
+	if err != nil {
+		return nil, fmt.Errorf("%w: building the bundle verifier: %w", ErrPolicy, err)
+	}
+	v.cosign, v.bundle = co, sev
+	return v, nil
+}
+
+// Policy is the policy the verifier enforces.
+func (v *Verifier) Policy() Policy { return v.policy }
+
+// Lock checks the lock's Sigstore bundle against the policy, then parses
+// the lock and checks it names the signer the policy trusts.
+func (v *Verifier) Lock(lockJSON, bundleJSON []byte) (*release.Lock, LockResult, error) {
+	if len(bundleJSON) == 0 {
+		return nil, LockResult{}, fmt.Errorf("%w: verifying the release lock: no signature bundle", ErrUntrusted)
+	}
+	if err := v.verifyBundle(bundleJSON, sgverify.WithArtifact(bytes.NewReader(lockJSON))); err != nil {
+		return nil, LockResult{}, fmt.Errorf("verifying the release lock's signature: %w", err)
+	}
+	l, err := release.Parse(lockJSON)
+	if err != nil {
+		// Signed but not a valid lock: still nothing to act on.
+		return nil, LockResult{}, fmt.Errorf("%w: %w", ErrUntrusted, err)
+	}
+	if err := v.policy.MatchesSigner(l.Signer); err != nil {
+		return nil, LockResult{}, fmt.Errorf("release lock %s: %w", l.Version, err)
+	}
+	if v.policy.RequireScan && !l.Scanned() {
+		return nil, LockResult{}, fmt.Errorf("release %s: %w (its lock records no scan; allow unscanned releases explicitly to use it)", l.Version, ErrUnscanned)
+	}
+	return l, LockResult{Version: l.Version, Commit: l.Commit, Signer: v.policy.Summary(), Digest: sha256Digest(lockJSON)}, nil
+}
+
+// SignatureResult is one signature artifact's verdict.
+type SignatureResult struct {
+	Digest   string `json:"digest"`
+	Format   string `json:"format"`
+	Verified bool   `json:"verified"`
+	Error    string `json:"error,omitempty"`
+}
+
+// SubjectResult is one signed artifact (an image index, a chart, ...).
+type SubjectResult struct {
+	Kind       release.Kind      `json:"kind"`
+	Name       string            `json:"name"`
+	Variant    string            `json:"variant,omitempty"`
+	Digest     string            `json:"digest"`
+	Signatures []SignatureResult `json:"signatures"`
+	Verified   bool              `json:"verified"`
+}
+
+// Result is the verdict on a release's signatures.
+type Result struct {
+	Lock     LockResult      `json:"lock"`
+	Subjects []SubjectResult `json:"subjects"`
+}
+
+// Err is nil only when every signed subject verified and every signature the
+// lock lists verified.
+func (r *Result) Err() error {
+	var errs []error
+	for _, s := range r.Subjects {
+		if !s.Verified {
+			msg := "no signature verified"
+			for _, sig := range s.Signatures {
+				if sig.Error != "" {
+					msg = sig.Error
+					break
+				}
+			}
+			errs = append(errs, fmt.Errorf("%w: %s %s %s: %s", ErrUntrusted, s.Kind, s.Name, s.Digest, msg))
+		}
+	}
+	return errors.Join(errs...)
+}
+
+// Release verifies every signature the lock lists against its subject and
+// requires at least one verified signature on every image index and chart.
+// It reads signature payloads through c and nothing else.
+// The verdict is in the Result (see Result.Err); the error is only for a
+// lock that cannot be read.
+func (v *Verifier) Release(ctx context.Context, l *release.Lock, c Content) (*Result, error) {
+	bySubject := map[string][]release.Artifact{}
+	for _, a := range l.Artifacts {
+		if Format(a) != "" && a.Subject != "" {
+			bySubject[a.Subject] = append(bySubject[a.Subject], a)
+		}
+	}
+	res := &Result{}
+	seen := map[string]bool{}
+	for _, a := range l.Artifacts {
+		_, hasSigs := bySubject[a.Digest]
+		mustSign := a.Kind == release.KindImageIndex || a.Kind == release.KindChart
+		if (!mustSign && !hasSigs) || seen[a.Digest] {
+			continue
+		}
+		seen[a.Digest] = true
+		sr := SubjectResult{Kind: a.Kind, Name: a.Name, Variant: a.Variant, Digest: a.Digest, Signatures: []SignatureResult{}}
+		allOK := true
+		for _, s := range bySubject[a.Digest] {
+			r := SignatureResult{Digest: s.Digest, Format: Format(s)}
+			if err := v.verifySignature(ctx, c, s, a.Digest); err != nil {
+				r.Error = fmt.Sprintf("%s %s: %v", r.Format, s.Digest, err)
+				allOK = false
+			} else {
+				r.Verified = true
+			}
+			sr.Signatures = append(sr.Signatures, r)
+		}
+		// Every listed signature must hold: one that fails means the
+		// content is not what was signed, even if another signature holds.
+		sr.Verified = allOK && len(sr.Signatures) > 0
+		res.Subjects = append(res.Subjects, sr)
+	}
+	return res, nil
+}
+
+func (v *Verifier) verifySignature(ctx context.Context, c Content, s release.Artifact, subject string) error {
+	h, err := v1.NewHash(subject)
+	if err != nil {
+		return fmt.Errorf("subject digest: %w", err)
+	}
+	raw, err := c.Manifest(ctx, s)
+	if err != nil {
+		return err
+	}
+	var m v1.Manifest
+	if err := json.Unmarshal(raw, &m); err != nil {
+		return fmt.Errorf("decoding signature manifest: %w", err)
+	}
+	if len(m.Layers) == 0 {
+		return errors.New("signature manifest has no layers")
+	}
+	format := Format(s)
+	if format == FormatBundle && (m.Subject == nil || m.Subject.Digest.String() != subject) {
+		return fmt.Errorf("bundle referrer's subject is not %s", subject)
+	}
+	// Every layer must verify: a manifest carrying one good and one forged
+	// signature is not something the signer produced.
+	for i, l := range m.Layers {
+		payload, err := c.SmallBlob(ctx, s, l.Digest.String(), maxSignatureLayerBytes)
+		if err != nil {
+			return fmt.Errorf("layer %d: %w", i, err)
+		}
+		switch format {
+		case FormatCosignSignature:
+			err = v.cosignSignature(ctx, payload, l.Annotations, h)
+		case FormatCosignAttestation:
+			err = v.cosignAttestation(ctx, payload, h)
+		case FormatBundle:
+			err = v.verifyBundle(payload, sgverify.WithArtifactDigest("sha256", mustHex(h.Hex)))
+		}
+		if err != nil {
+			return fmt.Errorf("layer %d: %w", i, err)
+		}
+	}
+	return nil
+}
+
+func (v *Verifier) cosignSignature(ctx context.Context, payload []byte, ann map[string]string, h v1.Hash) error {
+	b64 := ann[cosignSignatureAnnot]
+	if b64 == "" {
+		return errors.New("no signature annotation")
+	}
+	var opts []static.Option
+	if cert := ann[cosignCertAnnot]; cert != "" {
+		opts = append(opts, static.WithCertChain([]byte(cert), []byte(ann[cosignChainAnnot])))
+	}
+	sig, err := static.NewSignature(payload, b64, opts...)
+	if err != nil {
+		return fmt.Errorf("reading cosign signature: %w", err)
+	}
+	if _, err := cosign.VerifyImageSignature(ctx, sig, h, v.cosign); err != nil {
+		return fmt.Errorf("cosign: %w", err)
+	}
+	return nil
+}
+
+func (v *Verifier) cosignAttestation(ctx context.Context, payload []byte, h v1.Hash) error {
+	att, err := static.NewAttestation(payload)
+	if err != nil {
+		return fmt.Errorf("reading cosign attestation: %w", err)
+	}
+	co := *v.cosign
+	co.ClaimVerifier = cosign.IntotoSubjectClaimVerifier
+	if _, err := cosign.VerifyBlobAttestation(ctx, att, h, &co); err != nil {
+		return fmt.Errorf("cosign attestation: %w", err)
+	}
+	return nil
+}
+
+func (v *Verifier) verifyBundle(bundleJSON []byte, artifact sgverify.ArtifactPolicyOption) error {
+	var b bundle.Bundle
+	if err := b.UnmarshalJSON(bundleJSON); err != nil {
+		return fmt.Errorf("%w: parsing Sigstore bundle: %w", ErrUntrusted, err)
+	}
+	if _, err := v.bundle.Verify(&b, sgverify.NewPolicy(artifact, v.bundlePolicy...)); err != nil {
+		return fmt.Errorf("%w: sigstore bundle: %w", ErrUntrusted, err)
+	}
+	return nil
+}
+
+func mustHex(s string) []byte {
+	b, _ := hex.DecodeString(s)
+	return b
+}
+
+func sha256Digest(b []byte) string {
+	h, _, _ := v1.SHA256(bytes.NewReader(b))
+	return h.String()
+}
+
+// remoteOpts is the verifier's cosign configuration reading signatures
+// from a registry (still offline for every Sigstore service).
+func (v *Verifier) remoteOpts(ctx context.Context, ropts []remote.Option) *cosign.CheckOpts {
+	co := *v.cosign
+	co.RegistryClientOpts = []ociremote.Option{ociremote.WithRemoteOptions(append([]remote.Option{remote.WithContext(ctx)}, ropts...)...)}
+	return &co
+}
+
+// ImageSignatures verifies the cosign signatures (the .sig tag) of ref in
+// its registry, as `cosign verify` does, offline.
+func (v *Verifier) ImageSignatures(ctx context.Context, ref name.Digest, ropts []remote.Option) error {
+	if _, _, err := cosign.VerifyImageSignatures(ctx, ref, v.remoteOpts(ctx, ropts)); err != nil {
+		return fmt.Errorf("%w: signature does not verify against the expected signer: %w", ErrUntrusted, err)
+	}
+	return nil
+}
+
+// ImageAttestations verifies the cosign attestations (the .att tag) of ref
+// in its registry and returns their DSSE payloads.
+func (v *Verifier) ImageAttestations(ctx context.Context, ref name.Digest, ropts []remote.Option) ([][]byte, error) {
+	co := v.remoteOpts(ctx, ropts)
+	co.ClaimVerifier = cosign.IntotoSubjectClaimVerifier
+	atts, _, err := cosign.VerifyImageAttestations(ctx, ref, co)
+	if err != nil {
+		return nil, fmt.Errorf("%w: attestations do not verify against the expected signer: %w", ErrUntrusted, err)
+	}
+	var out [][]byte
+	for _, a := range atts {
+		pl, err := a.Payload()
+		if err != nil {
+			return nil, fmt.Errorf("reading an attestation: %w", err)
+		}
+		out = append(out, pl)
+	}
+	return out, nil
+}
