@@ -15,11 +15,15 @@ import (
 	"encoding/json"
 	"fmt"
 	"os"
+	"os/exec"
+	"strings"
 	"time"
 
 	"github.com/anchore/syft/syft"
+	"github.com/anchore/syft/syft/cataloging/pkgcataloging"
 	"github.com/anchore/syft/syft/format/cyclonedxjson"
 	"github.com/anchore/syft/syft/format/spdxjson"
+	"github.com/anchore/syft/syft/pkg/cataloger/golang"
 	"github.com/anchore/syft/syft/sbom"
 	"github.com/anchore/syft/syft/source"
 	v1 "github.com/google/go-containerregistry/pkg/v1"
@@ -53,6 +57,11 @@ type Options struct {
 	Namespace string
 	// WorkDir is scratch space for the OCI layout syft reads.
 	WorkDir string
+	// GoModCache is the Go module cache the binaries were built from
+	// (`go env GOMODCACHE`). syft reads each module's licence from it, on
+	// disk, never from the network; empty leaves Go modules without
+	// licences (NOASSERTION), which a procurement review flags.
+	GoModCache string
 }
 
 // Generate catalogues img and returns its SPDX and CycloneDX documents.
@@ -82,7 +91,7 @@ func Generate(ctx context.Context, img v1.Image, opts Options) ([]Document, erro
 		return nil, fmt.Errorf("generating SBOMs for %s %s: reading the image: %w", opts.Name, dgst, err)
 	}
 	defer src.Close()
-	s, err := syft.CreateSBOM(ctx, src, syft.DefaultCreateSBOMConfig().WithTool("reloader-release", opts.Version))
+	s, err := syft.CreateSBOM(ctx, src, createConfig(opts))
 	if err != nil {
 		return nil, fmt.Errorf("generating SBOMs for %s %s: cataloguing: %w", opts.Name, dgst, err)
 	}
@@ -95,6 +104,33 @@ func Generate(ctx context.Context, img v1.Image, opts Options) ([]Document, erro
 		return nil, fmt.Errorf("generating the CycloneDX SBOM for %s %s: %w", opts.Name, dgst, err)
 	}
 	return []Document{{MediaType: MediaTypeSPDX, Data: spdx}, {MediaType: MediaTypeCycloneDX, Data: cdx}}, nil
+}
+
+// createConfig is syft's default configuration with Go licences read from
+// the local module cache. Remote licence search stays off: a release must
+// not depend on what a proxy serves at the time, and air-gapped release
+// machines have no proxy.
+func createConfig(opts Options) *syft.CreateSBOMConfig {
+	cfg := syft.DefaultCreateSBOMConfig().WithTool("reloader-release", opts.Version)
+	if opts.GoModCache == "" {
+		return cfg
+	}
+	golangCfg := golang.DefaultCatalogerConfig().
+		WithSearchLocalModCacheLicenses(true).
+		WithLocalModCacheDir(opts.GoModCache).
+		WithSearchRemoteLicenses(false)
+	return cfg.WithPackagesConfig(pkgcataloging.DefaultConfig().WithGolangConfig(golangCfg))
+}
+
+// GoModCache returns the module cache of the go command that builds in dir.
+func GoModCache(ctx context.Context, dir string) (string, error) {
+	cmd := exec.CommandContext(ctx, "go", "env", "GOMODCACHE")
+	cmd.Dir = dir
+	out, err := cmd.Output()
+	if err != nil {
+		return "", fmt.Errorf("finding the Go module cache (go env GOMODCACHE): %w", err)
+	}
+	return strings.TrimSpace(string(out)), nil
 }
 
 func encodeSPDX(s sbom.SBOM, opts Options, dgst v1.Hash) ([]byte, error) {

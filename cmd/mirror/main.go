@@ -113,7 +113,8 @@ verifies again, and only then writes tags.` + cli.ExitCodesHelp,
 	pf.StringVarP(&g.archive, "file", "f", "", "release archive (.tar, .tar.zst or an OCI layout directory)")
 	pf.StringVar(&g.workDir, "work-dir", "", "where to unpack archives (default: the system temporary directory)")
 
-	root.AddCommand(g.planCmd(), g.copyCmd(), g.exportCmd(), g.importCmd(), g.verifyCmd(), g.valuesCmd(), g.policyCmd())
+	root.AddCommand(g.planCmd(), g.copyCmd(), g.exportCmd(), g.importCmd(), g.verifyCmd(), g.valuesCmd(), g.policyCmd(),
+		g.reviewCmd())
 	cli.Wire(root)
 	return root
 }

@@ -15,9 +15,15 @@ func (r *run) generateSBOMs(ctx context.Context) error {
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return err
 	}
+	// The module cache the binaries were just built from holds every
+	// dependency's licence; syft reads them there, offline.
+	modCache, err := sbom.GoModCache(ctx, r.opts.ModuleDir)
+	if err != nil {
+		return err
+	}
 	for _, bi := range r.images {
 		docs, err := sbom.Generate(ctx, bi.img, sbom.Options{Name: bi.name, Version: r.opts.Version, Created: r.opts.Created,
-			Namespace: r.opts.Source + "/sbom", WorkDir: r.opts.OutDir})
+			Namespace: r.opts.Source + "/sbom", WorkDir: r.opts.OutDir, GoModCache: modCache})
 		if err != nil {
 			return err
 		}

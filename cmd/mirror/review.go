@@ -1,0 +1,281 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/reloader-dev/reloader/internal/cli"
+	"github.com/reloader-dev/reloader/mirror"
+	"github.com/reloader-dev/reloader/mirror/registry"
+	"github.com/reloader-dev/reloader/policy"
+	"github.com/reloader-dev/reloader/release"
+	"github.com/reloader-dev/reloader/review"
+)
+
+// reviewFailed is a review that fails a --fail-on check. It is a refusal
+// (exit 3) like a failed gate: what it names must not be approved.
+type reviewFailed struct{ failures []string }
+
+func (e reviewFailed) Error() string {
+	return "the review fails --fail-on: " + strings.Join(e.failures, "; ")
+}
+
+func (e reviewFailed) Is(target error) bool { return target == policy.ErrRefused }
+
+// maxSBOMBytes bounds one SBOM read from a release.
+const maxSBOMBytes = 64 << 20
+
+type reviewFlags struct {
+	out, against, gate, againstGate, releasePolicy, licencePolicy string
+	failOn                                                        []string
+}
+
+func (g *globals) reviewCmd() *cobra.Command {
+	f := &reviewFlags{}
+	c := &cobra.Command{
+		Use:   "review",
+		Short: "Write a procurement review of a release (HTML, Markdown, CSV, OpenVEX), verified offline",
+		Long: `review verifies a release exactly like verify (the lock's signature and every
+signature it lists, offline, against your trust policy), then reads the
+SBOMs the lock lists and writes, into --out:
+
+  index.html      one self-contained page (no external fetch; opens from disk
+                  without network): release identity, licence chart,
+                  licence findings, components per image and platform,
+                  vulnerabilities and exceptions, NTIA minimum elements,
+                  and the changes since --against
+  review.md       the same in Markdown
+  components.csv  one row per image and component
+  review.json     the whole review for scripts
+  openvex.json    the release policy's unexpired exceptions as OpenVEX
+                  (trivy image --vex openvex.json ...)
+
+Licences are normalised to SPDX and judged by --licence-policy: allowed,
+not-allowed, denied, unknown (not valid SPDX) and noassertion (the SBOM
+states none); all but allowed are findings.
+
+The vulnerabilities are the release gate's result (gate.json, written by the
+release pipeline next to the lock) with the release policy's exceptions.
+
+A check named by --fail-on that fails exits 3 (refused) after the review is
+written; stderr names the checks. A release that does not verify also exits
+3, and then no review is written.` + cli.ExitCodesHelp,
+		Example: `  # Review an archive carried across the air gap
+  reloader-mirror review -f reloader-v1.2.3.tar.zst --key cosign.pub --out review-v1.2.3
+
+  # What changed since the approved v1.2.2, with the gate's findings
+  reloader-mirror review -f reloader-v1.2.3.tar.zst --key cosign.pub \
+      --gate-report gate.json --release-policy release-policy.yaml \
+      --against reloader-v1.2.2.tar.zst --out review-v1.2.3
+
+  # In a pipeline: fail when a licence or an SBOM is not acceptable
+  reloader-mirror review --lock-ref harbor.corp.example/platform/reloader/reloader-release:v1.2.3 \
+      --key cosign.pub --out review --fail-on licence,minimum-elements -o json`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			checks, err := review.ParseChecks(f.failOn)
+			if err != nil {
+				return cli.Usage(err)
+			}
+			if f.out == "" {
+				return cli.Usage(errors.New("review needs --out"))
+			}
+			return g.withRelease(cmd, func(cl *registry.Client, in *releaseInput) error {
+				return g.runReview(cmd.Context(), cl, in, f, checks)
+			})
+		},
+	}
+	fl := c.Flags()
+	fl.StringVar(&f.out, "out", "", "directory to write the review into")
+	fl.StringVar(&f.against, "against", "", "previous release to compare with: an archive, or a lock in a registry (repo:tag)")
+	fl.StringVar(&f.gate, "gate-report", "", "the release gate's result (gate.json); without it the review says no scan is on record")
+	fl.StringVar(&f.againstGate, "against-gate-report", "", "the previous release's gate.json, for new and resolved vulnerabilities")
+	fl.StringVar(&f.releasePolicy, "release-policy", "", "release policy whose exceptions (justification, expiry) the review lists")
+	fl.StringVar(&f.licencePolicy, "licence-policy", "policy/licence-policy.yaml", "licence policy: allow and deny lists of SPDX identifiers")
+	fl.StringSliceVar(&f.failOn, "fail-on", nil, "exit 3 (refused) when these checks fail: licence, minimum-elements, vulnerability")
+	return c
+}
+
+func (g *globals) runReview(ctx context.Context, cl *registry.Client, in *releaseInput, f *reviewFlags, checks []string) error {
+	lp, err := review.ReadLicencePolicy(f.licencePolicy)
+	if err != nil {
+		return cli.Usage(err)
+	}
+	var rp *policy.Policy
+	if f.releasePolicy != "" {
+		if rp, err = policy.ReadPolicy(f.releasePolicy); err != nil {
+			return cli.Usage(err)
+		}
+	}
+	now := time.Now()
+	cur, l, err := g.reviewRelease(ctx, in, lp, rp, f.gate, now)
+	if err != nil {
+		return err
+	}
+	if f.against != "" {
+		old, err := g.openAgainst(ctx, cl, f.against, in)
+		if err != nil {
+			return err
+		}
+		defer old.close()
+		prev, _, err := g.reviewRelease(ctx, old, lp, rp, f.againstGate, now)
+		if err != nil {
+			return fmt.Errorf("reviewing the release to compare with (%s): %w", f.against, err)
+		}
+		cur.Diff = review.Compare(prev, cur)
+	}
+	failures := cur.Failures(checks)
+	if err := review.Write(f.out, l, cur, failures); err != nil {
+		return err
+	}
+	files := []string{review.FileHTML, review.FileMD, review.FileCSV, review.FileJSON, review.FileOpenVEX}
+	for i, n := range files {
+		files[i] = filepath.Join(f.out, n)
+	}
+	out := struct {
+		Directory string         `json:"directory"`
+		Files     []string       `json:"files"`
+		Failures  []string       `json:"failures"`
+		Review    *review.Review `json:"review"`
+	}{f.out, files, failures, cur}
+	if out.Failures == nil {
+		out.Failures = []string{}
+	}
+	if err := g.emit(out, func(w io.Writer) { writeReviewSummary(w, cur, f.out) }); err != nil {
+		return err
+	}
+	if len(failures) > 0 {
+		return reviewFailed{failures}
+	}
+	return nil
+}
+
+func writeReviewSummary(w io.Writer, r *review.Review, dir string) {
+	incomplete := 0
+	for _, s := range r.MinimumElements {
+		if len(s.Missing) > 0 {
+			incomplete++
+		}
+	}
+	gate := "no gate report"
+	if r.Vulnerabilities.GateReport {
+		gate = fmt.Sprintf("gate %s, %d findings", map[bool]string{true: "passed", false: "FAILED"}[r.Vulnerabilities.Passed], len(r.Vulnerabilities.Findings))
+	}
+	fmt.Fprintf(w, "Review of %s (%s) written to %s\n", r.Release.Version, r.Release.Verification, filepath.Join(dir, review.FileHTML))
+	fmt.Fprintf(w, "  %d images, %d components, %d licences, %d licence findings\n", len(r.Images), len(r.Components), len(r.Licences), len(r.LicenceFindings))
+	fmt.Fprintf(w, "  SBOMs lacking NTIA minimum elements: %d of %d; %s; %d exceptions\n", incomplete, len(r.MinimumElements), gate, len(r.Vulnerabilities.Exceptions))
+	if d := r.Diff; d != nil {
+		fmt.Fprintf(w, "  since %s: %d components changed, %d licence changes, %d new and %d resolved vulnerabilities\n",
+			d.Against.Version, len(d.Components), len(d.Licences), len(d.NewCVEs), len(d.Resolved))
+	}
+}
+
+// reviewRelease verifies the release completely (as verify does), reads the
+// SBOMs the lock lists through the verified graph, and builds the review.
+func (g *globals) reviewRelease(ctx context.Context, in *releaseInput, lp *review.LicencePolicy, rp *policy.Policy, gatePath string, now time.Time) (*review.Review, *release.Lock, error) {
+	prep, err := mirror.Prepare(ctx, in.src, in.lockJSON, in.lockBundle, in.verifier)
+	if err != nil {
+		return nil, nil, err
+	}
+	var sboms []review.SBOM
+	for _, a := range prep.Lock.Artifacts {
+		// SBOM documents only; a cosign attestation carrying an SBOM is
+		// the same document signed, not another one.
+		if a.Kind != release.KindSBOM || (a.ArtifactType != review.MediaTypeSPDX && a.ArtifactType != review.MediaTypeCycloneDX) {
+			continue
+		}
+		data, err := readSBOM(ctx, in.src, prep.Graph, a)
+		if err != nil {
+			return nil, nil, err
+		}
+		sboms = append(sboms, review.SBOM{Artifact: a, Data: data})
+	}
+	var gate *policy.Result
+	if gatePath != "" {
+		if gate, err = readGate(gatePath); err != nil {
+			return nil, nil, cli.Usage(err)
+		}
+	}
+	id := review.Identity{
+		Signer:     describeTrust(in.policy.Summary()),
+		LockDigest: prep.LockResult.Digest,
+		Verification: fmt.Sprintf("lock signature and all %d signed artifacts verified offline from %s; SBOMs checked against the signed lock's digests",
+			len(prep.Verification.Subjects), in.src),
+	}
+	r, err := review.Build(review.Input{Lock: prep.Lock, Identity: id, SBOMs: sboms, Gate: gate, ReleasePolicy: rp, Licences: lp, Now: now})
+	if err != nil {
+		return nil, nil, err
+	}
+	return r, prep.Lock, nil
+}
+
+// readSBOM reads the document layer of an SBOM artifact; the manifest was
+// checked against the lock's digest by Prepare, the layer is checked here.
+func readSBOM(ctx context.Context, src mirror.Source, gr *mirror.Graph, a release.Artifact) ([]byte, error) {
+	n := gr.Node(a.Repository, a.Digest)
+	if n == nil {
+		return nil, fmt.Errorf("SBOM %s@%s is not in the release graph", a.Repository, a.Digest)
+	}
+	for _, b := range n.Blobs {
+		if b.MediaType != a.ArtifactType {
+			continue
+		}
+		if b.Size > maxSBOMBytes {
+			return nil, fmt.Errorf("SBOM %s@%s: layer of %d bytes, more than the %d accepted", a.Repository, a.Digest, b.Size, maxSBOMBytes)
+		}
+		rc, _, err := src.Blob(ctx, a.Repository, b.Digest)
+		if err != nil {
+			return nil, fmt.Errorf("reading SBOM %s@%s: %w", a.Repository, b.Digest, err)
+		}
+		defer rc.Close()
+		data, err := io.ReadAll(mirror.NewVerifyingReader(rc, b.Digest, b.Size))
+		if err != nil {
+			return nil, fmt.Errorf("reading SBOM %s@%s: %w", a.Repository, b.Digest, err)
+		}
+		return data, nil
+	}
+	return nil, fmt.Errorf("SBOM %s@%s has no %s layer", a.Repository, a.Digest, a.ArtifactType)
+}
+
+func readGate(path string) (*policy.Result, error) {
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return nil, fmt.Errorf("reading the gate report: %w", err)
+	}
+	r, err := review.ParseGateReport(data)
+	if err != nil {
+		return nil, fmt.Errorf("gate report %s: %w", path, err)
+	}
+	return r, nil
+}
+
+// openAgainst opens the release to compare with: an archive when the path
+// exists, otherwise a lock in a registry. It is verified against the same
+// trust policy as the release under review.
+func (g *globals) openAgainst(ctx context.Context, cl *registry.Client, ref string, cur *releaseInput) (*releaseInput, error) {
+	in := &releaseInput{policy: cur.policy, verifier: cur.verifier, close: func() {}}
+	if _, err := os.Stat(ref); err == nil {
+		a, err := mirror.OpenArchive(ctx, ref, g.workDir)
+		if err != nil {
+			return nil, fmt.Errorf("opening --against %s: %w", ref, err)
+		}
+		in.archive, in.src, in.lockJSON, in.lockBundle = a, a.Layout, a.LockJSON, a.LockBundle
+		in.close = func() { _ = a.Close() }
+		return in, nil
+	}
+	lockJSON, bundle, err := mirror.FetchLock(ctx, cl, ref)
+	if err != nil {
+		return nil, fmt.Errorf("fetching --against %s: %w", ref, err)
+	}
+	in.lockJSON, in.lockBundle = lockJSON, bundle
+	in.src = &mirror.RegistrySource{Client: cl, Name: "source registries"}
+	return in, nil
+}

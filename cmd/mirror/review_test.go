@@ -1,0 +1,91 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/reloader-dev/reloader/internal/cli"
+	"github.com/reloader-dev/reloader/mirror/testrelease"
+	"github.com/reloader-dev/reloader/review"
+)
+
+// review through the CLI: the documented exit codes, the files it writes,
+// and that nothing is written for a release that does not verify.
+func TestCLIReview(t *testing.T) {
+	src := startRegistry(t)
+	s, err := testrelease.NewKeySigner()
+	if err != nil {
+		t.Fatal(err)
+	}
+	rel, err := testrelease.Publish(context.Background(), testrelease.Options{Registry: src.Host, Signer: s, Seed: 5})
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir := t.TempDir()
+	key := filepath.Join(dir, "cosign.pub")
+	_ = os.WriteFile(key, s.PublicKeyPEM(), 0o644)
+	other, _ := testrelease.NewKeySigner()
+	wrongKey := filepath.Join(dir, "other.pub")
+	_ = os.WriteFile(wrongKey, other.PublicKeyPEM(), 0o644)
+	const licences = "../../policy/licence-policy.yaml"
+	base := []string{"review", "--lock-ref", rel.LockRef, "--licence-policy", licences, "--allow-unscanned"}
+
+	out := filepath.Join(dir, "ok")
+	code, stdout, stderr := runCLI(t, append(base, "--key", key, "--out", out, "--against", rel.LockRef, "-o", "json")...)
+	if code != cli.ExitOK {
+		t.Fatalf("review: exit %d\n%s", code, stderr)
+	}
+	var res struct {
+		Files    []string       `json:"files"`
+		Failures []string       `json:"failures"`
+		Review   *review.Review `json:"review"`
+	}
+	if err := json.Unmarshal([]byte(stdout), &res); err != nil {
+		t.Fatalf("json output: %v\n%s", err, stdout)
+	}
+	for _, f := range res.Files {
+		if st, err := os.Stat(f); err != nil || st.Size() == 0 {
+			t.Errorf("review file %s: %v", f, err)
+		}
+	}
+	r := res.Review
+	if r.Release.LockDigest == "" || !strings.Contains(r.Release.Verification, "verified offline") || !strings.HasPrefix(r.Release.Signer, "public key sha256:") {
+		t.Errorf("release identity %+v", r.Release)
+	}
+	if len(r.Images) != 5 || len(r.Components) == 0 {
+		t.Errorf("%d images, %d components: want both variants' five platform images", len(r.Images), len(r.Components))
+	}
+	if r.Diff == nil || !r.Diff.Empty() {
+		t.Errorf("a release against itself: %+v", r.Diff)
+	}
+
+	for _, tc := range []struct {
+		name    string
+		args    []string
+		code    int
+		stderr  string
+		written bool
+	}{
+		{"licence findings fail --fail-on licence", []string{"--key", key, "--fail-on", "licence"}, cli.ExitRefused, "licence:", true},
+		{"no gate report fails --fail-on vulnerability", []string{"--key", key, "--fail-on", "minimum-elements,vulnerability"}, cli.ExitRefused, "vulnerability: no release gate report", true},
+		{"unknown check", []string{"--key", key, "--fail-on", "cves"}, cli.ExitUsage, `"cves"`, false},
+		{"missing gate report file", []string{"--key", key, "--gate-report", filepath.Join(dir, "none.json")}, cli.ExitUsage, "gate report", false},
+		{"wrong signer", []string{"--key", wrongKey}, cli.ExitRefused, "signature", false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			out := filepath.Join(dir, strings.ReplaceAll(tc.name, " ", "-"))
+			code, _, stderr := runCLI(t, append(append(base, "--out", out), tc.args...)...)
+			if code != tc.code || !strings.Contains(stderr, tc.stderr) {
+				t.Errorf("exit %d, want %d; stderr %q, want it to contain %q", code, tc.code, stderr, tc.stderr)
+			}
+			_, err := os.Stat(filepath.Join(out, review.FileHTML))
+			if written := err == nil; written != tc.written {
+				t.Errorf("review written: %v, want %v: only a verified release gets a review", written, tc.written)
+			}
+		})
+	}
+}

@@ -1,0 +1,210 @@
+package review
+
+import (
+	"bytes"
+	"context"
+	"image/png"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/chromedp/cdproto/cdp"
+	"github.com/chromedp/cdproto/log"
+	"github.com/chromedp/cdproto/network"
+	"github.com/chromedp/cdproto/runtime"
+	"github.com/chromedp/chromedp"
+)
+
+// chromium finds Debian's chromium. Without it the test skips on a
+// developer machine and fails in CI, where .ci/run installs it.
+func chromium(t *testing.T) string {
+	t.Helper()
+	for _, name := range []string{"chromium", "chromium-browser", "google-chrome"} {
+		if p, err := exec.LookPath(name); err == nil {
+			return p
+		}
+	}
+	if os.Getenv("CI") != "" {
+		t.Fatal("no chromium in PATH; .ci/run installs Debian's chromium package")
+	}
+	t.Skip("no chromium in PATH: apt-get install -y chromium to run the browser test")
+	return ""
+}
+
+// TestReviewPageInHeadlessChromium opens the written review from disk in a
+// real browser with the network disabled, as a reviewer on an air-gapped
+// machine would, and uses the component filter and the diff view.
+func TestReviewPageInHeadlessChromium(t *testing.T) {
+	fs := releases(t)
+	bin := chromium(t)
+	rp := releasePolicy(t, "2027-01-31")
+	r := build(t, fs[newSync], gate(t, "clean.json", rp), rp)
+	r.Diff = Compare(build(t, fs[oldSync], gate(t, "high-fixed.json", rp), rp), r)
+	dir := filepath.Join(t.TempDir(), "review")
+	if err := Write(dir, fs[newSync].lock, r, r.Failures([]string{CheckLicence})); err != nil {
+		t.Fatal(err)
+	}
+
+	profile := t.TempDir()
+	opts := append(chromedp.DefaultExecAllocatorOptions[:],
+		chromedp.ExecPath(bin), chromedp.NoSandbox, chromedp.DisableGPU, chromedp.UserDataDir(profile),
+		chromedp.WindowSize(1280, 800),
+		// Belt and braces beside the offline emulation below: nothing resolves
+		// and every proxied request goes nowhere.
+		chromedp.ProxyServer("127.0.0.1:9"), chromedp.Flag("host-resolver-rules", "MAP * ~NOTFOUND"))
+	actx, cancelAlloc := chromedp.NewExecAllocator(context.Background(), opts...)
+	defer cancelAlloc()
+	ctx, cancel := chromedp.NewContext(actx)
+	defer cancel()
+	ctx, cancelTimeout := context.WithTimeout(ctx, 90*time.Second)
+	defer cancelTimeout()
+
+	var mu sync.Mutex
+	var problems, requests []string
+	if err := chromedp.Listen(ctx, func(ev any) {
+		mu.Lock()
+		defer mu.Unlock()
+		switch e := ev.(type) {
+		case *runtime.EventConsoleAPICalled:
+			if e.Type == runtime.ConsoleAPICalledTypeError || e.Type == runtime.ConsoleAPICalledTypeWarning {
+				problems = append(problems, "console."+string(e.Type))
+			}
+		case *runtime.EventExceptionThrown:
+			problems = append(problems, "exception: "+e.ExceptionDetails.Text)
+		case *log.EventEntryAdded:
+			if e.Entry.Level == log.EntryLevelError || e.Entry.Level == log.EntryLevelWarning {
+				problems = append(problems, "log "+string(e.Entry.Level)+": "+e.Entry.Text)
+			}
+		case *network.EventRequestWillBeSent:
+			requests = append(requests, e.Request.URL)
+		}
+	}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := chromedp.Call(ctx, network.EmulateNetworkConditionsByRule, network.EmulateNetworkConditionsByRuleParams{
+		MatchedNetworkConditions: []*network.Conditions{{Offline: true, DownloadThroughput: -1, UploadThroughput: -1}},
+	}); err != nil {
+		t.Fatalf("disabling the network: %v", err)
+	}
+	if _, err := chromedp.Call(ctx, log.Enable, cdp.Empty{}); err != nil {
+		t.Fatal(err)
+	}
+	url := "file://" + filepath.Join(dir, FileHTML)
+	if err := chromedp.Do(ctx, chromedp.EmulateViewport(1280, 800)); err != nil {
+		t.Fatalf("setting the viewport: %v", err)
+	}
+	if err := chromedp.Do(ctx, chromedp.Navigate(url)); err != nil {
+		t.Fatalf("opening %s: %v", url, err)
+	}
+	title, err := chromedp.Run(ctx, chromedp.Title())
+	if err != nil || title != "Procurement review: Reloader v1.0.1" {
+		t.Errorf("title %q %v", title, err)
+	}
+
+	visible := func(rows string) []string {
+		t.Helper()
+		names, err := chromedp.Run(ctx, chromedp.Evaluate[[]string](`[...document.querySelectorAll(`+"`"+rows+"`"+`)].filter(r => r.offsetParent !== null).map(r => r.children[1].textContent)`))
+		if err != nil {
+			t.Fatalf("reading %s: %v", rows, err)
+		}
+		return names
+	}
+	const componentRows, diffRows = "#component-table tbody tr", "#diff-components tr[data-change]"
+	if got := visible(componentRows); len(got) != 3 {
+		t.Errorf("components shown before filtering: %q", got)
+	}
+	t.Run("component filter", func(t *testing.T) {
+		for _, tc := range []struct {
+			query string
+			want  []string
+		}{
+			{"x/sync", []string{"golang.org/x/sync"}},
+			{"BSD-3", []string{"golang.org/x/sync", "stdlib"}},
+			{"noassertion", []string{"example.com/app"}},
+			{"nothing-matches-this", nil},
+			{"", []string{"example.com/app", "golang.org/x/sync", "stdlib"}},
+		} {
+			if err := chromedp.Do(ctx, chromedp.Evaluate[chromedp.Void](`document.getElementById('filter').value = ''`), chromedp.SendKeys("#filter", tc.query)); err != nil {
+				t.Fatal(err)
+			}
+			if tc.query == "" {
+				// Setting the value fires no input event; typing and deleting does.
+				if err := chromedp.Do(ctx, chromedp.SendKeys("#filter", "x\b")); err != nil {
+					t.Fatal(err)
+				}
+			}
+			if got := visible(componentRows); strings.Join(got, ",") != strings.Join(tc.want, ",") {
+				v, _ := chromedp.Run(ctx, chromedp.Value("#filter"))
+				t.Errorf("filter %q (input holds %q) shows %q, want %q", tc.query, v, got, tc.want)
+			}
+		}
+		shown, err := chromedp.Run(ctx, chromedp.Text("#shown"))
+		if err != nil || shown != "3 of 3 shown" {
+			t.Errorf("counter %q %v", shown, err)
+		}
+	})
+	t.Run("diff view", func(t *testing.T) {
+		for _, tc := range []struct {
+			button string
+			want   []string
+		}{
+			{"upgraded", []string{"golang.org/x/sync"}},
+			{"added", nil},
+			{"removed", nil},
+			{"all", []string{"golang.org/x/sync"}},
+		} {
+			if err := chromedp.Do(ctx, chromedp.Click(`#diff-controls button[data-change="`+tc.button+`"]`)); err != nil {
+				t.Fatal(err)
+			}
+			if got := visible(diffRows); strings.Join(got, ",") != strings.Join(tc.want, ",") {
+				t.Errorf("diff view %q shows %q, want %q", tc.button, got, tc.want)
+			}
+			pressed, err := chromedp.Run(ctx, chromedp.Evaluate[string](`document.querySelector('#diff-controls button[aria-pressed=true]').dataset.change`))
+			if err != nil || pressed != tc.button {
+				t.Errorf("pressed button %q %v, want %q", pressed, err, tc.button)
+			}
+		}
+		before, err := chromedp.Run(ctx, chromedp.Text("#diff-components tr[data-change] td:nth-child(3)"))
+		if err != nil || before != oldSync {
+			t.Errorf("diff row's old version %q %v", before, err)
+		}
+	})
+
+	if err := chromedp.Do(ctx, chromedp.Evaluate[chromedp.Void](`window.scrollTo(0, 0)`)); err != nil {
+		t.Fatal(err)
+	}
+	shot, err := chromedp.Run(ctx, chromedp.CaptureScreenshot())
+	if err != nil {
+		t.Fatal(err)
+	}
+	img, err := png.Decode(bytes.NewReader(shot))
+	if err != nil {
+		t.Fatalf("screenshot: %v", err)
+	}
+	if b := img.Bounds(); b.Dx() != 1280 || b.Dy() != 800 {
+		t.Errorf("screenshot is %dx%d, want 1280x800", b.Dx(), b.Dy())
+	}
+	out := filepath.Join(t.ArtifactDir(), "review-1280x800.png")
+	if err := os.WriteFile(out, shot, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	t.Logf("screenshot: %s (keep it with go test -artifacts -outputdir DIR)", out)
+
+	mu.Lock()
+	defer mu.Unlock()
+	if len(problems) > 0 {
+		t.Errorf("the page logged errors or warnings: %q", problems)
+	}
+	for _, u := range requests {
+		if !strings.HasPrefix(u, "file://") {
+			t.Errorf("the page requested %s", u)
+		}
+	}
+	if len(requests) == 0 {
+		t.Error("no request was seen at all; the network listener is not working")
+	}
+}

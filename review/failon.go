@@ -1,0 +1,94 @@
+package review
+
+import (
+	"fmt"
+	"strings"
+)
+
+// Checks --fail-on may name.
+const (
+	CheckLicence         = "licence"
+	CheckMinimumElements = "minimum-elements"
+	CheckVulnerability   = "vulnerability"
+)
+
+// ParseChecks reads a --fail-on list ("licence,minimum-elements"); the
+// American "license" is accepted too.
+func ParseChecks(list []string) ([]string, error) {
+	var out []string
+	seen := map[string]bool{}
+	for _, item := range list {
+		for _, c := range strings.Split(item, ",") {
+			c = strings.TrimSpace(strings.ToLower(c))
+			if c == "" {
+				continue
+			}
+			if c == "license" {
+				c = CheckLicence
+			}
+			switch c {
+			case CheckLicence, CheckMinimumElements, CheckVulnerability:
+			default:
+				return nil, fmt.Errorf("--fail-on %q: want %s, %s or %s", c, CheckLicence, CheckMinimumElements, CheckVulnerability)
+			}
+			if !seen[c] {
+				seen[c] = true
+				out = append(out, c)
+			}
+		}
+	}
+	return out, nil
+}
+
+// Failures returns, for each check that fails, why; empty when all pass.
+func (r *Review) Failures(checks []string) []string {
+	var out []string
+	for _, c := range checks {
+		switch c {
+		case CheckLicence:
+			if n := len(r.LicenceFindings); n > 0 {
+				out = append(out, fmt.Sprintf("licence: %d components have a licence the policy does not allow (%s)", n, verdictCounts(r.LicenceFindings)))
+			}
+		case CheckMinimumElements:
+			var bad int
+			for _, s := range r.MinimumElements {
+				if len(s.Missing) > 0 {
+					bad++
+				}
+			}
+			if bad > 0 {
+				out = append(out, fmt.Sprintf("minimum-elements: %d of %d SBOMs lack NTIA minimum elements", bad, len(r.MinimumElements)))
+			}
+		case CheckVulnerability:
+			v := r.Vulnerabilities
+			var expired int
+			for _, e := range v.Exceptions {
+				if e.Expired {
+					expired++
+				}
+			}
+			switch {
+			case !v.GateReport:
+				// Fail closed: no gate report is not a clean gate report.
+				out = append(out, "vulnerability: no release gate report, so nothing says the images were scanned")
+			case !v.Passed:
+				out = append(out, "vulnerability: the release gate failed")
+			case expired > 0:
+				out = append(out, fmt.Sprintf("vulnerability: %d exceptions have expired", expired))
+			}
+		}
+	}
+	return out
+}
+
+func verdictCounts(fs []LicenceFinding) string {
+	counts := map[string]int{}
+	for _, f := range fs {
+		counts[string(f.Verdict)]++
+	}
+	var parts []string
+	for _, k := range sortedKeys(counts) {
+		parts = append(parts, fmt.Sprintf("%d %s", counts[k], k))
+	}
+	return strings.Join(parts, ", ")
+}

@@ -1,0 +1,60 @@
+package review
+
+import "testing"
+
+// The review parses documents from outside: SBOMs from a release, the gate
+// report and the licence policy. None may panic or hang on any input.
+
+func FuzzParseSBOM(f *testing.F) {
+	f.Add(true, []byte(`{"spdxVersion":"SPDX-2.3","SPDXID":"SPDXRef-DOCUMENT","creationInfo":{"created":"2026-11-30T12:00:00Z","creators":["Organization: x"]},"packages":[{"name":"a","SPDXID":"SPDXRef-a","versionInfo":"1","licenseDeclared":"MIT","supplier":"NOASSERTION","externalRefs":[{"referenceCategory":"PACKAGE-MANAGER","referenceType":"purl","referenceLocator":"pkg:golang/a@1"}]}],"relationships":[{"spdxElementId":"SPDXRef-DOCUMENT","relatedSpdxElement":"SPDXRef-a","relationshipType":"DESCRIBES"}]}`))
+	f.Add(false, []byte(`{"bomFormat":"CycloneDX","specVersion":"1.6","metadata":{"timestamp":"2026-11-30T12:00:00Z"},"components":[{"type":"library","name":"a","version":"1","purl":"pkg:golang/a@1","licenses":[{"expression":"MIT OR Apache-2.0"}]}],"dependencies":[{"ref":"x","dependsOn":["a"]}]}`))
+	f.Add(true, []byte(`{"spdxVersion":"SPDX-2.3","packages":[null]}`))
+	f.Add(false, []byte(`{"bomFormat":"CycloneDX","components":[{"licenses":[{"license":{}}]}]}`))
+	f.Fuzz(func(t *testing.T, spdx bool, data []byte) {
+		mt := MediaTypeCycloneDX
+		if spdx {
+			mt = MediaTypeSPDX
+		}
+		d, err := ParseSBOM(mt, data, "fuzz")
+		if err != nil {
+			return
+		}
+		p := &LicencePolicy{Allow: []string{"MIT"}, Deny: []string{"GPL-3.0-only"}}
+		for _, c := range d.Components {
+			p.Judge(c.LicenceDeclared)
+		}
+	})
+}
+
+func FuzzParseGateReport(f *testing.F) {
+	f.Add([]byte(`{"passed":true,"findings":[{"image":"a","target":"b","vulnerabilityID":"CVE-2099-0001","package":"p","installedVersion":"1","severity":"HIGH","decision":"EXCEPTED","reason":"r"}]}`))
+	f.Add([]byte(`{"passed":true,"findings":[{"decision":"FAIL"}]}`))
+	f.Add([]byte(`{"passed":false}{}`))
+	f.Fuzz(func(t *testing.T, data []byte) {
+		r, err := ParseGateReport(data)
+		if err != nil {
+			return
+		}
+		for _, fd := range r.Findings {
+			if fd.Decision.Blocks() && r.Passed {
+				t.Fatalf("accepted a passed report with a blocking finding: %s", data)
+			}
+		}
+	})
+}
+
+func FuzzParseLicencePolicy(f *testing.F) {
+	f.Add([]byte("apiVersion: reloader.dev/licence-policy/v1\nallow: [MIT, Apache-2.0]\ndeny: [GPL-3.0-only]\n"))
+	f.Add([]byte("apiVersion: reloader.dev/licence-policy/v1\nallow: [mit]\ndeny: [MIT]\n"))
+	f.Add([]byte("{}"))
+	f.Fuzz(func(t *testing.T, data []byte) {
+		p, err := ParseLicencePolicy(data)
+		if err != nil {
+			return
+		}
+		if len(p.Allow) == 0 {
+			t.Fatalf("accepted a policy that allows nothing: %q", data)
+		}
+		p.Judge("MIT AND (Apache-2.0 OR GPL-3.0-only)")
+	})
+}

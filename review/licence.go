@@ -1,0 +1,181 @@
+package review
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"sort"
+	"strings"
+
+	"github.com/github/go-spdx/v2/spdxexp"
+	"sigs.k8s.io/yaml"
+)
+
+// LicencePolicyAPIVersion identifies the licence policy file format.
+const LicencePolicyAPIVersion = "reloader.dev/licence-policy/v1"
+
+const maxLicencePolicyBytes = 1 << 20
+
+// LicencePolicy says which licences a reviewer accepts without a second look
+// (Allow) and which they never accept (Deny). A licence on neither list, an
+// expression that is not valid SPDX, and a component with no licence at all
+// (NOASSERTION) are findings too: silence is not consent.
+type LicencePolicy struct {
+	APIVersion string   `json:"apiVersion"`
+	Allow      []string `json:"allow"`
+	Deny       []string `json:"deny,omitempty"`
+}
+
+// Verdict is what the licence policy makes of one component's licence.
+type Verdict string
+
+const (
+	// VerdictAllowed: the allow list satisfies the expression.
+	VerdictAllowed Verdict = "allowed"
+	// VerdictDenied: the expression can only be met with a denied licence.
+	VerdictDenied Verdict = "denied"
+	// VerdictNotAllowed: valid SPDX, but not satisfied by the allow list.
+	VerdictNotAllowed Verdict = "not-allowed"
+	// VerdictInvalid: not a valid SPDX expression (an unknown licence).
+	VerdictInvalid Verdict = "unknown"
+	// VerdictNone: the SBOM asserts no licence (NOASSERTION or empty).
+	VerdictNone Verdict = "noassertion"
+)
+
+// Finding reports whether the verdict needs a reviewer's attention.
+func (v Verdict) Finding() bool { return v != VerdictAllowed }
+
+// ReadLicencePolicy reads and parses the licence policy at path.
+func ReadLicencePolicy(path string) (*LicencePolicy, error) {
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return nil, fmt.Errorf("reading the licence policy: %w", err)
+	}
+	p, err := ParseLicencePolicy(data)
+	if err != nil {
+		return nil, fmt.Errorf("licence policy %s: %w", path, err)
+	}
+	return p, nil
+}
+
+// ParseLicencePolicy decodes a licence policy (YAML or JSON) strictly and
+// normalises its identifiers; an identifier that is not an SPDX licence, or
+// one that is both allowed and denied, is an error.
+func ParseLicencePolicy(data []byte) (*LicencePolicy, error) {
+	if len(data) > maxLicencePolicyBytes {
+		return nil, fmt.Errorf("licence policy is larger than %d bytes", maxLicencePolicyBytes)
+	}
+	if len(bytes.TrimSpace(data)) == 0 {
+		return nil, errors.New("licence policy is empty")
+	}
+	j, err := yaml.YAMLToJSON(data)
+	if err != nil {
+		return nil, fmt.Errorf("decoding licence policy: %w", err)
+	}
+	dec := json.NewDecoder(bytes.NewReader(j))
+	dec.DisallowUnknownFields()
+	var p LicencePolicy
+	if err := dec.Decode(&p); err != nil {
+		return nil, fmt.Errorf("decoding licence policy: %w", err)
+	}
+	var errs []error
+	if p.APIVersion != LicencePolicyAPIVersion {
+		errs = append(errs, fmt.Errorf("apiVersion is %q, want %q", p.APIVersion, LicencePolicyAPIVersion))
+	}
+	if len(p.Allow) == 0 {
+		errs = append(errs, errors.New("allow lists no licence"))
+	}
+	norm := func(list string, ids []string) []string {
+		out := make([]string, 0, len(ids))
+		for _, id := range ids {
+			ok, n := spdxexp.ActiveLicense(strings.TrimSpace(id))
+			if !ok {
+				errs = append(errs, fmt.Errorf("%s: %q is not an SPDX licence identifier", list, id))
+				continue
+			}
+			out = append(out, n)
+		}
+		return out
+	}
+	p.Allow, p.Deny = norm("allow", p.Allow), norm("deny", p.Deny)
+	allowed := map[string]bool{}
+	for _, id := range p.Allow {
+		allowed[id] = true
+	}
+	for _, id := range p.Deny {
+		if allowed[id] {
+			errs = append(errs, fmt.Errorf("%s is both allowed and denied", id))
+		}
+	}
+	if len(errs) > 0 {
+		return nil, fmt.Errorf("invalid licence policy: %w", errors.Join(errs...))
+	}
+	return &p, nil
+}
+
+// NormaliseLicence returns the canonical form of an SPDX expression
+// ("apache-2.0" -> "Apache-2.0") and false when it is not valid SPDX. An
+// empty or NOASSERTION licence normalises to "".
+func NormaliseLicence(expr string) (string, bool) {
+	expr = licenceOrEmpty(expr)
+	if expr == "" {
+		return "", true
+	}
+	norm, invalid := spdxexp.ValidateAndNormalizeLicensesWithOptions([]string{expr}, spdxexp.ValidateLicensesOptions{})
+	if len(invalid) > 0 || len(norm) != 1 {
+		return expr, false
+	}
+	return norm[0], true
+}
+
+// Judge normalises a component's licence and decides it against the policy.
+func (p *LicencePolicy) Judge(raw string) (string, Verdict) {
+	norm, ok := NormaliseLicence(raw)
+	switch {
+	case !ok:
+		return norm, VerdictInvalid
+	case norm == "":
+		return noAssertion, VerdictNone
+	}
+	if sat, err := spdxexp.Satisfies(norm, p.Allow); err == nil && sat {
+		return norm, VerdictAllowed
+	}
+	ids, err := spdxexp.ExtractLicenses(norm)
+	if err != nil {
+		return norm, VerdictInvalid
+	}
+	// "MIT OR GPL-3.0-only" is not denied: the MIT choice is open. Denied
+	// means no choice avoids a denied licence, i.e. every licence outside
+	// the deny list together does not satisfy the expression.
+	denied := map[string]bool{}
+	for _, d := range p.Deny {
+		denied[d] = true
+	}
+	var rest []string
+	hit := false
+	for _, id := range ids {
+		if denied[id] {
+			hit = true
+			continue
+		}
+		rest = append(rest, id)
+	}
+	if hit {
+		if sat, err := spdxexp.Satisfies(norm, rest); len(rest) == 0 || err != nil || !sat {
+			return norm, VerdictDenied
+		}
+	}
+	return norm, VerdictNotAllowed
+}
+
+// sortedKeys returns m's keys in order.
+func sortedKeys[V any](m map[string]V) []string {
+	out := make([]string, 0, len(m))
+	for k := range m {
+		out = append(out, k)
+	}
+	sort.Strings(out)
+	return out
+}

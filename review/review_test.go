@@ -1,0 +1,361 @@
+package review
+
+import (
+	"bytes"
+	"encoding/csv"
+	"encoding/json"
+	"regexp"
+	"strings"
+	"testing"
+
+	"github.com/openvex/go-vex/pkg/vex"
+
+	"github.com/reloader-dev/reloader/policy"
+)
+
+// gate runs the real release gate on a Trivy report from policy/testdata.
+func gate(t *testing.T, report string, p *policy.Policy) *policy.Result {
+	t.Helper()
+	rep, err := policy.ReadReport("../policy/testdata/reports/" + report)
+	if err != nil {
+		t.Fatal(err)
+	}
+	res := policy.Evaluate(p, []policy.ScannedImage{{Image: "app linux/amd64", Report: rep}}, fixtureCreated)
+	return &res
+}
+
+// releasePolicy accepts the x/sync finding of high-fixed.json until expires.
+func releasePolicy(t *testing.T, expires string) *policy.Policy {
+	t.Helper()
+	p, err := policy.ParsePolicy([]byte(`apiVersion: reloader.dev/release-policy/v1
+failOn: [HIGH, CRITICAL]
+exceptions:
+  - id: CVE-2099-0001
+    package: golang.org/x/sync
+    justification: errgroup's vulnerable path needs a cancelled parent context, which the app never has
+    expires: "` + expires + `"
+`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return p
+}
+
+func TestReviewListsEveryComponentWithLicenceSupplierAndWhereItWasFound(t *testing.T) {
+	r := build(t, releases(t)[newSync], nil, nil)
+	want := []Component{
+		{Name: "example.com/app", Version: "UNKNOWN", PURL: "pkg:golang/example.com/app", Licence: "NOASSERTION", Verdict: VerdictNone},
+		{Name: "golang.org/x/sync", Version: newSync, PURL: "pkg:golang/golang.org/x/sync@" + newSync, Licence: "BSD-3-Clause", Verdict: VerdictAllowed},
+		{Name: "stdlib", Version: "go1.26.8", PURL: "pkg:golang/stdlib@1.26.8", Licence: "BSD-3-Clause", Verdict: VerdictAllowed},
+	}
+	if len(r.Components) != len(want) {
+		t.Fatalf("components: got %d %+v, want %d", len(r.Components), r.Components, len(want))
+	}
+	for i, w := range want {
+		got := r.Components[i]
+		t.Run(w.Name, func(t *testing.T) {
+			if got.Name != w.Name || got.Version != w.Version || got.PURL != w.PURL || got.Licence != w.Licence || got.Verdict != w.Verdict {
+				t.Errorf("got %+v\nwant %+v", got, w)
+			}
+			if got.Image != "app" || got.Platform != "linux/amd64" || got.Variant != "standard" {
+				t.Errorf("image %q %q %q, want app linux/amd64 standard", got.Image, got.Platform, got.Variant)
+			}
+			if got.Source != "Go module in /app" {
+				t.Errorf("source %q, want the Go binary it was read from", got.Source)
+			}
+			if got.Supplier != "" {
+				t.Errorf("supplier %q: syft records none for Go modules, the review must not invent one", got.Supplier)
+			}
+		})
+	}
+	if len(r.LicenceFindings) != 1 || r.LicenceFindings[0].Name != "example.com/app" || r.LicenceFindings[0].Verdict != VerdictNone {
+		t.Errorf("licence findings %+v: NOASSERTION must be a finding and BSD-3-Clause must not", r.LicenceFindings)
+	}
+	if len(r.Licences) != 2 || r.Licences[0] != (LicenceCount{Licence: "BSD-3-Clause", Verdict: VerdictAllowed, Components: 2}) {
+		t.Errorf("licence summary %+v", r.Licences)
+	}
+}
+
+func TestMinimumElementsAreCheckedInEverySBOM(t *testing.T) {
+	r := build(t, releases(t)[newSync], nil, nil)
+	// What syft records today: no supplier for Go modules in either format,
+	// and CycloneDX names only tools (no author). Everything else is there.
+	want := map[string][]string{
+		"SPDX-2.3":      {ElementSupplier},
+		"CycloneDX 1.7": {ElementSupplier, ElementAuthor},
+	}
+	if len(r.MinimumElements) != 2 {
+		t.Fatalf("checked %d SBOMs, want the SPDX and the CycloneDX one", len(r.MinimumElements))
+	}
+	for _, s := range r.MinimumElements {
+		var got []string
+		for _, m := range s.Missing {
+			got = append(got, m.Element)
+			if m.Detail == "" {
+				t.Errorf("%s %s: no detail", s.Format, m.Element)
+			}
+		}
+		if strings.Join(got, "|") != strings.Join(want[s.Format], "|") {
+			t.Errorf("%s missing %v, want %v", s.Format, got, want[s.Format])
+		}
+	}
+}
+
+func TestDiffOfTwoReleasesThatDifferInOneDependencyShowsExactlyThatChange(t *testing.T) {
+	fs := releases(t)
+	rp := releasePolicy(t, "2027-01-31")
+	old := build(t, fs[oldSync], gate(t, "high-fixed.json", rp), rp)
+	cur := build(t, fs[newSync], gate(t, "clean.json", rp), rp)
+	d := Compare(old, cur)
+	want := []ComponentChange{{Change: ChangeUpgraded, Name: "golang.org/x/sync", OldVersion: oldSync, NewVersion: newSync, Licence: "BSD-3-Clause"}}
+	if len(d.Components) != 1 || d.Components[0] != want[0] {
+		t.Errorf("component changes %+v, want exactly %+v", d.Components, want)
+	}
+	if len(d.Licences) != 0 {
+		t.Errorf("licence changes %+v, want none", d.Licences)
+	}
+	if len(d.NewCVEs) != 0 || len(d.Resolved) != 1 || d.Resolved[0].ID != "CVE-2099-0001" {
+		t.Errorf("new %+v resolved %+v: upgrading x/sync resolves CVE-2099-0001", d.NewCVEs, d.Resolved)
+	}
+	if d.Against.Version != "v1.0.0" {
+		t.Errorf("against %q", d.Against.Version)
+	}
+	back := Compare(cur, old)
+	if len(back.Components) != 1 || back.Components[0].Change != ChangeDowngraded || len(back.NewCVEs) != 1 {
+		t.Errorf("reverse diff %+v", back)
+	}
+	if same := Compare(cur, cur); !same.Empty() {
+		t.Errorf("a release compared with itself changed: %+v", same)
+	}
+}
+
+func TestLicencePolicyJudgesNormalisedExpressions(t *testing.T) {
+	p, err := ParseLicencePolicy([]byte("apiVersion: reloader.dev/licence-policy/v1\nallow: [Apache-2.0, MIT, BSD-3-Clause]\ndeny: [GPL-3.0-only, AGPL-3.0-only]\n"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct {
+		raw, licence string
+		verdict      Verdict
+	}{
+		{"Apache-2.0", "Apache-2.0", VerdictAllowed},
+		{"apache-2.0", "Apache-2.0", VerdictAllowed},
+		{"MIT AND BSD-3-Clause", "MIT AND BSD-3-Clause", VerdictAllowed},
+		{"MIT OR GPL-3.0-only", "MIT OR GPL-3.0-only", VerdictAllowed},
+		{"MPL-2.0", "MPL-2.0", VerdictNotAllowed},
+		{"MIT AND MPL-2.0", "MIT AND MPL-2.0", VerdictNotAllowed},
+		{"GPL-3.0-only", "GPL-3.0-only", VerdictDenied},
+		{"MIT AND AGPL-3.0-only", "MIT AND AGPL-3.0-only", VerdictDenied},
+		{"MPL-2.0 OR GPL-3.0-only", "MPL-2.0 OR GPL-3.0-only", VerdictNotAllowed},
+		{"LicenseRef-Proprietary", "LicenseRef-Proprietary", VerdictNotAllowed},
+		{"Not A Licence", "Not A Licence", VerdictInvalid},
+		{"MIT AND", "MIT AND", VerdictInvalid},
+		{"NOASSERTION", "NOASSERTION", VerdictNone},
+		{"", "NOASSERTION", VerdictNone},
+		{"NONE", "NOASSERTION", VerdictNone},
+	} {
+		t.Run(tc.raw, func(t *testing.T) {
+			licence, verdict := p.Judge(tc.raw)
+			if licence != tc.licence || verdict != tc.verdict {
+				t.Errorf("Judge(%q) = %q %s, want %q %s", tc.raw, licence, verdict, tc.licence, tc.verdict)
+			}
+		})
+	}
+}
+
+func TestLicencePolicyRejectsWhatItCannotApply(t *testing.T) {
+	for _, tc := range []struct{ name, file, want string }{
+		{"empty", "", "empty"},
+		{"wrong apiVersion", "apiVersion: v2\nallow: [MIT]\n", "apiVersion"},
+		{"nothing allowed", "apiVersion: reloader.dev/licence-policy/v1\n", "allow lists no licence"},
+		{"misspelt identifier", "apiVersion: reloader.dev/licence-policy/v1\nallow: [Apache2]\n", `"Apache2" is not an SPDX licence identifier`},
+		{"allowed and denied", "apiVersion: reloader.dev/licence-policy/v1\nallow: [MIT]\ndeny: [mit]\n", "both allowed and denied"},
+		{"unknown field", "apiVersion: reloader.dev/licence-policy/v1\nallow: [MIT]\ndenied: [GPL-3.0-only]\n", "unknown field"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			_, err := ParseLicencePolicy([]byte(tc.file))
+			if err == nil || !strings.Contains(err.Error(), tc.want) {
+				t.Errorf("error %v, want one containing %q", err, tc.want)
+			}
+		})
+	}
+	if _, err := ReadLicencePolicy("../policy/licence-policy.yaml"); err != nil {
+		t.Errorf("the repository's licence policy: %v", err)
+	}
+}
+
+func TestFailOnNamesEachFailingCheck(t *testing.T) {
+	fs := releases(t)
+	rp := releasePolicy(t, "2027-01-31")
+	expired := releasePolicy(t, "2026-11-01")
+	for _, tc := range []struct {
+		name   string
+		r      *Review
+		checks string
+		want   []string
+	}{
+		{"licence finding", build(t, fs[newSync], gate(t, "clean.json", rp), rp), "licence", []string{"licence: 1 components"}},
+		{"minimum elements", build(t, fs[newSync], gate(t, "clean.json", rp), rp), "minimum-elements", []string{"minimum-elements: 2 of 2 SBOMs"}},
+		{"clean gate passes", build(t, fs[newSync], gate(t, "clean.json", rp), rp), "vulnerability", nil},
+		{"excepted finding passes", build(t, fs[oldSync], gate(t, "high-fixed.json", rp), rp), "vulnerability", nil},
+		{"no gate report fails closed", build(t, fs[newSync], nil, rp), "vulnerability", []string{"vulnerability: no release gate report"}},
+		{"failed gate", build(t, fs[oldSync], gate(t, "high-unfixed.json", rp), rp), "vulnerability", []string{"vulnerability: the release gate failed"}},
+		{"expired exception", build(t, fs[oldSync], gate(t, "high-fixed.json", expired), expired), "vulnerability", []string{"vulnerability: the release gate failed"}},
+		{"all three", build(t, fs[newSync], nil, rp), "licence, minimum-elements,vulnerability", []string{"licence:", "minimum-elements:", "vulnerability:"}},
+		{"none asked", build(t, fs[newSync], nil, rp), "", nil},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			checks, err := ParseChecks([]string{tc.checks})
+			if err != nil {
+				t.Fatal(err)
+			}
+			got := tc.r.Failures(checks)
+			if len(got) != len(tc.want) {
+				t.Fatalf("failures %q, want %d like %q", got, len(tc.want), tc.want)
+			}
+			for i := range got {
+				if !strings.HasPrefix(got[i], tc.want[i]) {
+					t.Errorf("failure %q, want it to start %q", got[i], tc.want[i])
+				}
+			}
+		})
+	}
+	if _, err := ParseChecks([]string{"licence,cves"}); err == nil || !strings.Contains(err.Error(), `"cves"`) {
+		t.Errorf("unknown check: %v", err)
+	}
+	if c, err := ParseChecks([]string{"license"}); err != nil || c[0] != CheckLicence {
+		t.Errorf("license spelling: %v %v", c, err)
+	}
+}
+
+func TestExceptionsArePublishedAsOpenVEX(t *testing.T) {
+	f := releases(t)[oldSync]
+	for _, tc := range []struct {
+		name       string
+		expires    string
+		statements int
+	}{
+		{"unexpired exception becomes not_affected", "2027-01-31", 1},
+		{"expired exception accepts nothing", "2026-11-01", 0},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			rp := releasePolicy(t, tc.expires)
+			r := build(t, f, gate(t, "high-fixed.json", rp), rp)
+			data, err := OpenVEX(f.lock, r)
+			if err != nil {
+				t.Fatal(err)
+			}
+			doc, err := vex.Parse(data)
+			if err != nil {
+				t.Fatalf("go-vex cannot read our OpenVEX: %v\n%s", err, data)
+			}
+			if len(doc.Statements) != tc.statements {
+				t.Fatalf("%d statements, want %d:\n%s", len(doc.Statements), tc.statements, data)
+			}
+			if tc.statements == 0 {
+				return
+			}
+			s := doc.Statements[0]
+			if s.Vulnerability.Name != "CVE-2099-0001" || s.Status != vex.StatusNotAffected || !strings.Contains(s.ImpactStatement, "cancelled parent context") {
+				t.Errorf("statement %+v", s)
+			}
+			if len(s.Products) != 1 || !strings.HasPrefix(s.Products[0].ID, "pkg:oci/app@sha256%3A") ||
+				s.Products[0].Subcomponents[0].ID != "pkg:golang/golang.org/x/sync@"+oldSync {
+				t.Errorf("products %+v: want the image index with the x/sync PURL as subcomponent", s.Products)
+			}
+			if m := doc.Matches("CVE-2099-0001", s.Products[0].ID, []string{"pkg:golang/golang.org/x/sync@" + oldSync}); len(m) != 1 {
+				t.Errorf("go-vex does not match the statement to the image and module: %v", m)
+			}
+		})
+	}
+}
+
+func TestRenderedReviewIsSelfContained(t *testing.T) {
+	fs := releases(t)
+	rp := releasePolicy(t, "2027-01-31")
+	r := build(t, fs[newSync], gate(t, "clean.json", rp), rp)
+	r.Diff = Compare(build(t, fs[oldSync], gate(t, "high-fixed.json", rp), rp), r)
+	html, err := r.HTML([]string{"licence: 1 components"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	page := string(html)
+	for _, want := range []string{"default-src 'none'", `<svg id="licence-chart"`, "golang.org/x/sync", "BSD-3-Clause", "upgraded", "CVE-2099-0001", "Supplier Name", "Fails --fail-on"} {
+		if !strings.Contains(page, want) {
+			t.Errorf("page lacks %q", want)
+		}
+	}
+	// Nothing is loaded from anywhere: no src attribute, no stylesheet link,
+	// no url() or @import; the only link is the OpenVEX file next to it.
+	for _, bad := range []*regexp.Regexp{regexp.MustCompile(`\ssrc=`), regexp.MustCompile(`<link`), regexp.MustCompile(`url\(`), regexp.MustCompile(`@import`)} {
+		if bad.MatchString(page) {
+			t.Errorf("page fetches something: %s", bad)
+		}
+	}
+	for _, m := range regexp.MustCompile(`href="([^"]*)"`).FindAllStringSubmatch(page, -1) {
+		if m[1] != FileOpenVEX {
+			t.Errorf("page links to %q", m[1])
+		}
+	}
+	md, err := r.Markdown(nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(string(md), "| upgraded | golang.org/x/sync | "+oldSync+" | "+newSync+" |") {
+		t.Errorf("Markdown lacks the diff row:\n%s", md)
+	}
+	data, err := r.CSV()
+	if err != nil {
+		t.Fatal(err)
+	}
+	rows, err := csv.NewReader(bytes.NewReader(data)).ReadAll()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(rows) != 1+len(r.Components) || rows[0][3] != "name" || rows[2][3] != "golang.org/x/sync" || rows[2][6] != "BSD-3-Clause" {
+		t.Errorf("CSV rows %q", rows)
+	}
+}
+
+func TestCSVNeutralisesFormulas(t *testing.T) {
+	r := &Review{Components: []Component{{Name: "=HYPERLINK(\"x\")", Version: "+1", Licence: "MIT", Verdict: VerdictAllowed}}}
+	data, err := r.CSV()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(string(data), `'=HYPERLINK`) || !strings.Contains(string(data), "'+1") {
+		t.Errorf("CSV %s", data)
+	}
+}
+
+func TestGateReportIsReadStrictly(t *testing.T) {
+	for _, tc := range []struct{ name, report, want string }{
+		{"empty", "", "empty"},
+		{"unknown field", `{"passed":true,"findings":[],"extra":1}`, "unknown field"},
+		{"unknown decision", `{"passed":false,"findings":[{"vulnerabilityID":"CVE-1","decision":"MAYBE"}]}`, `unknown decision "MAYBE"`},
+		{"passed beside a blocking finding", `{"passed":true,"findings":[{"vulnerabilityID":"CVE-1","decision":"FAIL"}]}`, "blocks the release but the report says it passed"},
+		{"trailing data", `{"passed":true}{}`, "trailing data"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			_, err := ParseGateReport([]byte(tc.report))
+			if err == nil || !strings.Contains(err.Error(), tc.want) {
+				t.Errorf("error %v, want one containing %q", err, tc.want)
+			}
+		})
+	}
+	// What the release pipeline writes (gate.json) reads back.
+	rp := releasePolicy(t, "2027-01-31")
+	rep, err := policy.ReadReport("../policy/testdata/reports/high-fixed.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	res := policy.Evaluate(rp, []policy.ScannedImage{{Image: "app linux/amd64", Report: rep}}, fixtureCreated)
+	data, err := json.Marshal(res)
+	if err != nil {
+		t.Fatal(err)
+	}
+	back, err := ParseGateReport(data)
+	if err != nil || !back.Passed || len(back.Findings) != 1 || back.Findings[0].Decision != policy.DecisionExcepted {
+		t.Errorf("gate.json round trip: %+v %v", back, err)
+	}
+}
