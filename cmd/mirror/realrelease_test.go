@@ -12,6 +12,7 @@ import (
 
 	"github.com/reloader-dev/reloader/internal/cli"
 	"github.com/reloader-dev/reloader/release/local"
+	"github.com/reloader-dev/reloader/release/pipeline"
 )
 
 // values works on what the real pipeline publishes: the repository's own
@@ -36,10 +37,14 @@ func TestValuesOnARealLocalRelease(t *testing.T) {
 		t.Fatal(err)
 	}
 	var logb bytes.Buffer
-	// A stand-in main package keeps the five cross builds quick; the
-	// charts are the repository's.
+	// The real controller, one platform to keep the build quick; the charts
+	// are the repository's.
+	amd64, err := pipeline.ParsePlatforms([]string{"linux/amd64"})
+	if err != nil {
+		t.Fatal(err)
+	}
 	res, err := local.Run(ctx, local.Options{
-		ModuleDir: "../..", MainPackage: "./release/local/testdata/standin", OutDir: filepath.Join(dir, "out"),
+		ModuleDir: "../..", MainPackage: "./cmd/reloader", OutDir: filepath.Join(dir, "out"), NoScan: true, Platforms: amd64,
 		Registry: src.Host, UBIBase: ubiBase, Version: "v1.2.3", Commit: strings.Repeat("ab", 20), Created: created,
 		ChartDirs:   []string{"../../charts/reloader", "../../charts/reloader-ubi", "../../charts/reloader-lib"},
 		LicenseFile: license, Log: &logb,
@@ -49,7 +54,7 @@ func TestValuesOnARealLocalRelease(t *testing.T) {
 	}
 	dst := startRegistry(t)
 	target := dst.Host + "/platform/reloader"
-	trust := []string{"--lock", res.LockPath, "--lock-bundle", res.BundlePath, "--key", res.PublicKey, "--target", target}
+	trust := []string{"--lock", res.LockPath, "--lock-bundle", res.BundlePath, "--key", res.PublicKey, "--allow-unscanned", "--target", target}
 	if code, _, errs := runCLI(t, append([]string{"copy"}, trust...)...); code != cli.ExitOK {
 		t.Fatalf("copy: exit %d: %s", code, errs)
 	}
