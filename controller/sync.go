@@ -112,63 +112,11 @@ func (c *Controller) sync(ctx context.Context, key workload.Key) error {
 	problems = append(problems, found...)
 	sort.Strings(problems)
 
-	var reloads []reload
-	var skips []skip
-	next := make(map[string]string, len(set))
-	for _, k := range []refs.Kind{refs.ConfigMap, refs.Secret} {
-		if list, ok := c.o.Names.ReloadList(w, k); ok && !c.kindIgnored(k) {
-			next[wildcardKey(k)] = list
-		}
-	}
-	for res, wt := range set {
-		// The record holds "" for a resource the pod spec uses that does not
-		// exist; one only named by the reload list and missing is covered by
-		// the wildcard entry, so names that come and go do not pile up.
-		if !wt.named || wt.hash != "" {
-			next[res.String()] = wt.hash
-		}
-		prev, known := record[res.String()]
-		if !known {
-			// First sight of this resource for this workload. A reload marker
-			// left in the template (ours or the original's) tells what was
-			// applied; without one, firstSight decides whether the current
-			// content is a change or the baseline.
-			prev, known = c.evidence(v, res)
-		}
-		if !known {
-			prev, known = c.firstSight(v, res, wt, hadRecord, record, w)
-			if !known {
-				if wt.hash != "" {
-					skips = append(skips, skip{res, skipAdopted})
-				}
-				continue
-			}
-		}
-		switch {
-		case prev == wt.hash:
-		case prev == "":
-			// A SecretProviderClass "appears" when its first pod mounts it:
-			// that is the workload starting, not a change to roll for.
-			switch {
-			case res.Kind == refs.SecretProviderClass:
-			case c.o.ReloadOnCreate:
-				reloads = append(reloads, reload{res, wt, created})
-			default:
-				skips = append(skips, skip{res, skipCreateOff})
-			}
-		case wt.hash == "":
-			if c.o.ReloadOnDelete {
-				reloads = append(reloads, reload{res, wt, deleted})
-			} else {
-				skips = append(skips, skip{res, skipDeleteOff})
-			}
-		default:
-			reloads = append(reloads, reload{res, wt, changed})
-		}
-	}
+	pl := planChange(c.gatherPlanInput(v, w, set, record, hadRecord))
+	reloads, skips := pl.reloads, pl.skips
 	c.report(v, problems)
 
-	nextText := encodeRecord(next)
+	nextText := encodeRecord(pl.next)
 	if len(reloads) == 0 {
 		if hadRecord && nextText == recordText {
 			c.enqueuedAt.Delete(key)
