@@ -122,14 +122,10 @@ func Inspect(cs kubernetes.Interface, o Options, v workload.View, objs []any) (I
 	}
 	w := annotations.Workload{Meta: v.Object.GetAnnotations(), Template: v.Template.Annotations}
 	in.Interested = c.o.Names.Interested(w, c.o.AutoReloadAll)
-	text, had := v.Object.GetAnnotations()[annotations.Applied]
-	record, err := parseRecord(text)
-	if err != nil && had {
-		in.Problems = append(in.Problems, fmt.Sprintf("annotation %s is unreadable (%v); taking the current state as applied", annotations.Applied, err))
-		record, had = map[string]string{}, false
-	}
-	set, problems := c.watchedSet(v, w, record)
-	in.Problems = append(in.Problems, problems...)
+	record, _, had, problems := appliedRecord(v)
+	in.Problems = problems
+	set, found := c.watchedSet(v, w, record)
+	in.Problems = append(in.Problems, found...)
 	in.Record, in.HasRecord = record, had
 	for _, r := range c.pending(v, w, set, record, had, &in) {
 		p := PendingReload{Kind: r.res.Kind, Name: r.res.Name, Change: [...]string{"changed", "created", "deleted"}[r.kind]}

@@ -97,13 +97,7 @@ func (c *Controller) sync(ctx context.Context, key workload.Key) error {
 		return err
 	}
 
-	recordText, hadRecord := v.Object.GetAnnotations()[annotations.Applied]
-	record, err := parseRecord(recordText)
-	var problems []string
-	if err != nil && hadRecord {
-		problems = append(problems, fmt.Sprintf("annotation %s is unreadable (%v); taking the current state as applied", annotations.Applied, err))
-		record, hadRecord = map[string]string{}, false
-	}
+	record, recordText, hadRecord, problems := appliedRecord(v)
 	if hadRecord {
 		// Recorded: the first sight is over.
 		c.born.Delete(key)
@@ -615,6 +609,19 @@ func encodeRecord(m map[string]string) string {
 		return "{}"
 	}
 	return string(b)
+}
+
+// appliedRecord reads the applied-hashes record on v. An unreadable one is a
+// problem to report and counts as no record: the current state is then taken
+// as applied.
+func appliedRecord(v workload.View) (record map[string]string, text string, had bool, problems []string) {
+	text, had = v.Object.GetAnnotations()[annotations.Applied]
+	record, err := parseRecord(text)
+	if err != nil && had {
+		problems = append(problems, fmt.Sprintf("annotation %s is unreadable (%v); taking the current state as applied", annotations.Applied, err))
+		record, had = map[string]string{}, false
+	}
+	return record, text, had, problems
 }
 
 const maxRecordBytes = 256 << 10
