@@ -63,7 +63,7 @@ func TestInspectDecidesAsASyncWould(t *testing.T) {
 		{name: "created since the record, flag on", o: controller.Options{ReloadOnCreate: true},
 			v: web(map[string]string{"configmap.reloader.stakater.com/reload": "app-config,extra",
 				"reloader.dev/applied-hashes": `{"configmap/*":"app-config,extra","configmap/app-config":"` + h1 + `"}`}),
-			objs: []any{cm("1"), &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: "extra", Namespace: "ns"}}},
+			objs:    []any{cm("1"), &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: "extra", Namespace: "ns"}}},
 			pending: "configmap/extra created app"},
 		{name: "created since the record, flag off",
 			v: web(map[string]string{"configmap.reloader.stakater.com/reload": "app-config,extra",
