@@ -10,8 +10,6 @@ import (
 	"sync/atomic"
 	"time"
 
-	appsv1 "k8s.io/api/apps/v1"
-	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
@@ -263,10 +261,8 @@ func (c *Controller) newScope(ns string) (*scope, error) {
 		if c.o.IgnoredKinds[kind] {
 			continue
 		}
-		var inf cache.SharedIndexInformer
-		switch kind {
-		case workload.Rollout, workload.DeploymentConfig:
-			gvr, _ := workload.GVR(kind)
+		inf := workload.Informer(kind, s.workloadFactory)
+		if gvr, custom := workload.GVR(kind); custom {
 			f := s.dynamicFactory
 			if kind == workload.Rollout {
 				f = c.deferredFactory(s, ns, ArgoRolloutsAPI)
@@ -275,16 +271,6 @@ func (c *Controller) newScope(ns string) (*scope, error) {
 			if err := inf.SetTransform(workload.CustomFromUnstructured); err != nil {
 				return nil, fmt.Errorf("caching %ss: %w", kind, err)
 			}
-		case workload.Deployment:
-			inf = s.workloadFactory.Apps().V1().Deployments().Informer()
-		case workload.StatefulSet:
-			inf = s.workloadFactory.Apps().V1().StatefulSets().Informer()
-		case workload.DaemonSet:
-			inf = s.workloadFactory.Apps().V1().DaemonSets().Informer()
-		case workload.CronJob:
-			inf = s.workloadFactory.Batch().V1().CronJobs().Informer()
-		case workload.Job:
-			inf = s.workloadFactory.Batch().V1().Jobs().Informer()
 		}
 		if err := inf.AddIndexers(cache.Indexers{
 			indexRef:    c.indexRefs,
@@ -866,19 +852,7 @@ func mapsEqual(a, b map[string]string) bool {
 
 // eventObject returns the typed object for the event recorder.
 func eventObject(v workload.View) runtime.Object {
-	switch o := v.Object.(type) {
-	case *appsv1.Deployment:
-		return o
-	case *appsv1.StatefulSet:
-		return o
-	case *appsv1.DaemonSet:
-		return o
-	case *batchv1.CronJob:
-		return o
-	case *batchv1.Job:
-		return o
-	case *workload.Custom:
-		return o
-	}
-	return nil
+	// Every kind's object, the custom ones included, is a runtime.Object.
+	o, _ := v.Object.(runtime.Object)
+	return o
 }

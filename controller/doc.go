@@ -12,4 +12,19 @@
 //
 // The caches hold hashes, not data: ConfigMap and Secret values are hashed and
 // dropped as they enter the informer, and are never logged or sent anywhere.
+//
+// The data path of a reload:
+//  1. configHandler: a ConfigMap/Secret event enqueues the keys of the
+//     workloads that use or name it (indexes on the workload informers).
+//  2. sync reads the workload from its cache and stops early when it is not
+//     reloadable, out of scope, not annotated, or paused (resumeIfPauseOver).
+//  3. watchedSet: the watched resources and their current hashes; the
+//     applied-hashes record is parsed from the workload's annotation.
+//  4. gatherPlanInput: for each, what was last applied (record, else a reload
+//     marker, else the first-sight rule); then planChange, pure, decides the
+//     reloads, the skips and the next record. Inspect (reloader explain) calls
+//     the same two functions.
+//  5. storm control may defer; buildChange turns the reloads into one
+//     workload.Change (markers, pause, restartAt); the webhook or
+//     workload.Apply writes it; recordOutcome counts, raises the Event, alerts.
 package controller

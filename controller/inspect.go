@@ -122,16 +122,12 @@ func Inspect(cs kubernetes.Interface, o Options, v workload.View, objs []any) (I
 	}
 	w := annotations.Workload{Meta: v.Object.GetAnnotations(), Template: v.Template.Annotations}
 	in.Interested = c.o.Names.Interested(w, c.o.AutoReloadAll)
-	text, had := v.Object.GetAnnotations()[annotations.Applied]
-	record, err := parseRecord(text)
-	if err != nil && had {
-		in.Problems = append(in.Problems, fmt.Sprintf("annotation %s is unreadable (%v); taking the current state as applied", annotations.Applied, err))
-		record, had = map[string]string{}, false
-	}
-	set, problems := c.watchedSet(v, w, record)
-	in.Problems = append(in.Problems, problems...)
+	record, _, had, problems := appliedRecord(v)
+	in.Problems = problems
+	set, found := c.watchedSet(v, w, record)
+	in.Problems = append(in.Problems, found...)
 	in.Record, in.HasRecord = record, had
-	for _, r := range c.pending(v, set, record, &in) {
+	for _, r := range c.pending(v, w, set, record, had, &in) {
 		p := PendingReload{Kind: r.res.Kind, Name: r.res.Name, Change: [...]string{"changed", "created", "deleted"}[r.kind]}
 		p.Container, p.NoContainer = refs.ContainerFor(&v.Template.Spec, r.res.Kind, r.res.Name, r.w.auto)
 		p.NoContainer = !p.NoContainer
@@ -152,40 +148,22 @@ func Inspect(cs kubernetes.Interface, o Options, v workload.View, objs []any) (I
 	return in, nil
 }
 
-// pending is the comparison a sync makes between the watched set and the
-// record: which resources changed, appeared or disappeared since they were
-// last applied, under --reload-on-create and --reload-on-delete. It also
-// fills in.Watched.
-//
-// It mirrors the loop in sync; keep them one rule (sync should call this
-// once the create/delete semantics settle).
-func (c *Controller) pending(v workload.View, set map[resource]watched, record map[string]string, in *Inspection) []reload {
-	var out []reload
+// pending is the sync's own decision (gatherPlanInput, then planChange)
+// on v's watched set; it also fills in.Watched.
+func (c *Controller) pending(v workload.View, w annotations.Workload, set map[resource]watched, record map[string]string, hadRecord bool, in *Inspection) []reload {
+	pi := c.gatherPlanInput(v, w, set, record, hadRecord)
 	for res, wt := range set {
-		prev, known := record[res.String()]
+		// Applied shows what the record or a marker says; a first-sight
+		// verdict is not a hash that was ever applied.
+		b := pi.baselines[res]
+		applied, known := b.hash, b.known && b.from != fromFirstSight
 		if !known {
-			prev, known = c.evidence(v, res)
+			applied = ""
 		}
 		in.Watched = append(in.Watched, WatchedResource{Kind: res.Kind, Name: res.Name, Auto: wt.auto,
-			Hash: wt.hash, Exists: wt.hash != "", Applied: prev, Known: known})
-		if !known {
-			continue
-		}
-		switch {
-		case prev == wt.hash:
-		case prev == "":
-			if c.o.ReloadOnCreate && res.Kind != refs.SecretProviderClass {
-				out = append(out, reload{res, wt, created})
-			}
-		case wt.hash == "":
-			if c.o.ReloadOnDelete {
-				out = append(out, reload{res, wt, deleted})
-			}
-		default:
-			out = append(out, reload{res, wt, changed})
-		}
+			Hash: wt.hash, Exists: wt.hash != "", Applied: applied, Known: known})
 	}
-	return out
+	return planChange(pi).reloads
 }
 
 // pauseRemaining is how long the pause of a Deployment this controller

@@ -57,6 +57,18 @@ func TestInspectDecidesAsASyncWould(t *testing.T) {
 			v: web(map[string]string{"reloader.stakater.com/auto": "true", "reloader.dev/applied-hashes": record(h1),
 				controller.LastReload: now.Add(-time.Minute).Format(time.RFC3339Nano)}), objs: []any{cm("2")},
 			pending: "configmap/app-config changed app", held: true},
+		// The record lists every match of the reload list it was computed
+		// under: a named resource missing from it has been created since
+		// (the rule sync applies; explain once missed it).
+		{name: "created since the record, flag on", o: controller.Options{ReloadOnCreate: true},
+			v: web(map[string]string{"configmap.reloader.stakater.com/reload": "app-config,extra",
+				"reloader.dev/applied-hashes": `{"configmap/*":"app-config,extra","configmap/app-config":"` + h1 + `"}`}),
+			objs:    []any{cm("1"), &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: "extra", Namespace: "ns"}}},
+			pending: "configmap/extra created app"},
+		{name: "created since the record, flag off",
+			v: web(map[string]string{"configmap.reloader.stakater.com/reload": "app-config,extra",
+				"reloader.dev/applied-hashes": `{"configmap/*":"app-config,extra","configmap/app-config":"` + h1 + `"}`}),
+			objs: []any{cm("1"), &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: "extra", Namespace: "ns"}}}},
 		{name: "a label selector hides it", o: controller.Options{ResourceSelector: "reload=yes"},
 			v: web(map[string]string{"reloader.stakater.com/auto": "true", "reloader.dev/applied-hashes": record(h1)}), objs: []any{cm("2")}},
 	}

@@ -105,13 +105,7 @@ func (c *Controller) sync(ctx context.Context, key workload.Key) error {
 		return err
 	}
 
-	recordText, hadRecord := v.Object.GetAnnotations()[annotations.Applied]
-	record, err := parseRecord(recordText)
-	var problems []string
-	if err != nil && hadRecord {
-		problems = append(problems, fmt.Sprintf("annotation %s is unreadable (%v); taking the current state as applied", annotations.Applied, err))
-		record, hadRecord = map[string]string{}, false
-	}
+	record, recordText, hadRecord, problems := appliedRecord(v)
 	if hadRecord {
 		// Recorded: the first sight is over.
 		c.born.Delete(key)
@@ -120,63 +114,11 @@ func (c *Controller) sync(ctx context.Context, key workload.Key) error {
 	problems = append(problems, found...)
 	sort.Strings(problems)
 
-	var reloads []reload
-	var skips []skip
-	next := make(map[string]string, len(set))
-	for _, k := range []refs.Kind{refs.ConfigMap, refs.Secret} {
-		if list, ok := c.o.Names.ReloadList(w, k); ok && !c.kindIgnored(k) {
-			next[wildcardKey(k)] = list
-		}
-	}
-	for res, wt := range set {
-		// The record holds "" for a resource the pod spec uses that does not
-		// exist; one only named by the reload list and missing is covered by
-		// the wildcard entry, so names that come and go do not pile up.
-		if !wt.named || wt.hash != "" {
-			next[res.String()] = wt.hash
-		}
-		prev, known := record[res.String()]
-		if !known {
-			// First sight of this resource for this workload. A reload marker
-			// left in the template (ours or the original's) tells what was
-			// applied; without one, firstSight decides whether the current
-			// content is a change or the baseline.
-			prev, known = c.evidence(v, res)
-		}
-		if !known {
-			prev, known = c.firstSight(v, res, wt, hadRecord, record, w)
-			if !known {
-				if wt.hash != "" {
-					skips = append(skips, skip{res, skipAdopted})
-				}
-				continue
-			}
-		}
-		switch {
-		case prev == wt.hash:
-		case prev == "":
-			// A SecretProviderClass "appears" when its first pod mounts it:
-			// that is the workload starting, not a change to roll for.
-			switch {
-			case res.Kind == refs.SecretProviderClass:
-			case c.o.ReloadOnCreate:
-				reloads = append(reloads, reload{res, wt, created})
-			default:
-				skips = append(skips, skip{res, skipCreateOff})
-			}
-		case wt.hash == "":
-			if c.o.ReloadOnDelete {
-				reloads = append(reloads, reload{res, wt, deleted})
-			} else {
-				skips = append(skips, skip{res, skipDeleteOff})
-			}
-		default:
-			reloads = append(reloads, reload{res, wt, changed})
-		}
-	}
+	pl := planChange(c.gatherPlanInput(v, w, set, record, hadRecord))
+	reloads, skips := pl.reloads, pl.skips
 	c.report(v, problems)
 
-	nextText := encodeRecord(next)
+	nextText := encodeRecord(pl.next)
 	if len(reloads) == 0 {
 		if hadRecord && nextText == recordText {
 			c.enqueuedAt.Delete(key)
@@ -199,7 +141,11 @@ func (c *Controller) sync(ctx context.Context, key workload.Key) error {
 		c.queue.AddAfter(key, wait)
 		return nil
 	}
-	return c.apply(ctx, v, reloads, skips, nextText)
+	d, err := c.buildChange(v, reloads, skips, nextText)
+	if err != nil {
+		return err
+	}
+	return c.apply(ctx, v, d)
 }
 
 // LastReload is our annotation, on the workload's metadata, holding when the
@@ -338,36 +284,45 @@ func (c *Controller) evidence(v workload.View, res resource) (string, bool) {
 	return "", false
 }
 
-// apply writes one reload: template markers, the new record and, for a
-// Deployment with a pause period, the pause; then tells the user.
-func (c *Controller) apply(ctx context.Context, v workload.View, reloads []reload, skips []skip, nextText string) error {
-	key := v.Key()
-	sort.Slice(reloads, func(i, j int) bool { return reloads[i].res.String() < reloads[j].res.String() })
-	ch := workload.Change{RecordKey: annotations.Applied, Record: nextText}
-	var applied []reload
+// decision is the write one sync decided on: the change, the reloads it
+// carries, and what is deliberately left out of it.
+type decision struct {
+	change  workload.Change
+	applied []reload
+	skips   []skip
+	// noContainer counts reloads with no container to carry a marker.
+	noContainer int
+}
+
+// buildChange turns the planned reloads (sorted) into one workload.Change:
+// the reload markers of the strategy, the new record, storm control's clock
+// and, for a Deployment with a pause period, the pause. It writes nothing.
+func (c *Controller) buildChange(v workload.View, reloads []reload, skips []skip, nextText string) (decision, error) {
+	d := decision{change: workload.Change{RecordKey: annotations.Applied, Record: nextText}, skips: skips}
+	ch := &d.change
 	spec := &v.Template.Spec
 	if v.Kind == workload.Rollout && v.Object.GetAnnotations()[c.o.Names.RolloutStrategy] == "restart" {
 		// Argo's restart strategy: restart the pods in place through
 		// spec.restartAt, leaving the template (and its revision) alone.
 		at := c.o.Now().UTC().Format(time.RFC3339)
 		ch.RestartAt = &at
-		applied = reloads
+		d.applied = reloads
 		reloads = nil
 	}
 	for _, r := range reloads {
 		container, ok := refs.ContainerFor(spec, r.res.Kind, r.res.Name, r.w.auto)
 		if !ok {
-			c.o.Metrics.RecordSkipped(metrics.SkipStrategyNotUpdated)
+			d.noContainer++
 			continue
 		}
 		name := EnvVarName(r.res.Kind, r.res.Name)
 		if c.o.Strategy == EnvVars && r.kind == deleted && !hasEnv(spec, container, name) {
 			// Nothing to remove: as in the original, the deletion of a
 			// resource never reloaded for changes nothing.
-			skips = append(skips, skip{r.res, skipNoVariable})
+			d.skips = append(d.skips, skip{r.res, skipNoVariable})
 			continue
 		}
-		applied = append(applied, r)
+		d.applied = append(d.applied, r)
 		switch c.o.Strategy {
 		case EnvVars:
 			env := workload.EnvChange{Container: container, Name: name, Value: r.w.hash}
@@ -381,11 +336,11 @@ func (c *Controller) apply(ctx context.Context, v workload.View, reloads []reloa
 				h = hash.Empty()
 			}
 			src, err := json.Marshal(reloadSource{
-				Type: typeName(r.res.Kind), Name: r.res.Name, Namespace: key.Namespace,
+				Type: typeName(r.res.Kind), Name: r.res.Name, Namespace: v.Object.GetNamespace(),
 				Hash: h, ContainerRefs: []string{container}, ObservedAt: c.o.Now().Unix(),
 			})
 			if err != nil {
-				return fmt.Errorf("encoding %s: %w", c.o.Names.LastReloadedFrom, err)
+				return decision{}, fmt.Errorf("encoding %s: %w", c.o.Names.LastReloadedFrom, err)
 			}
 			// One annotation holds one source; the last one wins, as in the
 			// original. The record keeps every hash.
@@ -394,34 +349,50 @@ func (c *Controller) apply(ctx context.Context, v workload.View, reloads []reloa
 	}
 	if ch.Rollout() && c.o.MinReloadInterval > 0 {
 		now := c.o.Now().UTC().Format(time.RFC3339Nano)
-		if ch.MetaAnnotations == nil {
-			ch.MetaAnnotations = map[string]*string{}
-		}
-		ch.MetaAnnotations[LastReload] = &now
+		setMeta(ch, LastReload, now)
 	}
 	if v.Kind == workload.Deployment && ch.Rollout() && !pausedByPerson(v, c.o.Names.PausedAt) {
 		if s, ok := v.Object.GetAnnotations()[c.o.Names.PausePeriod]; ok {
 			if _, err := parsePausePeriod(s); err == nil {
 				paused := true
-				at := c.o.Now().UTC().Format(time.RFC3339)
 				ch.Paused = &paused
-				if ch.MetaAnnotations == nil {
-					ch.MetaAnnotations = map[string]*string{}
-				}
-				ch.MetaAnnotations[c.o.Names.PausedAt] = &at
+				setMeta(ch, c.o.Names.PausedAt, c.o.Now().UTC().Format(time.RFC3339))
 			}
 		}
 	}
+	return d, nil
+}
 
-	if c.o.Webhook != nil && ch.Rollout() {
-		if err := c.sendWebhook(ctx, v, applied, nextText); err != nil {
+func setMeta(ch *workload.Change, key, value string) {
+	if ch.MetaAnnotations == nil {
+		ch.MetaAnnotations = map[string]*string{}
+	}
+	ch.MetaAnnotations[key] = &value
+}
+
+// apply carries out a decided reload: to the webhook in --webhook-url mode,
+// else to the workload; then records the outcome.
+func (c *Controller) apply(ctx context.Context, v workload.View, d decision) error {
+	for range d.noContainer {
+		c.o.Metrics.RecordSkipped(metrics.SkipStrategyNotUpdated)
+	}
+	if c.o.Webhook != nil && d.change.Rollout() {
+		if err := c.sendWebhook(ctx, v, d.applied, d.change.Record); err != nil {
 			return err
 		}
-		c.reportSkips(v, skips)
+		c.reportSkips(v, d.skips)
 		return nil
 	}
 	start := c.o.Now()
-	err := workload.Apply(ctx, c.cs, v, ch, c.writeOptions())
+	err := workload.Apply(ctx, c.cs, v, d.change, c.writeOptions())
+	return c.recordOutcome(ctx, v, d, start, err)
+}
+
+// recordOutcome tells what a write did: metrics, the Event, the log line
+// and the alert. A conflict or a vanished object is only returned: the retry
+// decides again from fresh state.
+func (c *Controller) recordOutcome(ctx context.Context, v workload.View, d decision, start time.Time, err error) error {
+	key := v.Key()
 	latency := time.Duration(0)
 	if t, ok := c.enqueuedAt.Load(key); ok {
 		latency = c.o.Now().Sub(t.(time.Time))
@@ -430,17 +401,17 @@ func (c *Controller) apply(ctx context.Context, v workload.View, reloads []reloa
 	}
 	if err != nil {
 		if apierrors.IsConflict(err) || apierrors.IsNotFound(err) {
-			return err // stale cache; the retry decides again from fresh state
+			return err
 		}
 		c.o.Metrics.RecordReload(false, key.Namespace)
 		c.o.Metrics.RecordAction(string(v.Kind), "error", latency)
 		c.o.Recorder.Eventf(eventObject(v), corev1.EventTypeWarning, "ReloadFail",
-			"Reload of %s '%s' in namespace '%s' for %s failed: %v", v.Kind, key.Name, key.Namespace, describe(applied), err)
+			"Reload of %s '%s' in namespace '%s' for %s failed: %v", v.Kind, key.Name, key.Namespace, describe(d.applied), err)
 		return err
 	}
 	c.enqueuedAt.Delete(key)
-	c.reportSkips(v, skips)
-	if !ch.Rollout() {
+	c.reportSkips(v, d.skips)
+	if !d.change.Rollout() {
 		return nil
 	}
 	markReloaded(ctx)
@@ -448,11 +419,11 @@ func (c *Controller) apply(ctx context.Context, v workload.View, reloads []reloa
 	c.o.Metrics.RecordReload(true, key.Namespace)
 	c.o.Metrics.RecordAction(string(v.Kind), "success", latency)
 	msg := fmt.Sprintf("Changes detected in %s in namespace '%s', Updated '%s' of type '%s' in namespace '%s'",
-		describe(applied), key.Namespace, key.Name, v.Kind, key.Namespace)
+		describe(d.applied), key.Namespace, key.Name, v.Kind, key.Namespace)
 	c.o.Recorder.Event(eventObject(v), corev1.EventTypeNormal, "Reloaded", msg)
-	c.o.Logger.Info("reloaded", "workload", key.String(), "resources", describe(applied), "latency", latency.String())
+	c.o.Logger.Info("reloaded", "workload", key.String(), "resources", describe(d.applied), "latency", latency.String())
 	if c.o.Notify != nil {
-		c.o.Notify(alertEvent(v, applied, c.o.Now()))
+		c.o.Notify(alertEvent(v, d.applied, c.o.Now()))
 	}
 	return nil
 }
@@ -646,6 +617,19 @@ func encodeRecord(m map[string]string) string {
 		return "{}"
 	}
 	return string(b)
+}
+
+// appliedRecord reads the applied-hashes record on v. An unreadable one is a
+// problem to report and counts as no record: the current state is then taken
+// as applied.
+func appliedRecord(v workload.View) (record map[string]string, text string, had bool, problems []string) {
+	text, had = v.Object.GetAnnotations()[annotations.Applied]
+	record, err := parseRecord(text)
+	if err != nil && had {
+		problems = append(problems, fmt.Sprintf("annotation %s is unreadable (%v); taking the current state as applied", annotations.Applied, err))
+		record, had = map[string]string{}, false
+	}
+	return record, text, had, problems
 }
 
 const maxRecordBytes = 256 << 10

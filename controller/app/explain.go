@@ -133,7 +133,7 @@ Exit codes: 0 up to date or not watched, 4 a reload is due or blocked, 1 error,
 			return nil
 		},
 		RunE: func(cmd *cobra.Command, args []string) error {
-			return runExplain(cmd.Context(), cmd.OutOrStdout(), cmd.Flags(), o, f, args[0])
+			return runExplain(cmd.Context(), cmd.OutOrStdout(), cmd.Flags(), o, f, args[0], os.Getenv)
 		},
 	}
 	cmd.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return usageError(err) })
@@ -153,7 +153,7 @@ Exit codes: 0 up to date or not watched, 4 a reload is due or blocked, 1 error,
 	return cmd
 }
 
-func runExplain(ctx context.Context, out io.Writer, fs *pflag.FlagSet, o *Options, f explainFlags, target string) error {
+func runExplain(ctx context.Context, out io.Writer, fs *pflag.FlagSet, o *Options, f explainFlags, target string, getenv func(string) string) error {
 	kind, name, err := explain.ParseTarget(target)
 	if err != nil {
 		return usageError(err)
@@ -210,7 +210,7 @@ func runExplain(ctx context.Context, out io.Writer, fs *pflag.FlagSet, o *Option
 		eo.OptionsFrom = "flags given to explain (--options-from=flags)"
 	}
 	if source == o {
-		eo.HA, eo.LeaseNamespace = o.EnableHA, os.Getenv("POD_NAMESPACE")
+		eo.HA, eo.LeaseNamespace = o.EnableHA, getenv("POD_NAMESPACE")
 	}
 	// Explain resolves the options as the controller did, minus what only
 	// concerns running it (HA needs the pod's identity).

@@ -146,10 +146,22 @@ type Resolved struct {
 	// RELOADER_DEPLOYMENT_NAME) say where to publish reloader-meta-info.
 	MetaNamespace  string
 	DeploymentName string
+	// The rest of what the environment says, read by Resolve only.
+	// CountByNamespace: METRICS_COUNT_BY_NAMESPACE=enabled.
+	CountByNamespace bool
+	// Alerts and AlertsOn: ALERT_* (alerts.OptionsFromEnv).
+	Alerts   alerts.Options
+	AlertsOn bool
+	// GOGCSet: GOGC is set, so the runtime's GC target is left alone.
+	GOGCSet bool
+	// KubeconfigEnv is $KUBECONFIG: when set, it is used instead of the
+	// in-cluster configuration.
+	KubeconfigEnv string
 }
 
 // Resolve validates everything and fails with a message naming the flag.
-// getenv is os.Getenv in production.
+// getenv is os.Getenv in production: the controller's environment is read
+// here and nowhere else.
 func (o *Options) Resolve(getenv func(string) string) (*Resolved, error) {
 	var errs []error
 	bad := func(format string, args ...any) { errs = append(errs, fmt.Errorf(format, args...)) }
@@ -259,6 +271,12 @@ func (o *Options) Resolve(getenv func(string) string) (*Resolved, error) {
 	case getenv("POD_NAMESPACE") != "" && getenv("POD_NAME") != "":
 		r.Controller.Self = &corev1.ObjectReference{APIVersion: "v1", Kind: "Pod", Namespace: getenv("POD_NAMESPACE"), Name: getenv("POD_NAME")}
 	}
+	r.CountByNamespace = getenv("METRICS_COUNT_BY_NAMESPACE") == "enabled"
+	if r.Alerts, r.AlertsOn, err = alerts.OptionsFromEnv(getenv); err != nil {
+		bad("%v", err)
+	}
+	r.GOGCSet = getenv("GOGC") != ""
+	r.KubeconfigEnv = getenv("KUBECONFIG")
 	if o.EnableHA {
 		r.PodName, r.PodNS = getenv("POD_NAME"), getenv("POD_NAMESPACE")
 		if r.PodName == "" {

@@ -100,3 +100,28 @@ func TestMetaInfoRedactsTheWebhookURL(t *testing.T) {
 		t.Fatalf("webhookUrl published as %q", eff.WebhookURL)
 	}
 }
+
+// Resolve is where the environment is read: the original's variables reach
+// the controller through it, and a bad one fails at start naming it.
+func TestResolveReadsTheEnvironment(t *testing.T) {
+	r, err := resolve(t, map[string]string{
+		"METRICS_COUNT_BY_NAMESPACE": "enabled", "GOGC": "100", "KUBECONFIG": "/k/config",
+		"ALERT_ON_RELOAD": "true", "ALERT_SINK": "slack", "ALERT_WEBHOOK_URL": "https://hooks.example.com/x",
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !r.CountByNamespace || !r.GOGCSet || r.KubeconfigEnv != "/k/config" || !r.AlertsOn || r.Alerts.URL != "https://hooks.example.com/x" {
+		t.Errorf("resolved %+v: want every variable read", r)
+	}
+	r, err = resolve(t, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if r.CountByNamespace || r.GOGCSet || r.KubeconfigEnv != "" || r.AlertsOn {
+		t.Errorf("resolved %+v from an empty environment: want the defaults", r)
+	}
+	if _, err := resolve(t, map[string]string{"ALERT_ON_RELOAD": "yes"}); err == nil || !strings.Contains(err.Error(), "ALERT_ON_RELOAD") {
+		t.Errorf("ALERT_ON_RELOAD=yes: got %v, want an error naming the variable", err)
+	}
+}

@@ -83,7 +83,7 @@ func Run(ctx context.Context, o *Options, r *Resolved) error {
 	reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	// Before the first client exists, so every request is counted.
 	metrics.NewClientGo(reg).Install()
-	cfg, err := restConfig(o.Kubeconfig)
+	cfg, err := restConfig(o.Kubeconfig, r.KubeconfigEnv)
 	if err != nil {
 		return err
 	}
@@ -112,13 +112,9 @@ func Run(ctx context.Context, o *Options, r *Resolved) error {
 		return err
 	}
 
-	m := metrics.New(reg, metrics.Options{CountByNamespace: os.Getenv("METRICS_COUNT_BY_NAMESPACE") == "enabled"})
+	m := metrics.New(reg, metrics.Options{CountByNamespace: r.CountByNamespace})
 
-	ao, alertsOn, err := alerts.OptionsFromEnv(os.Getenv)
-	if err != nil {
-		return err
-	}
-	if alertsOn {
+	if ao := r.Alerts; r.AlertsOn {
 		ao.Registerer, ao.Logger = reg, log
 		n, err := alerts.New(ao)
 		if err != nil {
@@ -169,7 +165,7 @@ func Run(ctx context.Context, o *Options, r *Resolved) error {
 	// the live heap is small and the allocation rate low, so a tighter GC
 	// target costs little CPU and keeps the footprint near the live set
 	// (an explicit GOGC from the environment wins).
-	if os.Getenv("GOGC") == "" {
+	if !r.GOGCSet {
 		debug.SetGCPercent(50)
 	}
 	debug.FreeOSMemory()
@@ -238,12 +234,12 @@ func ignoreCanceled(ctx context.Context) error {
 	return nil
 }
 
-func restConfig(kubeconfig string) (*rest.Config, error) {
+func restConfig(kubeconfig, kubeconfigEnv string) (*rest.Config, error) {
 	rules := clientcmd.NewDefaultClientConfigLoadingRules()
 	if kubeconfig != "" {
 		rules.ExplicitPath = kubeconfig
 	}
-	if kubeconfig == "" && os.Getenv("KUBECONFIG") == "" {
+	if kubeconfig == "" && kubeconfigEnv == "" {
 		if cfg, err := rest.InClusterConfig(); err == nil {
 			return cfg, nil
 		}

@@ -18,7 +18,6 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/client-go/dynamic"
 	"k8s.io/client-go/kubernetes"
 
@@ -344,37 +343,7 @@ func reasonOf(err error) string {
 }
 
 func getWorkload(ctx context.Context, cl Clients, o Options) (workload.View, error) {
-	var obj any
-	var err error
-	g := metav1.GetOptions{}
-	switch o.Kind {
-	case workload.Deployment:
-		obj, err = cl.Kube.AppsV1().Deployments(o.Namespace).Get(ctx, o.Name, g)
-	case workload.StatefulSet:
-		obj, err = cl.Kube.AppsV1().StatefulSets(o.Namespace).Get(ctx, o.Name, g)
-	case workload.DaemonSet:
-		obj, err = cl.Kube.AppsV1().DaemonSets(o.Namespace).Get(ctx, o.Name, g)
-	case workload.CronJob:
-		obj, err = cl.Kube.BatchV1().CronJobs(o.Namespace).Get(ctx, o.Name, g)
-	case workload.Job:
-		obj, err = cl.Kube.BatchV1().Jobs(o.Namespace).Get(ctx, o.Name, g)
-	case workload.Rollout, workload.DeploymentConfig:
-		gvr, _ := workload.GVR(o.Kind)
-		if cl.Dynamic == nil {
-			return workload.View{}, fmt.Errorf("reading %s %s/%s: no dynamic client", o.Kind, o.Namespace, o.Name)
-		}
-		var u *unstructured.Unstructured
-		u, err = cl.Dynamic.Resource(gvr).Namespace(o.Namespace).Get(ctx, o.Name, g)
-		if err == nil {
-			obj, err = workload.CustomFromUnstructured(u)
-		}
-	default:
-		return workload.View{}, fmt.Errorf("%s: not a kind the controller reloads", o.Kind)
-	}
-	if err != nil {
-		return workload.View{}, fmt.Errorf("reading %s %s/%s: %w", o.Kind, o.Namespace, o.Name, err)
-	}
-	return workload.ViewOf(obj)
+	return workload.Get(ctx, cl.Kube, cl.Dynamic, o.Kind, o.Namespace, o.Name)
 }
 
 // configs reads what the controller's watches hold for the namespace. It

@@ -7,7 +7,6 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
-	"k8s.io/apimachinery/pkg/runtime/schema"
 )
 
 const (
@@ -16,19 +15,6 @@ const (
 	// DeploymentConfig is an OpenShift DeploymentConfig (apps.openshift.io/v1).
 	DeploymentConfig Kind = "DeploymentConfig"
 )
-
-// GVR is where the apiserver serves a custom workload kind. The controller
-// reaches these through the dynamic client, so it needs neither the Argo nor
-// the OpenShift Go modules.
-func GVR(k Kind) (schema.GroupVersionResource, bool) {
-	switch k {
-	case Rollout:
-		return schema.GroupVersionResource{Group: "argoproj.io", Version: "v1alpha1", Resource: "rollouts"}, true
-	case DeploymentConfig:
-		return schema.GroupVersionResource{Group: "apps.openshift.io", Version: "v1", Resource: "deploymentconfigs"}, true
-	}
-	return schema.GroupVersionResource{}, false
-}
 
 // Custom is what the cache keeps of a custom workload: its metadata and pod
 // template, decoded once when it enters the cache, and the template's

@@ -1,0 +1,91 @@
+package controller
+
+import (
+	"fmt"
+	"strings"
+	"testing"
+
+	"github.com/reloader-dev/reloader/controller/refs"
+)
+
+// planChange is the whole reload decision: for each watched resource, its
+// current hash against the one last applied, under the create and delete
+// flags. These cases are the rules a sync and `reloader explain` share.
+func TestPlanChange(t *testing.T) {
+	cm := resource{refs.ConfigMap, "app-config"}
+	sec := resource{refs.Secret, "creds"}
+	spc := resource{refs.SecretProviderClass, "vault"}
+	applied := func(h string) baseline { return baseline{h, true, fromRecord} }
+	cases := []struct {
+		name           string
+		set            map[resource]watched
+		baselines      map[resource]baseline
+		lists          map[string]string
+		create, delete bool
+		reloads        string // "res kind", sorted
+		skips          string // "res reason", sorted
+		next           string
+	}{
+		{name: "unchanged is nothing to do",
+			set: map[resource]watched{cm: {hash: "h1"}}, baselines: map[resource]baseline{cm: applied("h1")},
+			next: `{"configmap/app-config":"h1"}`},
+		{name: "a new hash is a change",
+			set: map[resource]watched{cm: {hash: "h2"}}, baselines: map[resource]baseline{cm: applied("h1")},
+			reloads: "configmap/app-config changed", next: `{"configmap/app-config":"h2"}`},
+		{name: "a marker counts as applied like the record",
+			set: map[resource]watched{cm: {hash: "h2"}}, baselines: map[resource]baseline{cm: {"h1", true, fromMarker}},
+			reloads: "configmap/app-config changed", next: `{"configmap/app-config":"h2"}`},
+		{name: "nothing known is the adopted baseline",
+			set: map[resource]watched{cm: {hash: "h2"}}, baselines: map[resource]baseline{cm: {}},
+			skips: "configmap/app-config adopted_baseline", next: `{"configmap/app-config":"h2"}`},
+		{name: "a missing resource never seen is no skip",
+			set: map[resource]watched{cm: {}}, baselines: map[resource]baseline{cm: {}},
+			next: `{"configmap/app-config":""}`},
+		{name: "written after the workload's creation is a change",
+			set: map[resource]watched{cm: {hash: "h2"}}, baselines: map[resource]baseline{cm: {changedSinceCreation, true, fromFirstSight}},
+			reloads: "configmap/app-config changed", next: `{"configmap/app-config":"h2"}`},
+		{name: "created, flag off", set: map[resource]watched{cm: {hash: "h1"}}, baselines: map[resource]baseline{cm: applied("")},
+			skips: "configmap/app-config reload_on_create_disabled", next: `{"configmap/app-config":"h1"}`},
+		{name: "created, flag on", create: true, set: map[resource]watched{cm: {hash: "h1"}}, baselines: map[resource]baseline{cm: applied("")},
+			reloads: "configmap/app-config created", next: `{"configmap/app-config":"h1"}`},
+		{name: "created after first sight, flag on", create: true,
+			set: map[resource]watched{cm: {hash: "h1"}}, baselines: map[resource]baseline{cm: {"", true, fromFirstSight}},
+			reloads: "configmap/app-config created", next: `{"configmap/app-config":"h1"}`},
+		{name: "a SecretProviderClass appearing is the pod starting", create: true,
+			set: map[resource]watched{spc: {hash: "h1"}}, baselines: map[resource]baseline{spc: applied("")},
+			next: `{"secretproviderclass/vault":"h1"}`},
+		{name: "deleted, flag off", set: map[resource]watched{cm: {}}, baselines: map[resource]baseline{cm: applied("h1")},
+			skips: "configmap/app-config reload_on_delete_disabled", next: `{"configmap/app-config":""}`},
+		{name: "deleted, flag on", delete: true, set: map[resource]watched{cm: {}}, baselines: map[resource]baseline{cm: applied("h1")},
+			reloads: "configmap/app-config deleted", next: `{"configmap/app-config":""}`},
+		{name: "a named resource that is gone leaves the record to the wildcard entry", delete: true,
+			set:       map[resource]watched{sec: {named: true}},
+			baselines: map[resource]baseline{sec: applied("h1")}, lists: map[string]string{"secret/*": "creds"},
+			reloads: "secret/creds deleted", next: `{"secret/*":"creds"}`},
+		{name: "several changes are sorted",
+			set:       map[resource]watched{sec: {hash: "s2"}, cm: {hash: "c2"}},
+			baselines: map[resource]baseline{sec: applied("s1"), cm: applied("c1")},
+			reloads:   "configmap/app-config changed,secret/creds changed", next: `{"configmap/app-config":"c2","secret/creds":"s2"}`},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			p := planChange(planInput{set: tc.set, baselines: tc.baselines, lists: tc.lists, reloadOnCreate: tc.create, reloadOnDelete: tc.delete})
+			var rs, ss []string
+			for _, r := range p.reloads {
+				rs = append(rs, fmt.Sprintf("%s %s", r.res, [...]string{"changed", "created", "deleted"}[r.kind]))
+			}
+			for _, s := range p.skips {
+				ss = append(ss, fmt.Sprintf("%s %s", s.res, s.reason))
+			}
+			if got := strings.Join(rs, ","); got != tc.reloads {
+				t.Errorf("reloads %q, want %q", got, tc.reloads)
+			}
+			if got := strings.Join(ss, ","); got != tc.skips {
+				t.Errorf("skips %q, want %q", got, tc.skips)
+			}
+			if got := encodeRecord(p.next); got != tc.next {
+				t.Errorf("record %s, want %s", got, tc.next)
+			}
+		})
+	}
+}

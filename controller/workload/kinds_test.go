@@ -1,0 +1,65 @@
+package workload
+
+import (
+	"context"
+	"errors"
+	"strings"
+	"testing"
+
+	appsv1 "k8s.io/api/apps/v1"
+	batchv1 "k8s.io/api/batch/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/client-go/informers"
+	"k8s.io/client-go/kubernetes/fake"
+)
+
+// Every kind the controller reloads is in the table: built-in kinds with an
+// informer and a reader, custom kinds with the resource the dynamic client
+// reaches.
+func TestKindTable(t *testing.T) {
+	objs := map[Kind]runtime.Object{
+		Deployment:  &appsv1.Deployment{ObjectMeta: metav1.ObjectMeta{Name: "w", Namespace: "ns"}},
+		StatefulSet: &appsv1.StatefulSet{ObjectMeta: metav1.ObjectMeta{Name: "w", Namespace: "ns"}},
+		DaemonSet:   &appsv1.DaemonSet{ObjectMeta: metav1.ObjectMeta{Name: "w", Namespace: "ns"}},
+		CronJob:     &batchv1.CronJob{ObjectMeta: metav1.ObjectMeta{Name: "w", Namespace: "ns"}},
+		Job:         &batchv1.Job{ObjectMeta: metav1.ObjectMeta{Name: "w", Namespace: "ns"}},
+	}
+	var list []runtime.Object
+	for _, o := range objs {
+		list = append(list, o)
+	}
+	cs := fake.NewClientset(list...)
+	f := informers.NewSharedInformerFactory(cs, 0)
+	for _, k := range Kinds() {
+		if Informer(k, f) == nil {
+			t.Errorf("%s: no informer", k)
+		}
+		if _, ok := GVR(k); ok {
+			t.Errorf("%s: a built-in kind has a custom resource", k)
+		}
+		v, err := Get(context.Background(), cs, nil, k, "ns", "w")
+		if err != nil || v.Kind != k || v.Object.GetName() != "w" {
+			t.Errorf("Get %s: %v, %v", k, v.Key(), err)
+		}
+	}
+	for _, k := range []Kind{Rollout, DeploymentConfig} {
+		if gvr, ok := GVR(k); !ok || gvr.Resource == "" {
+			t.Errorf("%s: no custom resource", k)
+		}
+		if Informer(k, f) != nil {
+			t.Errorf("%s: a custom kind has a typed informer", k)
+		}
+		if _, err := Get(context.Background(), cs, nil, k, "ns", "w"); err == nil || !strings.Contains(err.Error(), "no dynamic client") {
+			t.Errorf("Get %s without a dynamic client: %v", k, err)
+		}
+	}
+	if _, err := Get(context.Background(), cs, nil, "Pod", "ns", "w"); err == nil || !strings.Contains(err.Error(), "not a kind the controller reloads") {
+		t.Errorf("Get Pod: %v", err)
+	}
+	_, err := Get(context.Background(), cs, nil, Deployment, "ns", "missing")
+	if !apierrors.IsNotFound(errors.Unwrap(err)) || !strings.Contains(err.Error(), "Deployment ns/missing") {
+		t.Errorf("a missing Deployment: %v, want a not-found error naming it", err)
+	}
+}
