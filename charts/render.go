@@ -130,7 +130,7 @@ func DeploymentOf(objs []*unstructured.Unstructured) (*appsv1.Deployment, error)
 	}
 	var d appsv1.Deployment
 	if err := runtime.DefaultUnstructuredConverter.FromUnstructured(ds[0].Object, &d); err != nil {
-		return nil, fmt.Errorf("Deployment %s does not convert to apps/v1: %w", ds[0].GetName(), err)
+		return nil, fmt.Errorf("rendered Deployment %s does not convert to apps/v1: %w", ds[0].GetName(), err)
 	}
 	return &d, nil
 }
