@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Usage: hack/tools/ensure.sh [controlplane|registry|lint|trivy]
+# Usage: hack/tools/ensure.sh [controlplane|registry|lint|trivy|bench]
 #
 # Builds one set of pinned third-party binaries from the Go module proxy into a
 # cache directory outside git and prints that directory. Each set is a tools

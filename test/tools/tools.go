@@ -30,6 +30,9 @@ const (
 	Lint Set = "lint"
 	// Trivy holds the Trivy CLI (its cold build is the longest of the sets).
 	Trivy Set = "trivy"
+	// Bench holds peers the benchmarks compare against (regclient's regctl);
+	// only `make bench` builds it.
+	Bench Set = "bench"
 )
 
 // Dir returns the directory holding the binaries of set, building them first if
