@@ -70,6 +70,10 @@ type Options struct {
 	// keyless certificate lives ten minutes and the build takes longer.
 	Signer    *sign.Signer
 	NewSigner func(context.Context) (*sign.Signer, error)
+	// BuilderID is the provenance's builder: the release workflow of a
+	// keyless release; default the keyless signer's identity, or
+	// provenance.LocalBuilder.
+	BuilderID string
 	// Verify configures the final verification (trust root for keyless);
 	// the expected signer is always the Signer's identity.
 	Verify verify.Options
@@ -122,6 +126,8 @@ type run struct {
 	// imageByDigest finds a built image by its manifest digest.
 	imageByDigest map[string]*builtImage
 	indexes       []*builtIndex
+	// provenance is the SLSA predicate of each image and index, by digest.
+	provenance map[string][]byte
 	// lockArtifact is the lock's OCI artifact, pushed by digest.
 	lockArtifact name.Digest
 }
@@ -154,6 +160,7 @@ func steps() []step {
 	return []step{
 		{"build images", (*run).buildImages},
 		{"generate SBOMs", (*run).generateSBOMs},
+		{"generate provenance", (*run).generateProvenance},
 		{"write the OCI layout", (*run).writeLayout},
 		{"vulnerability gate", (*run).gate},
 		{"push by digest", (*run).push},
