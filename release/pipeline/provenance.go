@@ -15,8 +15,9 @@ import (
 
 // generateProvenance writes the SLSA v1 provenance of every platform image
 // and index. What the binary was built with is read back from the binary's
-// own build information (toolchain, ldflags, every linked module with its
-// go.sum hash), not from what the pipeline meant to pass.
+// own build information (toolchain, environment, every linked module with
+// its go.sum hash), not from what the pipeline meant to pass; only the
+// ldflags, which Go does not record under -trimpath, come from the build.
 func (r *run) generateProvenance(context.Context) error {
 	o := r.opts
 	dir := filepath.Join(o.OutDir, "provenance")
@@ -82,11 +83,9 @@ func (r *run) imageBuild(bi *builtImage, builder string) (provenance.Build, erro
 	}
 	b := provenance.Build{BuilderID: builder, Source: o.Source, Commit: o.Commit, Version: o.Version, MainPackage: o.MainPackage,
 		Variant: bi.variant, Platforms: []string{bi.platform.String()}, GoVersion: info.GoVersion, Env: map[string]string{},
-		SourceDateEpoch: o.Created}
+		SourceDateEpoch: o.Created, LDFlags: build.LDFlags(build.Options{Version: o.Version, Commit: o.Commit, Date: o.Created, StampPackage: o.StampPackage})}
 	for _, s := range info.Settings {
 		switch {
-		case s.Key == "-ldflags":
-			b.LDFlags = s.Value
 		case s.Key == "CGO_ENABLED" || strings.HasPrefix(s.Key, "GO"):
 			b.Env[s.Key] = s.Value
 		}

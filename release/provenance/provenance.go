@@ -17,8 +17,8 @@ import (
 	"strings"
 	"time"
 
-	ita "github.com/in-toto/attestation/go/v1"
 	slsa "github.com/in-toto/attestation/go/predicates/provenance/v1"
+	ita "github.com/in-toto/attestation/go/v1"
 	"google.golang.org/protobuf/encoding/protojson"
 	"google.golang.org/protobuf/types/known/structpb"
 )
