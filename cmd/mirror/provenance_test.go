@@ -11,10 +11,10 @@ import (
 	"time"
 
 	"github.com/google/go-containerregistry/pkg/name"
-	"github.com/in-toto/in-toto-golang/in_toto"
-	slsa1 "github.com/in-toto/in-toto-golang/in_toto/slsa_provenance/v1"
 	v1 "github.com/google/go-containerregistry/pkg/v1"
 	"github.com/google/go-containerregistry/pkg/v1/remote"
+	"github.com/in-toto/in-toto-golang/in_toto"
+	slsa1 "github.com/in-toto/in-toto-golang/in_toto/slsa_provenance/v1"
 	"github.com/sigstore/cosign/v2/pkg/cosign"
 	ociremote "github.com/sigstore/cosign/v2/pkg/oci/remote"
 	"github.com/sigstore/sigstore/pkg/signature"
@@ -228,7 +228,7 @@ func TestProvenanceOfARealReleaseIsSignedCheckedAndRequired(t *testing.T) {
 			replace(attach(t, ctx, rel.signer, img, img, []byte(strings.ReplaceAll(string(pred), rel.lock.Commit, strings.Repeat("ef", 20))))),
 			"built from https://github.com/reloader-dev/reloader at " + strings.Repeat("ef", 20)},
 		"provenance whose subject is another image": {replace(attach(t, ctx, rel.signer, img, ubi, pred)), "untrusted"},
-		"provenance signed by another key": {replace(attach(t, ctx, otherSigner(t), img, img, pred)), "sigstore bundle"},
+		"provenance signed by another key":          {replace(attach(t, ctx, otherSigner(t), img, img, pred)), "sigstore bundle"},
 		"no provenance at all": {
 			func(l *release.Lock) {
 				var keep []release.Artifact
