@@ -138,6 +138,16 @@ func TestProvenanceOfARealReleaseIsSignedCheckedAndRequired(t *testing.T) {
 				t.Errorf("the UBI image's provenance lacks %s", want)
 			}
 		}
+		page, err := os.ReadFile(filepath.Join(rel.out, "page", "versions.md"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, want := range []string{"built by reloader-release local from commit " + rel.lock.Commit + " with go1.",
+			"cosign verify-attestation --type slsaprovenance1 --key cosign.pub --insecure-ignore-tlog=true " + img.Repository + "@" + img.Digest} {
+			if !strings.Contains(string(page), want) {
+				t.Errorf("the versions page lacks %q", want)
+			}
+		}
 	})
 
 	t.Run("cosign verify-attestation --type slsaprovenance1 accepts it", func(t *testing.T) {

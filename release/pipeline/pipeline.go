@@ -20,6 +20,7 @@ import (
 	"github.com/reloader-dev/reloader/internal/image"
 	"github.com/reloader-dev/reloader/policy"
 	"github.com/reloader-dev/reloader/release"
+	"github.com/reloader-dev/reloader/release/provenance"
 	"github.com/reloader-dev/reloader/release/sign"
 	"github.com/reloader-dev/reloader/release/verify"
 	"github.com/reloader-dev/reloader/sbom"
@@ -128,6 +129,8 @@ type run struct {
 	indexes       []*builtIndex
 	// provenance is the SLSA predicate of each image and index, by digest.
 	provenance map[string][]byte
+	// provSummaries are the same, summarised for the versions page.
+	provSummaries map[string]provenance.Summary
 	// lockArtifact is the lock's OCI artifact, pushed by digest.
 	lockArtifact name.Digest
 }

@@ -24,7 +24,7 @@ func (r *run) generateProvenance(context.Context) error {
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return err
 	}
-	r.provenance = map[string][]byte{}
+	r.provenance, r.provSummaries = map[string][]byte{}, map[string]provenance.Summary{}
 	builder := r.builderID()
 	builds := map[string]provenance.Build{}
 	for _, bi := range r.images {
@@ -115,6 +115,7 @@ func (r *run) addProvenance(dir, file, subject string, b provenance.Build) error
 		return fmt.Errorf("%s: %w", file, err)
 	}
 	r.provenance[subject] = pred
+	r.provSummaries[subject] = provenance.Summary{Builder: b.BuilderID, Source: b.Source, Commit: b.Commit, GoVersion: b.GoVersion}
 	if err := os.WriteFile(filepath.Join(dir, file+".slsa.json"), pred, 0o644); err != nil {
 		return fmt.Errorf("writing provenance: %w", err)
 	}
