@@ -72,8 +72,8 @@ type Options struct {
 	Signer    *sign.Signer
 	NewSigner func(context.Context) (*sign.Signer, error)
 	// BuilderID is the provenance's builder: the release workflow of a
-	// keyless release; default the keyless signer's identity, or
-	// provenance.LocalBuilder.
+	// keyless release (required with NewSigner); default the keyless
+	// Signer's identity, or provenance.LocalBuilder.
 	BuilderID string
 	// Verify configures the final verification (trust root for keyless);
 	// the expected signer is always the Signer's identity.
@@ -211,6 +211,9 @@ func (o *Options) check() error {
 		if v == "" {
 			errs = append(errs, fmt.Errorf("no %s", k))
 		}
+	}
+	if o.NewSigner != nil && o.BuilderID == "" {
+		errs = append(errs, errors.New("a keyless release needs its builder id (the release workflow) for the provenance"))
 	}
 	if o.Scan == nil && !o.NoScan {
 		errs = append(errs, errors.New("no vulnerability scan configured: give a scanner, or release unscanned explicitly (--no-scan)"))
