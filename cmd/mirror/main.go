@@ -78,7 +78,9 @@ Before the first byte is pushed it verifies, offline, the release lock's
 signature and every signature the lock lists against the trust policy you
 give (--key, or --certificate-identity + --certificate-oidc-issuer with a
 trusted root). A release whose lock records no vulnerability scan is refused
-unless --allow-unscanned is given. After pushing it reads everything back,
+unless --allow-unscanned is given, and one whose images or indexes lack SLSA
+provenance from that signer, naming the lock's source and commit, unless
+--allow-no-provenance is given. After pushing it reads everything back,
 verifies again, and only then writes tags.` + cli.ExitCodesHelp,
 		Example: `  # Connected side: carry the release across the air gap in one file
   reloader-mirror export --lock-ref ghcr.io/reloader-dev/reloader-release:v1.2.3 \
