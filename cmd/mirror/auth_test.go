@@ -59,16 +59,16 @@ func TestCopyIntoTokenAuthRegistryWithDockerConfig(t *testing.T) {
 	}
 
 	login("reader")
-	code, _, errs := runCLI(t, "copy", "--lock-ref", rel.LockRef, "--key", key, "--allow-unscanned", "--target", target)
+	code, _, errs := runCLI(t, "copy", "--lock-ref", rel.LockRef, "--key", key, "--allow-unscanned", "--allow-no-provenance", "--target", target)
 	if code == cli.ExitOK || !strings.Contains(errs, "platform/reloader") || !strings.Contains(errs, "push right") {
 		t.Fatalf("copy as a pull-only user: exit %d: %s; want a refusal naming the repository and the push right", code, errs)
 	}
 
 	login("robot$mirror")
-	if code, _, errs := runCLI(t, "copy", "--lock-ref", rel.LockRef, "--key", key, "--allow-unscanned", "--target", target); code != cli.ExitOK {
+	if code, _, errs := runCLI(t, "copy", "--lock-ref", rel.LockRef, "--key", key, "--allow-unscanned", "--allow-no-provenance", "--target", target); code != cli.ExitOK {
 		t.Fatalf("copy as robot$mirror: exit %d: %s", code, errs)
 	}
-	if code, _, errs := runCLI(t, "verify", "--lock-ref", target+"/reloader-release:v1.2.3", "--key", key, "--allow-unscanned", "--target", target); code != cli.ExitOK {
+	if code, _, errs := runCLI(t, "verify", "--lock-ref", target+"/reloader-release:v1.2.3", "--key", key, "--allow-unscanned", "--allow-no-provenance", "--target", target); code != cli.ExitOK {
 		t.Fatalf("verify at the token-auth target: exit %d: %s", code, errs)
 	}
 }

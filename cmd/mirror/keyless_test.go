@@ -87,7 +87,7 @@ func TestForgedKeylessArchiveIsRefusedBeforeAnyPush(t *testing.T) {
 	}
 	// The forger exports with their own root, so the archive carries it.
 	archive := filepath.Join(dir, "forged.tar")
-	id := []string{"--certificate-identity", workflowIdentity, "--certificate-oidc-issuer", githubIssuer, "--insecure-ignore-sct", "--insecure-ignore-tlog", "--allow-unscanned"}
+	id := []string{"--certificate-identity", workflowIdentity, "--certificate-oidc-issuer", githubIssuer, "--insecure-ignore-sct", "--insecure-ignore-tlog", "--allow-unscanned", "--allow-no-provenance"}
 	if code, _, errs := runCLI(t, append([]string{"export", "--lock-ref", rel.LockRef, "--trusted-root", forgedRoot, "--to", archive}, id...)...); code != cli.ExitOK {
 		t.Fatalf("export: exit %d: %s", code, errs)
 	}
@@ -132,7 +132,7 @@ func TestKeylessWithoutTransparencyLogEntriesIsRefusedByDefault(t *testing.T) {
 		t.Fatal(err)
 	}
 	args := []string{"verify", "--lock-ref", rel.LockRef, "--trusted-root", root,
-		"--certificate-identity", workflowIdentity, "--certificate-oidc-issuer", githubIssuer, "--insecure-ignore-sct", "--allow-unscanned"}
+		"--certificate-identity", workflowIdentity, "--certificate-oidc-issuer", githubIssuer, "--insecure-ignore-sct", "--allow-unscanned", "--allow-no-provenance"}
 	if code, _, errs := runCLI(t, args...); code != cli.ExitRefused || !strings.Contains(errs, "transparency log") {
 		t.Fatalf("verify without log entries: exit %d, want %d naming the transparency log: %s", code, cli.ExitRefused, errs)
 	}
@@ -153,7 +153,7 @@ func TestKeylessWithTransparencyLogEntriesVerifiesByDefault(t *testing.T) {
 		t.Fatal(err)
 	}
 	dst, writes := writeCounter(t)
-	args := []string{"--trusted-root", root, "--certificate-identity", workflowIdentity, "--certificate-oidc-issuer", githubIssuer, "--insecure-ignore-sct", "--allow-unscanned"}
+	args := []string{"--trusted-root", root, "--certificate-identity", workflowIdentity, "--certificate-oidc-issuer", githubIssuer, "--insecure-ignore-sct", "--allow-unscanned", "--allow-no-provenance"}
 	if code, _, errs := runCLI(t, append([]string{"verify", "--lock-ref", rel.LockRef}, args...)...); code != cli.ExitOK {
 		t.Fatalf("verify with log entries: exit %d: %s", code, errs)
 	}

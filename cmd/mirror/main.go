@@ -50,6 +50,7 @@ type globals struct {
 	key, identity, identityRegexp, issuer, trustedRoot string
 	trustedRootSHA256                                  string
 	ignoreSCT, ignoreTlog, allowUnscanned              bool
+	allowNoProvenance                                  bool
 	// registry
 	caFile          string
 	insecure, plain bool
@@ -77,7 +78,9 @@ Before the first byte is pushed it verifies, offline, the release lock's
 signature and every signature the lock lists against the trust policy you
 give (--key, or --certificate-identity + --certificate-oidc-issuer with a
 trusted root). A release whose lock records no vulnerability scan is refused
-unless --allow-unscanned is given. After pushing it reads everything back,
+unless --allow-unscanned is given, and one whose images or indexes lack SLSA
+provenance from that signer, naming the lock's source and commit, unless
+--allow-no-provenance is given. After pushing it reads everything back,
 verifies again, and only then writes tags.` + cli.ExitCodesHelp,
 		Example: `  # Connected side: carry the release across the air gap in one file
   reloader-mirror export --lock-ref ghcr.io/reloader-dev/reloader-release:v1.2.3 \
@@ -100,6 +103,7 @@ verifies again, and only then writes tags.` + cli.ExitCodesHelp,
 	pf.StringVar(&g.identityRegexp, "certificate-identity-regexp", "", "keyless: regular expression the certificate identity must match")
 	pf.StringVar(&g.issuer, "certificate-oidc-issuer", "", "keyless: OIDC issuer of the signing certificate")
 	pf.BoolVar(&g.allowUnscanned, "allow-unscanned", false, "accept a release whose lock records no vulnerability scan (built with --no-scan)")
+	pf.BoolVar(&g.allowNoProvenance, "allow-no-provenance", false, "accept images and indexes without SLSA provenance signed by the release signer (provenance that is present is still checked)")
 	pf.StringVar(&g.trustedRoot, "trusted-root", "", "keyless: trusted_root.json to verify certificates against")
 	pf.StringVar(&g.trustedRootSHA256, "trusted-root-sha256", "", "keyless: use the archive's trusted_root.json only if its sha256 is this (hex, from the publisher)")
 	pf.BoolVar(&g.ignoreTlog, "insecure-ignore-tlog", false, "keyless: accept signatures without a transparency log entry (a private Sigstore without Rekor only)")
@@ -230,6 +234,7 @@ func (g *globals) open(ctx context.Context, c *registry.Client) (*releaseInput, 
 		return nil, cli.Usage(err)
 	}
 	p.RequireScan = !g.allowUnscanned
+	p.RequireProvenance = !g.allowNoProvenance
 	if in.verifier, err = trust.NewVerifier(p); err != nil {
 		in.close()
 		return nil, cli.Usage(err)

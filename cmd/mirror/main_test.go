@@ -58,7 +58,7 @@ func TestCLIStory(t *testing.T) {
 	dst := startRegistry(t)
 	target := dst.Host + "/platform/reloader"
 
-	code, out, errs := runCLI(t, "plan", "--lock-ref", rel.LockRef, "--key", key, "--allow-unscanned", "--target", target, "-o", "json")
+	code, out, errs := runCLI(t, "plan", "--lock-ref", rel.LockRef, "--key", key, "--allow-unscanned", "--allow-no-provenance", "--target", target, "-o", "json")
 	if code != cli.ExitOK {
 		t.Fatalf("plan: exit %d: %s", code, errs)
 	}
@@ -71,7 +71,7 @@ func TestCLIStory(t *testing.T) {
 	}
 
 	receipt := filepath.Join(dir, "receipt.json")
-	code, out, errs = runCLI(t, "copy", "--lock", lock, "--key", key, "--allow-unscanned", "--target", target, "--receipt", receipt, "-o", "json")
+	code, out, errs = runCLI(t, "copy", "--lock", lock, "--key", key, "--allow-unscanned", "--allow-no-provenance", "--target", target, "--receipt", receipt, "-o", "json")
 	if code != cli.ExitOK {
 		t.Fatalf("copy: exit %d: %s", code, errs)
 	}
@@ -82,12 +82,12 @@ func TestCLIStory(t *testing.T) {
 		t.Errorf("receipt does not map the index to the target: %s", out)
 	}
 
-	code, out, errs = runCLI(t, "verify", "--lock-ref", target+"/reloader-release:v1.2.3", "--key", key, "--allow-unscanned", "--target", target)
+	code, out, errs = runCLI(t, "verify", "--lock-ref", target+"/reloader-release:v1.2.3", "--key", key, "--allow-unscanned", "--allow-no-provenance", "--target", target)
 	if code != cli.ExitOK {
 		t.Fatalf("verify at target: exit %d: %s %s", code, out, errs)
 	}
 
-	code, out, errs = runCLI(t, "values", "--lock", lock, "--key", key, "--allow-unscanned", "--target", target, "--check-chart")
+	code, out, errs = runCLI(t, "values", "--lock", lock, "--key", key, "--allow-unscanned", "--allow-no-provenance", "--target", target, "--check-chart")
 	if code != cli.ExitOK {
 		t.Fatalf("values: exit %d: %s", code, errs)
 	}
@@ -96,17 +96,17 @@ func TestCLIStory(t *testing.T) {
 			t.Errorf("values output lacks %q:\n%s", want, out)
 		}
 	}
-	code, out, _ = runCLI(t, "values", "--lock", lock, "--key", key, "--allow-unscanned", "--target", target, "-o", "json")
+	code, out, _ = runCLI(t, "values", "--lock", lock, "--key", key, "--allow-unscanned", "--allow-no-provenance", "--target", target, "-o", "json")
 	if code != cli.ExitOK || !strings.Contains(out, rel.Indexes["reloader-ubi"]) {
 		t.Errorf("values json lacks the ubi variant: %s", out)
 	}
 
 	archive := filepath.Join(dir, "release.tar.zst")
-	if code, _, errs = runCLI(t, "export", "--lock", lock, "--key", key, "--allow-unscanned", "--to", archive); code != cli.ExitOK {
+	if code, _, errs = runCLI(t, "export", "--lock", lock, "--key", key, "--allow-unscanned", "--allow-no-provenance", "--to", archive); code != cli.ExitOK {
 		t.Fatalf("export: exit %d: %s", code, errs)
 	}
 	air := startRegistry(t)
-	if code, _, errs = runCLI(t, "import", "-f", archive, "--key", key, "--allow-unscanned", "--target", air.Host+"/airgap"); code != cli.ExitOK {
+	if code, _, errs = runCLI(t, "import", "-f", archive, "--key", key, "--allow-unscanned", "--allow-no-provenance", "--target", air.Host+"/airgap"); code != cli.ExitOK {
 		t.Fatalf("import: exit %d: %s", code, errs)
 	}
 

@@ -31,7 +31,7 @@ func TestPolicyCommand(t *testing.T) {
 	_ = os.WriteFile(lock+".sigstore.json", rel.LockBundle, 0o644)
 	target := "harbor.corp.example/platform/reloader"
 
-	code, out, errs := runCLI(t, "policy", "--lock", lock, "--key", key, "--allow-unscanned", "--target", target)
+	code, out, errs := runCLI(t, "policy", "--lock", lock, "--key", key, "--allow-unscanned", "--allow-no-provenance", "--target", target)
 	if code != cli.ExitOK {
 		t.Fatalf("policy: exit %d: %s", code, errs)
 	}
@@ -43,7 +43,7 @@ func TestPolicyCommand(t *testing.T) {
 	}
 
 	pdir := filepath.Join(dir, "policies")
-	code, out, errs = runCLI(t, "policy", "--lock", lock, "--key", key, "--allow-unscanned", "--target", target, "--mode", "audit", "--output", pdir, "--format", "all")
+	code, out, errs = runCLI(t, "policy", "--lock", lock, "--key", key, "--allow-unscanned", "--allow-no-provenance", "--target", target, "--mode", "audit", "--output", pdir, "--format", "all")
 	if code != cli.ExitOK {
 		t.Fatalf("policy --output: exit %d: %s", code, errs)
 	}
@@ -57,7 +57,7 @@ func TestPolicyCommand(t *testing.T) {
 		}
 	}
 
-	code, out, _ = runCLI(t, "policy", "--lock", lock, "--key", key, "--allow-unscanned", "--target", target, "--format", "vap", "--namespace-selector", "reloader.dev/enforce=true")
+	code, out, _ = runCLI(t, "policy", "--lock", lock, "--key", key, "--allow-unscanned", "--allow-no-provenance", "--target", target, "--format", "vap", "--namespace-selector", "reloader.dev/enforce=true")
 	if code != cli.ExitOK || !strings.Contains(out, "reloader.dev/enforce: \"true\"") || strings.Contains(out, "ClusterPolicy") {
 		t.Errorf("vap with a namespace selector: exit %d:\n%s", code, out)
 	}

@@ -32,7 +32,7 @@ func TestCLIReview(t *testing.T) {
 	wrongKey := filepath.Join(dir, "other.pub")
 	_ = os.WriteFile(wrongKey, other.PublicKeyPEM(), 0o644)
 	const licences = "../../policy/licence-policy.yaml"
-	base := []string{"review", "--lock-ref", rel.LockRef, "--licence-policy", licences, "--allow-unscanned"}
+	base := []string{"review", "--lock-ref", rel.LockRef, "--licence-policy", licences, "--allow-unscanned", "--allow-no-provenance"}
 
 	out := filepath.Join(dir, "ok")
 	code, stdout, stderr := runCLI(t, append(base, "--key", key, "--out", out, "--against", rel.LockRef, "-o", "json")...)

@@ -114,7 +114,7 @@ func runPublish(cmd *cobra.Command, f *publishFlags) error {
 		UBIBase: f.ubiBase, LicenseFiles: []string{f.license}, Licenses: "Apache-2.0", Vendor: "Reloader contributors",
 		Summary:     "Reloads Kubernetes workloads when their ConfigMaps and Secrets change",
 		Description: "Reloader watches ConfigMaps and Secrets and rolls the Deployments, StatefulSets and DaemonSets that use them.",
-		ChartDirs:   findCharts("."), OutDir: f.out, Signer: signer, NewSigner: newSigner, Verify: vopts,
+		ChartDirs:   findCharts("."), OutDir: f.out, Signer: signer, NewSigner: newSigner, Verify: vopts, BuilderID: builderID(f.keyless.enabled),
 		Scan: &pipeline.ScanOptions{PolicyPath: f.policyPath, Trivy: policy.TrivyOptions{Binary: f.trivy, CacheDir: f.trivyCache,
 			DBRepository: f.trivyDB, SkipDBUpdate: f.skipDBUpdate}},
 		Remote: []remote.Option{remote.WithAuthFromKeychain(authn.DefaultKeychain)},
@@ -132,4 +132,15 @@ func runPublish(cmd *cobra.Command, f *publishFlags) error {
 	}
 	_, err = cmd.OutOrStdout().Write(data)
 	return err
+}
+
+// builderID is the provenance's builder: in GitHub Actions the workflow
+// (the identity Fulcio certifies for a keyless release), else empty, which
+// the pipeline records as the local builder.
+func builderID(keyless bool) string {
+	server, ref := os.Getenv("GITHUB_SERVER_URL"), os.Getenv("GITHUB_WORKFLOW_REF")
+	if !keyless || server == "" || ref == "" {
+		return ""
+	}
+	return server + "/" + ref
 }

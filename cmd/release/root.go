@@ -28,7 +28,7 @@ that lists every artifact by digest.` + cli.ExitCodesHelp,
 		SilenceUsage:  true,
 		SilenceErrors: true,
 	}
-	root.AddCommand(newLocalCmd(), newPublishCmd(), newVerifyCmd(), newGateCmd(), newPageCmd())
+	root.AddCommand(newLocalCmd(), newPublishCmd(), newVerifyCmd(), newGateCmd(), newPageCmd(), newRebuildCmd())
 	cli.Wire(root)
 	return root
 }

@@ -61,16 +61,7 @@ func Binaries(ctx context.Context, opts Options) ([]Binary, error) {
 	if gobin == "" {
 		gobin = "go"
 	}
-	stamp := opts.StampPackage
-	if stamp == "" {
-		stamp = BuildInfoPackage
-	}
-	ldflags := strings.Join([]string{
-		"-s", "-w", "-buildid=",
-		"-X", stamp + ".Version=" + opts.Version,
-		"-X", stamp + ".Commit=" + opts.Commit,
-		"-X", stamp + ".Date=" + opts.Date.UTC().Format(time.RFC3339),
-	}, " ")
+	ldflags := LDFlags(opts)
 	var out []Binary
 	for _, p := range opts.Platforms {
 		dir := filepath.Join(opts.OutDir, PlatformDir(p))
@@ -89,6 +80,21 @@ func Binaries(ctx context.Context, opts Options) ([]Binary, error) {
 		out = append(out, Binary{Platform: p, Path: path})
 	}
 	return out, nil
+}
+
+// LDFlags is the -ldflags value of a build. Go does not record it in the
+// binary's build information under -trimpath, so provenance takes it here.
+func LDFlags(opts Options) string {
+	stamp := opts.StampPackage
+	if stamp == "" {
+		stamp = BuildInfoPackage
+	}
+	return strings.Join([]string{
+		"-s", "-w", "-buildid=",
+		"-X", stamp + ".Version=" + opts.Version,
+		"-X", stamp + ".Commit=" + opts.Commit,
+		"-X", stamp + ".Date=" + opts.Date.UTC().Format(time.RFC3339),
+	}, " ")
 }
 
 // buildEnv is the environment of one cross build. GOFLAGS from the caller is

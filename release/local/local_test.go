@@ -176,10 +176,11 @@ func TestLocalRelease(t *testing.T) {
 			kinds[x.Kind]++
 		}
 		// 2 indexes, 1+1 images (linux/amd64 only), 2 SBOMs per image, 1
-		// chart (the library chart is not published), 2 attestations,
+		// chart (the library chart is not published), a cosign .att and a
+		// provenance bundle for each image and index,
 		// signatures for everything signed.
 		want := map[release.Kind]int{release.KindImageIndex: 2, release.KindImage: 2, release.KindSBOM: 4,
-			release.KindChart: 1, release.KindAttestation: 2, release.KindSignature: 9}
+			release.KindChart: 1, release.KindAttestation: 8, release.KindSignature: 9}
 		for k, n := range want {
 			if kinds[k] != n {
 				t.Errorf("lock has %d %s artifacts, want %d", kinds[k], k, n)

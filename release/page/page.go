@@ -14,6 +14,7 @@ import (
 	texttemplate "text/template"
 
 	"github.com/reloader-dev/reloader/release"
+	"github.com/reloader-dev/reloader/release/provenance"
 )
 
 // Options configures the page.
@@ -23,6 +24,8 @@ type Options struct {
 	SBOMBaseURL string
 	// LockRef is where the lock artifact is published (repo:version).
 	LockRef string
+	// Provenance summarises each image's and index's provenance, by digest.
+	Provenance map[string]provenance.Summary
 }
 
 // SBOMFileName is the file name of an SBOM document on the versions page
@@ -40,6 +43,9 @@ type Row struct {
 	Kind, Name, Variant, Platform, Ref, Digest, Verify string
 	Size                                               int64
 	SBOMs                                              []Link
+	// Provenance is "builder, commit, toolchain"; VerifyProvenance the
+	// cosign command that checks it.
+	Provenance, VerifyProvenance string
 }
 
 // Link is a named link.
@@ -111,6 +117,10 @@ func Build(l *release.Lock, opts Options) View {
 		ref := a.Repository + "@" + a.Digest
 		row := Row{Kind: string(a.Kind), Name: a.Name, Variant: a.Variant, Platform: a.Platform, Ref: ref, Digest: a.Digest,
 			Size: a.Size, Verify: "cosign verify " + flags + " " + ref}
+		if p, ok := opts.Provenance[a.Digest]; ok {
+			row.Provenance = fmt.Sprintf("built by %s from commit %s with %s", p.Builder, p.Commit, p.GoVersion)
+			row.VerifyProvenance = "cosign verify-attestation --type slsaprovenance1 " + flags + " " + ref
+		}
 		if a.Kind == release.KindImage {
 			for _, s := range l.Artifacts {
 				if s.Kind == release.KindSBOM && s.Subject == a.Digest {
@@ -161,7 +171,13 @@ Signer: {{.Signer}}
 ## Verify
 
 {{range .Rows}}- {{.Name}} {{.Platform}}{{if eq .Kind "image-index"}} (index){{end}}: ` + "`{{.Verify}}`" + `
-{{end}}`
+{{end}}
+## Provenance
+
+Each image and index carries signed SLSA v1 build provenance; reloader-mirror checks it before copying.
+
+{{range .Rows}}{{if .Provenance}}- {{.Name}} {{.Platform}}{{if eq .Kind "image-index"}} (index){{end}}: {{.Provenance}}: ` + "`{{.VerifyProvenance}}`" + `
+{{end}}{{end}}`
 
 const htmlPage = `<!DOCTYPE html>
 <html lang="en"><head><meta charset="utf-8"><title>Reloader {{.Version}}</title>
@@ -173,7 +189,7 @@ const htmlPage = `<!DOCTYPE html>
 <p>Verify the release lock first:</p><pre><code>{{.VerifyLock}}</code></pre>
 <p>Signer:</p><pre>{{.Signer}}</pre>
 <table><tr><th>Kind</th><th>Name</th><th>Platform</th><th>Digest and verification</th><th>SBOMs</th></tr>
-{{range .Rows}}<tr><td>{{.Kind}}</td><td>{{.Name}}</td><td>{{.Platform}}</td><td><code>{{.Ref}}</code><br><code>{{.Verify}}</code></td><td>{{range .SBOMs}}<a href="{{.URL}}">{{.Name}}</a><br>{{end}}</td></tr>
+{{range .Rows}}<tr><td>{{.Kind}}</td><td>{{.Name}}</td><td>{{.Platform}}</td><td><code>{{.Ref}}</code><br><code>{{.Verify}}</code>{{if .Provenance}}<br>{{.Provenance}}<br><code>{{.VerifyProvenance}}</code>{{end}}</td><td>{{range .SBOMs}}<a href="{{.URL}}">{{.Name}}</a><br>{{end}}</td></tr>
 {{end}}</table>
 </body></html>
 `

@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/reloader-dev/reloader/release"
+	"github.com/reloader-dev/reloader/release/provenance"
 )
 
 func TestPageShowsDigestsVerifyCommandsAndSBOMLinks(t *testing.T) {
@@ -71,5 +72,25 @@ func TestPageSaysWhetherAndHowTheReleaseWasScanned(t *testing.T) {
 	}
 	if strings.Contains(string(md), "UNSCANNED") {
 		t.Error("a scanned release is called unscanned")
+	}
+}
+
+func TestPageShowsEachImagesProvenanceAndHowToVerifyIt(t *testing.T) {
+	d := func(c string) string { return "sha256:" + strings.Repeat(c, 64) }
+	l := &release.Lock{Schema: release.LockSchema, Version: "v1.2.3", Source: "https://github.com/reloader-dev/reloader",
+		Commit: strings.Repeat("ab", 20), Created: time.Date(2026, 11, 30, 12, 0, 0, 0, time.UTC), Signer: release.Signer{PublicKey: "PEM"},
+		Artifacts: []release.Artifact{{Kind: release.KindImage, Name: "reloader", Platform: "linux/amd64", Repository: "r/reloader", Digest: d("2"), Size: 1, MediaType: "x"}}}
+	prov := map[string]provenance.Summary{d("2"): {Builder: provenance.LocalBuilder, Source: l.Source, Commit: l.Commit, GoVersion: "go1.26.8"}}
+	md, html, err := Render(Build(l, Options{Provenance: prov}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{
+		"built by reloader-release local from commit " + l.Commit + " with go1.26.8",
+		"cosign verify-attestation --type slsaprovenance1 --key cosign.pub --insecure-ignore-tlog=true r/reloader@" + d("2"),
+	} {
+		if !strings.Contains(string(md), want) || !strings.Contains(string(html), want) {
+			t.Errorf("the page lacks %q:\n%s", want, md)
+		}
 	}
 }

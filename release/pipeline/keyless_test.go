@@ -7,6 +7,7 @@ import (
 	"crypto/ecdsa"
 	"errors"
 	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -106,6 +107,7 @@ func TestKeylessReleaseVerifiesAgainstTheWorkflowIdentity(t *testing.T) {
 		Licenses: "Apache-2.0", OutDir: t.TempDir(), Log: &logb,
 		// The certificate is only issued when signing starts.
 		NewSigner: func(context.Context) (*sign.Signer, error) { return keylessSigner(t, vs, workflowIdentity), nil },
+		BuilderID: workflowIdentity,
 		// The test CA logs to no CT log and the test signer timestamps with
 		// a TSA instead of a transparency log: opt out of both, explicitly,
 		// here only.
@@ -125,10 +127,19 @@ func TestKeylessReleaseVerifiesAgainstTheWorkflowIdentity(t *testing.T) {
 			bundles++
 		}
 	}
-	// A signature per index, image and SBOM, an attestation per SBOM
-	// (linux/amd64 only: one image per variant).
-	if want := 2 + 2 + 4 + 4; bundles != want {
+	// A signature per index, image and SBOM, an attestation per SBOM, a
+	// provenance per index and image (linux/amd64 only: one image per
+	// variant).
+	if want := 2 + 2 + 4 + 4 + 4; bundles != want {
 		t.Errorf("lock lists %d Sigstore bundles, want %d", bundles, want)
+	}
+
+	// The provenance names the release workflow as its builder.
+	for _, f := range []string{"reloader-linux-amd64", "reloader-ubi-index"} {
+		pred, err := os.ReadFile(filepath.Join(filepath.Dir(res.LockPath), "provenance", f+".slsa.json"))
+		if err != nil || !strings.Contains(string(pred), `"id":"`+workflowIdentity+`"`) {
+			t.Errorf("%s provenance does not name the workflow as builder (%v)", f, err)
+		}
 	}
 
 	lockBytes, err := os.ReadFile(res.LockPath)

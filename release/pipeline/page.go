@@ -8,5 +8,6 @@ import (
 )
 
 func (r *run) page(context.Context) error {
-	return page.Write(filepath.Join(r.opts.OutDir, "page"), r.lock, page.Options{SBOMBaseURL: "../sbom/", LockRef: r.res.LockRef})
+	return page.Write(filepath.Join(r.opts.OutDir, "page"), r.lock, page.Options{SBOMBaseURL: "../sbom/", LockRef: r.res.LockRef,
+		Provenance: r.provSummaries})
 }

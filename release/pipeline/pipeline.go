@@ -20,6 +20,7 @@ import (
 	"github.com/reloader-dev/reloader/internal/image"
 	"github.com/reloader-dev/reloader/policy"
 	"github.com/reloader-dev/reloader/release"
+	"github.com/reloader-dev/reloader/release/provenance"
 	"github.com/reloader-dev/reloader/release/sign"
 	"github.com/reloader-dev/reloader/release/verify"
 	"github.com/reloader-dev/reloader/sbom"
@@ -70,6 +71,10 @@ type Options struct {
 	// keyless certificate lives ten minutes and the build takes longer.
 	Signer    *sign.Signer
 	NewSigner func(context.Context) (*sign.Signer, error)
+	// BuilderID is the provenance's builder: the release workflow of a
+	// keyless release (required with NewSigner); default the keyless
+	// Signer's identity, or provenance.LocalBuilder.
+	BuilderID string
 	// Verify configures the final verification (trust root for keyless);
 	// the expected signer is always the Signer's identity.
 	Verify verify.Options
@@ -122,6 +127,10 @@ type run struct {
 	// imageByDigest finds a built image by its manifest digest.
 	imageByDigest map[string]*builtImage
 	indexes       []*builtIndex
+	// provenance is the SLSA predicate of each image and index, by digest.
+	provenance map[string][]byte
+	// provSummaries are the same, summarised for the versions page.
+	provSummaries map[string]provenance.Summary
 	// lockArtifact is the lock's OCI artifact, pushed by digest.
 	lockArtifact name.Digest
 }
@@ -154,6 +163,7 @@ func steps() []step {
 	return []step{
 		{"build images", (*run).buildImages},
 		{"generate SBOMs", (*run).generateSBOMs},
+		{"generate provenance", (*run).generateProvenance},
 		{"write the OCI layout", (*run).writeLayout},
 		{"vulnerability gate", (*run).gate},
 		{"push by digest", (*run).push},
@@ -201,6 +211,9 @@ func (o *Options) check() error {
 		if v == "" {
 			errs = append(errs, fmt.Errorf("no %s", k))
 		}
+	}
+	if o.NewSigner != nil && o.BuilderID == "" {
+		errs = append(errs, errors.New("a keyless release needs its builder id (the release workflow) for the provenance"))
 	}
 	if o.Scan == nil && !o.NoScan {
 		errs = append(errs, errors.New("no vulnerability scan configured: give a scanner, or release unscanned explicitly (--no-scan)"))

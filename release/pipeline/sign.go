@@ -9,6 +9,7 @@ import (
 	"github.com/google/go-containerregistry/pkg/v1/types"
 
 	"github.com/reloader-dev/reloader/release"
+	"github.com/reloader-dev/reloader/release/provenance"
 	"github.com/reloader-dev/reloader/release/sign"
 )
 
@@ -35,9 +36,12 @@ func (r *run) sign(ctx context.Context) error {
 		if err != nil {
 			return err
 		}
-		sboms := r.sbomsOf(a)
+		atts, err := r.attestationsOf(a)
+		if err != nil {
+			return err
+		}
 		if signer.Keyless() {
-			if err := r.signWithBundles(ctx, reg, signer, a, ref, sboms); err != nil {
+			if err := r.signWithBundles(ctx, reg, signer, a, ref, atts); err != nil {
 				return err
 			}
 			continue
@@ -45,12 +49,16 @@ func (r *run) sign(ctx context.Context) error {
 		if err := signer.Manifest(ctx, reg, ref, nil); err != nil {
 			return err
 		}
-		for _, s := range sboms {
-			doc, err := r.sbomData(s)
-			if err != nil {
+		for _, at := range atts {
+			if err := signer.Attest(ctx, reg, ref, at.predicateType, at.data); err != nil {
 				return err
 			}
-			if err := signer.Attest(ctx, reg, ref, s.PredicateType, doc); err != nil {
+		}
+		// The provenance is also a Sigstore bundle referrer in a key-signed
+		// release, so the lock lists it by predicate type, as a keyless
+		// release's lock does.
+		if prov := r.provenance[a.Digest]; prov != nil {
+			if err := r.bundleAttestation(ctx, reg, signer, a, ref, attestation{provenance.PredicateType, prov}); err != nil {
 				return err
 			}
 		}
@@ -68,7 +76,7 @@ func (r *run) sign(ctx context.Context) error {
 				Repository: a.Repository, Tag: sigTag.TagStr(), Subject: a.Digest}, sigTag); err != nil {
 				return err
 			}
-			if len(r.sbomsOf(a)) > 0 {
+			if atts, _ := r.attestationsOf(a); len(atts) > 0 {
 				attTag, _ := name.NewTag(fmt.Sprintf("%s:sha256-%s.att", a.Repository, hex))
 				if err := r.addLockEntry(release.Artifact{Kind: release.KindAttestation, Name: a.Name, Variant: a.Variant, Platform: a.Platform,
 					Repository: a.Repository, Tag: attTag.TagStr(), Subject: a.Digest}, attTag); err != nil {
@@ -81,13 +89,12 @@ func (r *run) sign(ctx context.Context) error {
 }
 
 // signWithBundles signs a keyless release: a Sigstore bundle referrer per
-// artifact and one per SBOM attestation, each listed in the lock.
-func (r *run) signWithBundles(ctx context.Context, reg sign.Registry, signer *sign.Signer, a release.Artifact, ref name.Digest, sboms []release.Artifact) error {
-	h, err := v1.NewHash(a.Digest)
+// artifact and one per attestation, each listed in the lock.
+func (r *run) signWithBundles(ctx context.Context, reg sign.Registry, signer *sign.Signer, a release.Artifact, ref name.Digest, atts []attestation) error {
+	subject, err := subjectOf(a)
 	if err != nil {
 		return err
 	}
-	subject := v1.Descriptor{MediaType: types.MediaType(a.MediaType), Digest: h, Size: a.Size}
 	desc, ann, err := signer.BundleReferrer(ctx, reg, ref, subject, sign.PredicateCosignSign, nil)
 	if err != nil {
 		return err
@@ -95,20 +102,61 @@ func (r *run) signWithBundles(ctx context.Context, reg sign.Registry, signer *si
 	r.lock.Artifacts = append(r.lock.Artifacts, release.Artifact{Kind: release.KindSignature, Name: a.Name, Variant: a.Variant,
 		Platform: a.Platform, Repository: a.Repository, Digest: desc.Digest.String(), Size: desc.Size, MediaType: string(desc.MediaType),
 		ArtifactType: release.BundleMediaType, Subject: a.Digest, Annotations: ann})
-	for _, s := range sboms {
-		doc, err := r.sbomData(s)
-		if err != nil {
+	for _, at := range atts {
+		if err := r.bundleAttestation(ctx, reg, signer, a, ref, at); err != nil {
 			return err
 		}
-		desc, ann, err := signer.BundleReferrer(ctx, reg, ref, subject, s.PredicateType, doc)
-		if err != nil {
-			return err
-		}
-		r.lock.Artifacts = append(r.lock.Artifacts, release.Artifact{Kind: release.KindAttestation, Name: a.Name, Variant: a.Variant,
-			Platform: a.Platform, Repository: a.Repository, Digest: desc.Digest.String(), Size: desc.Size, MediaType: string(desc.MediaType),
-			ArtifactType: release.BundleMediaType, PredicateType: s.PredicateType, Subject: a.Digest, Annotations: ann})
 	}
 	return nil
+}
+
+func subjectOf(a release.Artifact) (v1.Descriptor, error) {
+	h, err := v1.NewHash(a.Digest)
+	if err != nil {
+		return v1.Descriptor{}, err
+	}
+	return v1.Descriptor{MediaType: types.MediaType(a.MediaType), Digest: h, Size: a.Size}, nil
+}
+
+// bundleAttestation attaches one attestation as a Sigstore bundle referrer
+// and lists it in the lock with its predicate type.
+func (r *run) bundleAttestation(ctx context.Context, reg sign.Registry, signer *sign.Signer, a release.Artifact, ref name.Digest, at attestation) error {
+	subject, err := subjectOf(a)
+	if err != nil {
+		return err
+	}
+	desc, ann, err := signer.BundleReferrer(ctx, reg, ref, subject, at.predicateType, at.data)
+	if err != nil {
+		return err
+	}
+	r.lock.Artifacts = append(r.lock.Artifacts, release.Artifact{Kind: release.KindAttestation, Name: a.Name, Variant: a.Variant,
+		Platform: a.Platform, Repository: a.Repository, Digest: desc.Digest.String(), Size: desc.Size, MediaType: string(desc.MediaType),
+		ArtifactType: release.BundleMediaType, PredicateType: at.predicateType, Subject: a.Digest, Annotations: ann})
+	return nil
+}
+
+// attestation is one predicate to attest about an artifact.
+type attestation struct {
+	predicateType string
+	data          []byte
+}
+
+// attestationsOf is what is attested about a: its SBOMs and provenance.
+func (r *run) attestationsOf(a release.Artifact) ([]attestation, error) {
+	var out []attestation
+	for _, s := range r.sbomsOf(a) {
+		doc, err := r.sbomData(s)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, attestation{s.PredicateType, doc})
+	}
+	if a.Kind == release.KindImage || a.Kind == release.KindImageIndex {
+		if prov := r.provenance[a.Digest]; prov != nil {
+			out = append(out, attestation{provenance.PredicateType, prov})
+		}
+	}
+	return out, nil
 }
 
 func (r *run) sbomsOf(a release.Artifact) []release.Artifact {

@@ -184,6 +184,9 @@ func (s *Signer) Manifest(ctx context.Context, reg Registry, ref name.Digest, an
 const (
 	PredicateSPDX      = "https://spdx.dev/Document"
 	PredicateCycloneDX = "https://cyclonedx.org/bom"
+	// PredicateSLSAProvenance1 is SLSA v1 build provenance
+	// (`cosign verify-attestation --type slsaprovenance1`).
+	PredicateSLSAProvenance1 = "https://slsa.dev/provenance/v1"
 )
 
 // cosignType maps a predicate type URI to cosign's short name.
@@ -193,6 +196,8 @@ func cosignType(predicateType string) (string, error) {
 		return "spdxjson", nil
 	case PredicateCycloneDX:
 		return "cyclonedx", nil
+	case PredicateSLSAProvenance1:
+		return "slsaprovenance1", nil
 	}
 	return "", fmt.Errorf("no cosign predicate type for %q", predicateType)
 }

@@ -51,6 +51,11 @@ type Policy struct {
 	// RequireScan refuses a release whose lock records no vulnerability
 	// scan, or records that the scan was skipped (--no-scan).
 	RequireScan bool
+	// RequireProvenance refuses a release any of whose images or indexes
+	// lacks SLSA v1 provenance signed by the release signer. Provenance
+	// that is present is always checked (source, commit, subject), required
+	// or not.
+	RequireProvenance bool
 	// IgnoreTlog accepts keyless signatures with no transparency log
 	// entry. The product promises signatures recorded in Rekor, so this is
 	// only for a private Sigstore without a log, asked for explicitly.

@@ -23,6 +23,7 @@ import (
 	"github.com/sigstore/sigstore/pkg/signature"
 
 	"github.com/reloader-dev/reloader/release"
+	"github.com/reloader-dev/reloader/release/provenance"
 )
 
 // Annotations and formats of the two signature formats.
@@ -174,7 +175,11 @@ type SubjectResult struct {
 	Variant    string            `json:"variant,omitempty"`
 	Digest     string            `json:"digest"`
 	Signatures []SignatureResult `json:"signatures"`
-	Verified   bool              `json:"verified"`
+	// Provenance summarises the subject's verified SLSA provenance.
+	Provenance *provenance.Summary `json:"provenance,omitempty"`
+	// ProvenanceError says why its provenance is refused or missing.
+	ProvenanceError string `json:"provenanceError,omitempty"`
+	Verified        bool   `json:"verified"`
 }
 
 // Result is the verdict on a release's signatures.
@@ -195,6 +200,9 @@ func (r *Result) Err() error {
 					msg = sig.Error
 					break
 				}
+			}
+			if s.ProvenanceError != "" {
+				msg = s.ProvenanceError
 			}
 			errs = append(errs, fmt.Errorf("%w: %s %s %s: %s", ErrUntrusted, s.Kind, s.Name, s.Digest, msg))
 		}
@@ -219,56 +227,103 @@ func (v *Verifier) Release(ctx context.Context, l *release.Lock, c Content) (*Re
 	for _, a := range l.Artifacts {
 		_, hasSigs := bySubject[a.Digest]
 		mustSign := a.Kind == release.KindImageIndex || a.Kind == release.KindChart
-		if (!mustSign && !hasSigs) || seen[a.Digest] {
+		needsProvenance := v.policy.RequireProvenance && (a.Kind == release.KindImageIndex || a.Kind == release.KindImage)
+		if (!mustSign && !hasSigs && !needsProvenance) || seen[a.Digest] {
 			continue
 		}
 		seen[a.Digest] = true
 		sr := SubjectResult{Kind: a.Kind, Name: a.Name, Variant: a.Variant, Digest: a.Digest, Signatures: []SignatureResult{}}
 		allOK := true
+		var provs [][]byte
 		for _, s := range bySubject[a.Digest] {
 			r := SignatureResult{Digest: s.Digest, Format: Format(s)}
-			if err := v.verifySignature(ctx, c, s, a.Digest); err != nil {
+			if p, err := v.verifySignature(ctx, c, s, a.Digest); err != nil {
 				r.Error = fmt.Sprintf("%s %s: %v", r.Format, s.Digest, err)
 				allOK = false
 			} else {
 				r.Verified = true
+				provs = append(provs, p...)
 			}
 			sr.Signatures = append(sr.Signatures, r)
 		}
+		provOK := v.checkProvenance(l, a, provs, &sr)
 		// Every listed signature must hold: one that fails means the
 		// content is not what was signed, even if another signature holds.
-		sr.Verified = allOK && len(sr.Signatures) > 0
+		sr.Verified = allOK && len(sr.Signatures) > 0 && provOK
 		res.Subjects = append(res.Subjects, sr)
 	}
 	return res, nil
 }
 
-func (v *Verifier) verifySignature(ctx context.Context, c Content, s release.Artifact, subject string) error {
+// checkProvenance holds the subject's verified provenance statements to
+// the lock: each must name the lock's source and commit and be about
+// exactly this subject; with RequireProvenance an image or index needs one.
+func (v *Verifier) checkProvenance(l *release.Lock, a release.Artifact, statements [][]byte, sr *SubjectResult) bool {
+	fail := func(format string, args ...any) bool {
+		sr.ProvenanceError = fmt.Sprintf("provenance of %s %s %s: ", a.Kind, a.Name, a.Digest) + fmt.Sprintf(format, args...)
+		return false
+	}
+	if len(statements) == 0 {
+		if v.policy.RequireProvenance && (a.Kind == release.KindImageIndex || a.Kind == release.KindImage) {
+			return fail("none signed by the release signer (allow releases without provenance explicitly to use it)")
+		}
+		return true
+	}
+	for _, raw := range statements {
+		st, err := provenance.Parse(raw)
+		if err != nil {
+			return fail("%v", err)
+		}
+		repo, commit, err := st.Source()
+		if err != nil {
+			return fail("%v", err)
+		}
+		if repo != l.Source || commit != l.Commit {
+			return fail("built from %s at %s, but the lock is %s at %s", repo, commit, l.Source, l.Commit)
+		}
+		if len(st.Subjects) == 0 {
+			return fail("names no subject")
+		}
+		for _, d := range st.Subjects {
+			if d != a.Digest {
+				return fail("is about %s, not this artifact", d)
+			}
+		}
+		sum := st.Summary()
+		sr.Provenance = &sum
+	}
+	return true
+}
+
+// verifySignature verifies every layer of the signature artifact s and
+// returns the in-toto statements among them that carry SLSA provenance.
+func (v *Verifier) verifySignature(ctx context.Context, c Content, s release.Artifact, subject string) ([][]byte, error) {
 	h, err := v1.NewHash(subject)
 	if err != nil {
-		return fmt.Errorf("subject digest: %w", err)
+		return nil, fmt.Errorf("subject digest: %w", err)
 	}
 	raw, err := c.Manifest(ctx, s)
 	if err != nil {
-		return err
+		return nil, err
 	}
 	var m v1.Manifest
 	if err := json.Unmarshal(raw, &m); err != nil {
-		return fmt.Errorf("decoding signature manifest: %w", err)
+		return nil, fmt.Errorf("decoding signature manifest: %w", err)
 	}
 	if len(m.Layers) == 0 {
-		return errors.New("signature manifest has no layers")
+		return nil, errors.New("signature manifest has no layers")
 	}
 	format := Format(s)
 	if format == FormatBundle && (m.Subject == nil || m.Subject.Digest.String() != subject) {
-		return fmt.Errorf("bundle referrer's subject is not %s", subject)
+		return nil, fmt.Errorf("bundle referrer's subject is not %s", subject)
 	}
+	var provs [][]byte
 	// Every layer must verify: a manifest carrying one good and one forged
 	// signature is not something the signer produced.
 	for i, l := range m.Layers {
 		payload, err := c.SmallBlob(ctx, s, l.Digest.String(), maxSignatureLayerBytes)
 		if err != nil {
-			return fmt.Errorf("layer %d: %w", i, err)
+			return nil, fmt.Errorf("layer %d: %w", i, err)
 		}
 		switch format {
 		case FormatCosignSignature:
@@ -279,10 +334,42 @@ func (v *Verifier) verifySignature(ctx context.Context, c Content, s release.Art
 			err = v.verifyBundle(payload, sgverify.WithArtifactDigest("sha256", mustHex(h.Hex)))
 		}
 		if err != nil {
-			return fmt.Errorf("layer %d: %w", i, err)
+			return nil, fmt.Errorf("layer %d: %w", i, err)
+		}
+		if st := provenanceStatement(format, payload); st != nil {
+			provs = append(provs, st)
 		}
 	}
-	return nil
+	return provs, nil
+}
+
+// provenanceStatement returns the in-toto statement of a verified DSSE
+// envelope (a cosign attestation layer, or a bundle's) if it carries SLSA
+// provenance.
+func provenanceStatement(format string, payload []byte) []byte {
+	var env struct {
+		Payload      []byte `json:"payload"`
+		DSSEEnvelope *struct {
+			Payload []byte `json:"payload"`
+		} `json:"dsseEnvelope"`
+	}
+	if format == FormatCosignSignature || json.Unmarshal(payload, &env) != nil {
+		return nil
+	}
+	st := env.Payload
+	if format == FormatBundle {
+		if env.DSSEEnvelope == nil {
+			return nil
+		}
+		st = env.DSSEEnvelope.Payload
+	}
+	var head struct {
+		PredicateType string `json:"predicateType"`
+	}
+	if json.Unmarshal(st, &head) != nil || head.PredicateType != provenance.PredicateType {
+		return nil
+	}
+	return st
 }
 
 func (v *Verifier) cosignSignature(ctx context.Context, payload []byte, ann map[string]string, h v1.Hash) error {

@@ -52,6 +52,8 @@ func (o Options) Verifier() (*trust.Verifier, error) {
 		return nil, err
 	}
 	p.IgnoreSCT = o.IgnoreSCT
+	// Every image and index of a release carries signed provenance.
+	p.RequireProvenance = true
 	if p.Keyless() && !o.IgnoreTlog {
 		p.TransparencyLogThreshold = 1
 	}

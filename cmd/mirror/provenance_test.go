@@ -1,0 +1,305 @@
+package main
+
+import (
+	"context"
+	"crypto"
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/google/go-containerregistry/pkg/name"
+	v1 "github.com/google/go-containerregistry/pkg/v1"
+	"github.com/google/go-containerregistry/pkg/v1/remote"
+	"github.com/in-toto/in-toto-golang/in_toto"
+	slsa1 "github.com/in-toto/in-toto-golang/in_toto/slsa_provenance/v1"
+	"github.com/sigstore/cosign/v2/pkg/cosign"
+	ociremote "github.com/sigstore/cosign/v2/pkg/oci/remote"
+	"github.com/sigstore/sigstore/pkg/signature"
+
+	"github.com/reloader-dev/reloader/internal/cli"
+	"github.com/reloader-dev/reloader/release"
+	"github.com/reloader-dev/reloader/release/local"
+	"github.com/reloader-dev/reloader/release/provenance"
+	"github.com/reloader-dev/reloader/release/sign"
+	"github.com/reloader-dev/reloader/release/trust"
+)
+
+// provenanceRelease is a release of the real controller by the real
+// pipeline (linux/amd64 only, unscanned, no charts: what is under test is
+// the provenance), with its key and the registry it lives in.
+type provenanceRelease struct {
+	res    *local.Result
+	out    string
+	signer *sign.Signer
+	lock   *release.Lock
+	pub    string
+}
+
+func releaseWithProvenance(t *testing.T, ctx context.Context, host string) provenanceRelease {
+	t.Helper()
+	out := t.TempDir()
+	res, err := local.Run(ctx, local.Options{ModuleDir: "../..", MainPackage: "./cmd/reloader", OutDir: out, Registry: host,
+		Version: "v1.2.3", Commit: strings.Repeat("cd", 20), Created: time.Date(2026, 11, 30, 12, 0, 0, 0, time.UTC),
+		NoScan: true, Platforms: []v1.Platform{{OS: "linux", Architecture: "amd64"}}})
+	if err != nil {
+		t.Fatalf("local release: %v", err)
+	}
+	s, err := sign.FromKey(sign.KeyOptions{PrivateKeyPath: filepath.Join(out, "keys", "cosign.key")})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return provenanceRelease{res: res, out: out, signer: s, lock: res.Lock, pub: res.PublicKey}
+}
+
+// forge writes a copy of the lock changed by edit and signed with the
+// release key, as a compromised pipeline (or a key thief) would, and
+// returns its path: the signatures the lock lists must still hold.
+func (p provenanceRelease) forge(t *testing.T, ctx context.Context, edit func(l *release.Lock)) string {
+	t.Helper()
+	l := *p.lock
+	l.Artifacts = append([]release.Artifact(nil), p.lock.Artifacts...)
+	edit(&l)
+	data, err := l.Marshal()
+	if err != nil {
+		t.Fatal(err)
+	}
+	bundle, err := p.signer.Blob(ctx, data)
+	if err != nil {
+		t.Fatal(err)
+	}
+	path := filepath.Join(t.TempDir(), release.LockFileName)
+	if err := os.WriteFile(path, data, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(path+".sigstore.json", bundle, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return path
+}
+
+// provenanceOf is the lock's provenance bundle entry for subject.
+func provenanceOf(t *testing.T, l *release.Lock, subject string) (int, release.Artifact) {
+	t.Helper()
+	for i, a := range l.Artifacts {
+		if a.Kind == release.KindAttestation && a.PredicateType == provenance.PredicateType && a.Subject == subject {
+			return i, a
+		}
+	}
+	t.Fatalf("the lock lists no provenance for %s", subject)
+	return 0, release.Artifact{}
+}
+
+// attach signs predicate as provenance about the image about (in img's
+// repository) with signer and returns the lock entry listing it for img.
+func attach(t *testing.T, ctx context.Context, signer *sign.Signer, img, about release.Artifact, predicate []byte) release.Artifact {
+	t.Helper()
+	ref, err := name.NewDigest(img.Repository + "@" + img.Digest)
+	if err != nil {
+		t.Fatal(err)
+	}
+	h, _ := v1.NewHash(about.Digest)
+	desc, ann, err := signer.BundleReferrer(ctx, sign.Registry{Remote: []remote.Option{remote.WithContext(ctx)}}, ref,
+		v1.Descriptor{MediaType: "application/vnd.oci.image.manifest.v1+json", Digest: h, Size: about.Size}, provenance.PredicateType, predicate)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return release.Artifact{Kind: release.KindAttestation, Name: img.Name, Variant: img.Variant, Platform: img.Platform,
+		Repository: img.Repository, Digest: desc.Digest.String(), Size: desc.Size, MediaType: string(desc.MediaType),
+		ArtifactType: release.BundleMediaType, PredicateType: provenance.PredicateType, Subject: img.Digest, Annotations: ann}
+}
+
+func TestProvenanceOfARealReleaseIsSignedCheckedAndRequired(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds and signs a release of the controller")
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 8*time.Minute)
+	defer cancel()
+	src := startRegistry(t)
+	rel := releaseWithProvenance(t, ctx, src.Host)
+	img := rel.lock.Find(release.KindImage, "reloader")[0]
+
+	t.Run("every image and index has provenance naming the builder, commit, toolchain and build", func(t *testing.T) {
+		for _, k := range []release.Kind{release.KindImage, release.KindImageIndex} {
+			for _, a := range rel.lock.Find(k, "") {
+				provenanceOf(t, rel.lock, a.Digest)
+			}
+		}
+		pred, err := os.ReadFile(filepath.Join(rel.out, "provenance", "reloader-ubi-linux-amd64.slsa.json"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, want := range []string{`"id":"reloader-release local"`, `"gitCommit":"` + strings.Repeat("cd", 20), `"goVersion":"go1.`,
+			`"sourceDateEpoch":"1796040000"`, `-X github.com/reloader-dev/reloader/controller/buildinfo.Version=v1.2.3`,
+			`"name":"k8s.io/client-go"`, `"goModuleH1":`, `"name":"base-image"`, `"GOARCH":"amd64"`} {
+			if !strings.Contains(string(pred), want) {
+				t.Errorf("the UBI image's provenance lacks %s", want)
+			}
+		}
+		page, err := os.ReadFile(filepath.Join(rel.out, "page", "versions.md"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, want := range []string{"built by reloader-release local from commit " + rel.lock.Commit + " with go1.",
+			"cosign verify-attestation --type slsaprovenance1 --key cosign.pub --insecure-ignore-tlog=true " + img.Repository + "@" + img.Digest} {
+			if !strings.Contains(string(page), want) {
+				t.Errorf("the versions page lacks %q", want)
+			}
+		}
+	})
+
+	t.Run("cosign verify-attestation --type slsaprovenance1 accepts it", func(t *testing.T) {
+		// What the cosign CLI runs for verify-attestation --key --type
+		// slsaprovenance1: verify the .att attestations, then keep those of
+		// the predicate type, decoded as cosign's policy package decodes
+		// them (in-toto-golang's SLSA v1 statement).
+		pemKey, _ := os.ReadFile(rel.pub)
+		pk, err := trust.ParsePublicKey(pemKey)
+		if err != nil {
+			t.Fatal(err)
+		}
+		sv, err := signature.LoadVerifier(pk, crypto.SHA256)
+		if err != nil {
+			t.Fatal(err)
+		}
+		ref, _ := name.NewDigest(img.Repository + "@" + img.Digest)
+		atts, _, err := cosign.VerifyImageAttestations(ctx, ref, &cosign.CheckOpts{SigVerifier: sv, IgnoreTlog: true, Offline: true,
+			ClaimVerifier: cosign.IntotoSubjectClaimVerifier, RegistryClientOpts: []ociremote.Option{ociremote.WithRemoteOptions(remote.WithContext(ctx))}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		matched := 0
+		for _, a := range atts {
+			pl, err := a.Payload()
+			if err != nil {
+				t.Fatal(err)
+			}
+			var env struct{ Payload []byte }
+			if err := json.Unmarshal(pl, &env); err != nil {
+				t.Fatal(err)
+			}
+			var st in_toto.ProvenanceStatementSLSA1
+			if err := json.Unmarshal(env.Payload, &st); err != nil {
+				t.Fatal(err)
+			}
+			if st.PredicateType == slsa1.PredicateSLSAProvenance {
+				if st.Predicate.RunDetails.Builder.ID != provenance.LocalBuilder || len(st.Predicate.BuildDefinition.ResolvedDependencies) < 10 {
+					t.Errorf("cosign reads the provenance as %+v", st.Predicate.RunDetails)
+				}
+				matched++
+			}
+		}
+		if matched != 1 {
+			t.Fatalf("%d slsaprovenance1 attestations on %s, want 1", matched, img.Digest)
+		}
+	})
+
+	t.Run("reloader-mirror verify checks it and reports it", func(t *testing.T) {
+		code, out, errs := runCLI(t, "verify", "--lock", rel.res.LockPath, "--key", rel.pub, "--allow-unscanned", "-o", "json")
+		if code != cli.ExitOK {
+			t.Fatalf("verify: exit %d: %s", code, errs)
+		}
+		var res trust.Result
+		if err := json.Unmarshal([]byte(out), &res); err != nil {
+			t.Fatal(err)
+		}
+		n := 0
+		for _, s := range res.Subjects {
+			if s.Kind == release.KindImage || s.Kind == release.KindImageIndex {
+				if s.Provenance == nil || s.Provenance.Commit != rel.lock.Commit || s.Provenance.Builder != provenance.LocalBuilder {
+					t.Errorf("%s %s: provenance %+v", s.Kind, s.Name, s.Provenance)
+				}
+				n++
+			}
+		}
+		if n != 4 {
+			t.Errorf("%d images and indexes verified, want 4", n)
+		}
+	})
+
+	pred, err := os.ReadFile(filepath.Join(rel.out, "provenance", "reloader-linux-amd64.slsa.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	replace := func(with release.Artifact) func(*release.Lock) {
+		return func(l *release.Lock) {
+			i, _ := provenanceOf(t, l, img.Digest)
+			l.Artifacts[i] = with
+		}
+	}
+	ubi := rel.lock.Find(release.KindImage, "reloader-ubi")[0]
+	refusals := map[string]struct {
+		edit func(*release.Lock)
+		says string
+	}{
+		"provenance of another commit": {
+			replace(attach(t, ctx, rel.signer, img, img, []byte(strings.ReplaceAll(string(pred), rel.lock.Commit, strings.Repeat("ef", 20))))),
+			"built from https://github.com/reloader-dev/reloader at " + strings.Repeat("ef", 20)},
+		"provenance whose subject is another image": {replace(attach(t, ctx, rel.signer, img, ubi, pred)), "untrusted"},
+		"provenance signed by another key":          {replace(attach(t, ctx, otherSigner(t), img, img, pred)), "sigstore bundle"},
+		"no provenance at all": {
+			func(l *release.Lock) {
+				var keep []release.Artifact
+				for _, a := range l.Artifacts {
+					if (a.Kind == release.KindAttestation) && a.Subject == img.Digest {
+						continue
+					}
+					keep = append(keep, a)
+				}
+				l.Artifacts = keep
+			}, "none signed by the release signer"},
+	}
+	for name, c := range refusals {
+		t.Run("refused with exit 3 and nothing pushed: "+name, func(t *testing.T) {
+			lock := rel.forge(t, ctx, c.edit)
+			code, _, errs := runCLI(t, "verify", "--lock", lock, "--key", rel.pub, "--allow-unscanned")
+			t.Logf("verify: %s", errs)
+			if code != cli.ExitRefused || !strings.Contains(errs, c.says) {
+				t.Fatalf("verify: exit %d, want %d and %q: %s", code, cli.ExitRefused, c.says, errs)
+			}
+			dst := startRegistry(t)
+			code, _, errs = runCLI(t, "copy", "--lock", lock, "--key", rel.pub, "--allow-unscanned", "--target", dst.Host+"/platform")
+			if code != cli.ExitRefused {
+				t.Fatalf("copy: exit %d, want %d: %s", code, cli.ExitRefused, errs)
+			}
+			if repos, err := remote.Catalog(ctx, mustRegistry(t, dst.Host)); err != nil || len(repos) != 0 {
+				t.Fatalf("the target holds %v (%v) after a refused copy", repos, err)
+			}
+		})
+	}
+
+	t.Run("a release without provenance is accepted only when asked for", func(t *testing.T) {
+		lock := rel.forge(t, ctx, refusals["no provenance at all"].edit)
+		if code, _, errs := runCLI(t, "verify", "--lock", lock, "--key", rel.pub, "--allow-unscanned", "--allow-no-provenance"); code != cli.ExitOK {
+			t.Fatalf("verify --allow-no-provenance: exit %d: %s", code, errs)
+		}
+		lock = rel.forge(t, ctx, refusals["provenance of another commit"].edit)
+		if code, _, _ := runCLI(t, "verify", "--lock", lock, "--key", rel.pub, "--allow-unscanned", "--allow-no-provenance"); code != cli.ExitRefused {
+			t.Fatalf("wrong provenance with --allow-no-provenance: exit %d, want %d", code, cli.ExitRefused)
+		}
+	})
+}
+
+func otherSigner(t *testing.T) *sign.Signer {
+	t.Helper()
+	priv, _, err := sign.GenerateKey(t.TempDir(), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	s, err := sign.FromKey(sign.KeyOptions{PrivateKeyPath: priv})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return s
+}
+
+func mustRegistry(t *testing.T, host string) name.Registry {
+	t.Helper()
+	r, err := name.NewRegistry(host)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return r
+}
