@@ -546,5 +546,3 @@ func tail(s string) string {
 	}
 	return strings.Join(lines, "\n")
 }
-
-

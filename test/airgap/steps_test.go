@@ -163,6 +163,8 @@ func (d *drill) install() error {
 		return err
 	}
 	defer func() { _ = p.Stop(10 * time.Second) }()
+	d.t.Logf("helm installed %s (chart %s) in namespace %s; controller from %s@%s linux/amd64 runs as ServiceAccount %s",
+		ch.Metadata.Name, chartDigest.DigestStr(), ns, imageRepo, imageDigest, dep.Spec.Template.Spec.ServiceAccountName)
 	if err := rollout(ctx, admin); err != nil {
 		return fmt.Errorf("%w\ncontroller log:\n%s", err, p.Tail(40))
 	}
@@ -292,6 +294,9 @@ func rollout(ctx context.Context, admin kubernetes.Interface) error {
 		if err != nil {
 			return false, err
 		}
+		if got.Generation < 2 {
+			return false, errors.New("Deployment web was not rolled after its ConfigMap changed")
+		}
 		for _, e := range got.Spec.Template.Spec.Containers[0].Env {
 			if e.Name == "STAKATER_APP_CONFIGMAP" && e.Value != "" {
 				return true, nil
@@ -324,6 +329,9 @@ func (d *drill) tamper() error {
 	}
 	lockBytes, err := os.ReadFile(filepath.Join(d.work, "release", release.LockFileName))
 	if err != nil {
+		return err
+	}
+	if err := os.MkdirAll(filepath.Join(d.work, "other-key"), 0o700); err != nil {
 		return err
 	}
 	otherKey, otherPub, err := sign.GenerateKey(filepath.Join(d.work, "other-key"), nil)
@@ -622,4 +630,3 @@ func keylessSigner(vs *ca.VirtualSigstore, identity string) (*sign.Signer, error
 		Bundle:      sigsign.BundleOptions{CertificateProvider: fixedCert(leaf.Raw)},
 		Timestamper: virtualTSA{vs}})
 }
-
