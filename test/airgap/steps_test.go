@@ -6,6 +6,8 @@ import (
 	"context"
 	"crypto"
 	"crypto/ecdsa"
+	"crypto/sha256"
+	"encoding/hex"
 	"errors"
 	"fmt"
 	"io"
@@ -386,6 +388,20 @@ func (d *drill) tamper() error {
 		{"a missing lock", rewrite(raw, func(h *tar.Header, b []byte) ([]byte, bool) {
 			return b, !strings.HasPrefix(filepath.Base(h.Name), release.LockFileName)
 		}), ""},
+		// An attacker rewrites the checksum manifest too: then the lock's
+		// signature is what refuses.
+		{"an edited lock, checksums recomputed", resummed(raw, func(h *tar.Header, b []byte) []byte {
+			if filepath.Base(h.Name) == release.LockFileName {
+				b = bytes.Replace(b, []byte(`"version": "`+version+`"`), []byte(`"version": "v1.2.4"`), 1)
+			}
+			return b
+		}), ""},
+		{"another key's lock, checksums recomputed", resummed(raw, func(h *tar.Header, b []byte) []byte {
+			if filepath.Base(h.Name) == release.LockFileName+".sigstore.json" {
+				b = otherBundle
+			}
+			return b
+		}), ""},
 		{"a truncated archive", func(p string) error { return os.WriteFile(p, raw[:len(raw)/2], 0o644) }, ""},
 		{"a path-traversal entry", func(p string) error {
 			return os.WriteFile(p, appendEntry(raw, "../../etc/reloader-evil", []byte("x")), 0o644)
@@ -410,6 +426,9 @@ func (d *drill) tamper() error {
 		d.t.Logf("%-30s exit %d: %s", c.name, res.Code, msg)
 		if res.Code != cli.ExitRefused {
 			errs = append(errs, fmt.Errorf("%s: exit %d, want %d: %s", c.name, res.Code, cli.ExitRefused, tail(res.Stderr)))
+		}
+		if strings.HasSuffix(c.name, "checksums recomputed") && strings.Contains(res.Stderr, "checksum") {
+			errs = append(errs, fmt.Errorf("%s: refused by the checksum manifest, so the signature was not tested: %s", c.name, msg))
 		}
 	}
 	after, err := d.catalogB()
@@ -486,6 +505,31 @@ func rewrite(raw []byte, edit func(*tar.Header, []byte) ([]byte, bool)) func(str
 		}
 		return os.WriteFile(p, out.Bytes(), 0o644)
 	}
+}
+
+// resummed is rewrite with the checksum manifest (checksums.sha256, in
+// sha256sum's format) brought in line with the edited entries.
+func resummed(raw []byte, edit func(*tar.Header, []byte) []byte) func(string) error {
+	sums := map[string]string{}
+	_ = eachEntry(raw, func(h *tar.Header, b []byte) {
+		if e := edit(h, b); !bytes.Equal(e, b) {
+			sum := sha256.Sum256(e)
+			sums[h.Name] = hex.EncodeToString(sum[:])
+		}
+	})
+	return rewrite(raw, func(h *tar.Header, b []byte) ([]byte, bool) {
+		if h.Name != "checksums.sha256" {
+			return edit(h, b), true
+		}
+		lines := strings.Split(string(b), "\n")
+		for i, l := range lines {
+			if sum, file, ok := strings.Cut(l, "  "); ok && sums[file] != "" {
+				_ = sum
+				lines[i] = sums[file] + "  " + file
+			}
+		}
+		return []byte(strings.Join(lines, "\n")), true
+	})
 }
 
 func appendEntry(raw []byte, entry string, body []byte) []byte {
