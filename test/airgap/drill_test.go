@@ -102,7 +102,6 @@ func TestAirGapDrill(t *testing.T) {
 	must("(e) import into registry C (referrers API)", d.importC)
 	must("(e) values for registry B", d.values)
 	must("(e) helm install from B by digest, controller rolls a Deployment", d.install)
-	must("(e) admission policies for the mirrored digests", d.policies)
 	must("(f) tampered archives are refused with exit 3", d.tamper)
 	must("(f) forged keyless archive is refused with exit 3", d.forgedKeyless)
 
@@ -538,28 +537,6 @@ func (d *drill) values() error {
 	_, err := d.mustMirror("the digest-pinned Helm values (and install command) for that registry", d.valuesFile,
 		"values", "-f", d.archive, "--key", d.pubKey, "--target", d.regB.Host+"/platform/reloader")
 	return err
-}
-
-// policies writes the admission policies that admit only the mirrored
-// digests, in audit mode as the README advises for the first rollout.
-func (d *drill) policies() error {
-	dir := filepath.Join(d.work, "policies")
-	if _, err := d.mustMirror("admission policies admitting only the mirrored digests: audit first, then --mode enforce", "",
-		"policy", "-f", d.archive, "--key", d.pubKey, "--target", d.regB.Host+"/platform/reloader",
-		"--namespace", "reloader", "--mode", "audit", "--output", dir); err != nil {
-		return err
-	}
-	vap, err := os.ReadFile(filepath.Join(dir, "vap.yaml"))
-	if err != nil {
-		return err
-	}
-	for _, a := range d.lock.Find(release.KindImageIndex, "") {
-		_, path, _ := strings.Cut(a.Repository, "/reloader-dev/")
-		if repo := d.regB.Host + "/platform/reloader/" + path; !strings.Contains(string(vap), repo) {
-			return fmt.Errorf("vap.yaml does not admit the mirrored repository %s", repo)
-		}
-	}
-	return nil
 }
 
 func tail(s string) string {

@@ -4,8 +4,6 @@ import (
 	"archive/tar"
 	"bytes"
 	"context"
-	"crypto"
-	"crypto/ecdsa"
 	"crypto/sha256"
 	"encoding/hex"
 	"errors"
@@ -23,11 +21,7 @@ import (
 	v1 "github.com/google/go-containerregistry/pkg/v1"
 	"github.com/google/go-containerregistry/pkg/v1/mutate"
 	"github.com/google/go-containerregistry/pkg/v1/remote"
-	"github.com/sigstore/sigstore-go/pkg/root"
-	sigsign "github.com/sigstore/sigstore-go/pkg/sign"
 	"github.com/sigstore/sigstore-go/pkg/testing/ca"
-	"github.com/sigstore/sigstore/pkg/cryptoutils"
-	"github.com/sigstore/sigstore/pkg/signature"
 	"helm.sh/helm/v3/pkg/action"
 	"helm.sh/helm/v3/pkg/chart/loader"
 	appsv1 "k8s.io/api/apps/v1"
@@ -45,6 +39,7 @@ import (
 	"github.com/reloader-dev/reloader/release/verify"
 	"github.com/reloader-dev/reloader/test/chartrun"
 	"github.com/reloader-dev/reloader/test/controlplane"
+	"github.com/reloader-dev/reloader/test/virtualsigstore"
 )
 
 // helmChartLayer is the media type of a Helm chart's content in an OCI
@@ -564,15 +559,14 @@ func (d *drill) forgedKeyless() error {
 	if err != nil {
 		return err
 	}
-	genuineRoot, err := writeTrustedRoot(genuine, filepath.Join(d.work, "genuine-root.json"))
-	if err != nil {
+	genuineRoot, forgedRoot := filepath.Join(d.work, "genuine-root.json"), filepath.Join(d.work, "forged-root.json")
+	if err := virtualsigstore.WriteTrustedRoot(genuine, genuineRoot); err != nil {
 		return err
 	}
-	forgedRoot, err := writeTrustedRoot(forger, filepath.Join(d.work, "forged-root.json"))
-	if err != nil {
+	if err := virtualsigstore.WriteTrustedRoot(forger, forgedRoot); err != nil {
 		return err
 	}
-	forgerTrust, err := trustedRoot(forger)
+	forgerTrust, err := virtualsigstore.TrustedRoot(forger)
 	if err != nil {
 		return err
 	}
@@ -588,9 +582,11 @@ func (d *drill) forgedKeyless() error {
 		Platforms: []v1.Platform{{OS: "linux", Architecture: "amd64"}}, NoScan: true,
 		Registry: d.regA.Host + "/forged", StandardName: "reloader", UBIName: "reloader-ubi", UBIBase: base,
 		Licenses: "Apache-2.0", OutDir: filepath.Join(d.work, "forged"), Log: &logb,
-		NewSigner: func(context.Context) (*sign.Signer, error) { return keylessSigner(forger, workflowIdentity) },
-		Verify:    verify.Options{TrustedRoot: forgerTrust, IgnoreSCT: true, IgnoreTlog: true},
-		Remote:    []remote.Option{remote.WithContext(d.ctx)},
+		NewSigner: func(context.Context) (*sign.Signer, error) {
+			return virtualsigstore.Signer(forger, workflowIdentity, githubIssuer)
+		},
+		Verify: verify.Options{TrustedRoot: forgerTrust, IgnoreSCT: true, IgnoreTlog: true},
+		Remote: []remote.Option{remote.WithContext(d.ctx)},
 	})
 	if err != nil {
 		return fmt.Errorf("forged keyless release: %w\n%s", err, logb.String())
@@ -623,54 +619,4 @@ func (d *drill) forgedKeyless() error {
 		return fmt.Errorf("registry B's catalog changed: %v -> %v", before, after)
 	}
 	return nil
-}
-
-func writeTrustedRoot(vs *ca.VirtualSigstore, p string) (string, error) {
-	tr, err := trustedRoot(vs)
-	if err != nil {
-		return "", err
-	}
-	b, err := tr.MarshalJSON()
-	if err != nil {
-		return "", err
-	}
-	return p, os.WriteFile(p, b, 0o644)
-}
-
-func trustedRoot(vs *ca.VirtualSigstore) (*root.TrustedRoot, error) {
-	return root.NewTrustedRoot(root.TrustedRootMediaType01, vs.FulcioCertificateAuthorities(), vs.CTLogs(),
-		vs.TimestampingAuthorities(), vs.RekorLogs())
-}
-
-// fixedCert hands sigstore-go the certificate the virtual Fulcio issued.
-type fixedCert []byte
-
-func (c fixedCert) GetCertificate(context.Context, sigsign.Keypair, *sigsign.CertificateProviderOptions) ([]byte, error) {
-	return c, nil
-}
-
-// virtualTSA timestamps with the VirtualSigstore's TSA.
-type virtualTSA struct{ vs *ca.VirtualSigstore }
-
-func (v virtualTSA) Timestamp(_ context.Context, sig []byte) ([]byte, error) {
-	return v.vs.TimestampResponse(sig)
-}
-
-func keylessSigner(vs *ca.VirtualSigstore, identity string) (*sign.Signer, error) {
-	leaf, priv, err := vs.GenerateLeafCert(identity, githubIssuer)
-	if err != nil {
-		return nil, err
-	}
-	sv, err := signature.LoadECDSASignerVerifier(priv.(*ecdsa.PrivateKey), crypto.SHA256)
-	if err != nil {
-		return nil, err
-	}
-	certPEM, err := cryptoutils.MarshalCertificateToPEM(leaf)
-	if err != nil {
-		return nil, err
-	}
-	return sign.Keyless(sign.KeylessOptions{SignerVerifier: sv, Cert: certPEM,
-		Identity:    release.Signer{Identity: identity, Issuer: githubIssuer},
-		Bundle:      sigsign.BundleOptions{CertificateProvider: fixedCert(leaf.Raw)},
-		Timestamper: virtualTSA{vs}})
 }
