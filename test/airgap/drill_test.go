@@ -437,15 +437,8 @@ func (d *drill) lockRecordsScan() error {
 		return fmt.Errorf("lock exceptions %+v", sc.Exceptions)
 	}
 	d.t.Logf("lock scan: trivy %s, DB %s built %s, counts %v, exceptions %+v", sc.ScannerVersion, sc.DBDigest, sc.DBBuilt, sc.Counts, sc.Exceptions)
-	// The binary in the release links the advised module at that version.
-	bins, _ := filepath.Glob(filepath.Join(d.work, "release", "**", "reloader"))
-	bins2, _ := filepath.Glob(filepath.Join(d.work, "release", "*", "*", "reloader"))
-	for _, b := range append(bins, bins2...) {
-		if linksAt(b, linkedModule, d.linkedVersion) {
-			return nil
-		}
-	}
-	d.t.Logf("no built binary found under the release output to cross-check the linked version (checked in the install step)")
+	// The install step checks that the mirrored binary links the advised
+	// module at that version.
 	return nil
 }
 
