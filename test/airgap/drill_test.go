@@ -172,6 +172,7 @@ func (d *drill) setup() error {
 		return err
 	}
 	d.rec.Env = append(d.rec.Env, "DOCKER_CONFIG="+dockerConfig)
+	d.t.Setenv("DOCKER_CONFIG", dockerConfig)
 	d.rec.Replace[d.regA.Host] = "registry.example"
 	d.rec.Replace[d.regB.Host] = "harbor.internal"
 	d.rec.Replace[d.regC.Host] = "artifactory.internal"

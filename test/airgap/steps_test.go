@@ -15,7 +15,6 @@ import (
 	"strings"
 	"time"
 
-	"github.com/docker/cli/cli/config"
 	"github.com/google/go-containerregistry/pkg/authn"
 	"github.com/google/go-containerregistry/pkg/name"
 	v1 "github.com/google/go-containerregistry/pkg/v1"
@@ -75,8 +74,9 @@ func (d *drill) install() error {
 	if imageRepo == "" || !strings.HasPrefix(imageDigest, "sha256:") {
 		return fmt.Errorf("values pin no image by digest:\n%s", text)
 	}
-	// The mirror's account reads registry B, as a cluster's pull secret would.
-	auth := remote.WithAuthFromKeychain(dockerKeychain{d})
+	// The mirror's account reads registry B, from the same Docker config
+	// (DOCKER_CONFIG), as a cluster's pull secret would.
+	auth := remote.WithAuthFromKeychain(authn.DefaultKeychain)
 	chartDigest, err := name.NewDigest(chartRef, name.Insecure)
 	if err != nil {
 		return fmt.Errorf("chart reference %q is not by digest: %w", chartRef, err)
@@ -225,26 +225,6 @@ func (d *drill) binaryFromImage(ref string, auth remote.Option) (string, error) 
 
 func controlplaneClient() (kubernetes.Interface, error) {
 	return kubernetes.NewForConfig(cp.Admin)
-}
-
-// dockerKeychain reads the Docker config the drill gave the mirror.
-type dockerKeychain struct{ d *drill }
-
-func (k dockerKeychain) Resolve(r authn.Resource) (authn.Authenticator, error) {
-	for _, e := range k.d.rec.Env {
-		if v, ok := strings.CutPrefix(e, "DOCKER_CONFIG="); ok {
-			cf, err := config.Load(v)
-			if err != nil {
-				return nil, err
-			}
-			ac, err := cf.GetAuthConfig(r.RegistryStr())
-			if err != nil {
-				return nil, err
-			}
-			return authn.FromConfig(authn.AuthConfig{Username: ac.Username, Password: ac.Password}), nil
-		}
-	}
-	return authn.Anonymous, nil
 }
 
 // rollout changes a ConfigMap an annotated Deployment uses and waits for
