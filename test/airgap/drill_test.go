@@ -54,6 +54,7 @@ type drill struct {
 	regB               *registry.Registry
 	bAdmin             registry.Credential
 	linkedVersion      string
+	created            time.Time
 	db                 *trivydb.DB
 	pubKey             string
 	lock               *release.Lock
@@ -137,7 +138,20 @@ func (d *drill) setup() error {
 		}
 	}
 	d.releaseBin, d.mirror = filepath.Join(bin, "reloader-release"), filepath.Join(bin, "reloader-mirror")
-	var err error
+	// Every release of the drill is stamped with one time, as CI stamps a
+	// release with SOURCE_DATE_EPOCH, whatever HEAD becomes meanwhile.
+	cmd := exec.CommandContext(d.ctx, "git", "log", "-1", "--format=%ct")
+	cmd.Dir = d.root
+	out, err := cmd.Output()
+	if err != nil {
+		return fmt.Errorf("reading the commit time: %w", err)
+	}
+	sec, err := strconv.ParseInt(strings.TrimSpace(string(out)), 10, 64)
+	if err != nil {
+		return err
+	}
+	d.created = time.Unix(sec, 0).UTC()
+	d.rec.Env = append(d.rec.Env, "SOURCE_DATE_EPOCH="+strconv.FormatInt(sec, 10))
 	if d.trivy, err = tools.Binary(d.ctx, tools.Trivy, "trivy"); err != nil {
 		return err
 	}
@@ -278,7 +292,7 @@ func (d *drill) registryAHoldsNothing() error {
 	// pulled, not released); its blobs are the only ones registry A may
 	// hold, and go-containerregistry's registry shares blobs across
 	// repositories.
-	base, err := standInBaseDigests(d.ctx, d.root)
+	base, err := standInBaseDigests(d.created)
 	if err != nil {
 		return err
 	}
@@ -326,19 +340,9 @@ func (d *drill) registryAHoldsNothing() error {
 }
 
 // standInBaseDigests are the blob digests of the stand-in UBI base
-// `reloader-release local` builds for the commit time of HEAD.
-func standInBaseDigests(ctx context.Context, root string) (map[string]bool, error) {
-	cmd := exec.CommandContext(ctx, "git", "log", "-1", "--format=%ct")
-	cmd.Dir = root
-	out, err := cmd.Output()
-	if err != nil {
-		return nil, fmt.Errorf("reading the commit time: %w", err)
-	}
-	sec, err := strconv.ParseInt(strings.TrimSpace(string(out)), 10, 64)
-	if err != nil {
-		return nil, err
-	}
-	idx, err := local.StandInBase(time.Unix(sec, 0).UTC())
+// `reloader-release local` builds for the release time created.
+func standInBaseDigests(created time.Time) (map[string]bool, error) {
+	idx, err := local.StandInBase(created)
 	if err != nil {
 		return nil, err
 	}
