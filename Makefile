@@ -12,7 +12,7 @@ FUZZTIME ?= 20s
 # `make test` runs these packages under the race detector only, not twice.
 RACE_PKGS ?= ./controller/... ./mirror/...
 
-.PHONY: all build test race unit demo lint tools lint-tools bench fuzz release-local clean-tools
+.PHONY: all build test race unit demo lint tools lint-tools bench fuzz release-local airgap-drill clean-tools
 
 all: build
 
@@ -72,6 +72,12 @@ fuzz:
 ## the release is built with --no-scan and its lock says it is unscanned.
 release-local:
 	$(GO) run ./cmd/release local --out _out/release $(if $(TRIVY),--trivy $(TRIVY),--no-scan)
+
+## airgap-drill: only the air-gap drill (test/airgap), printing each step with its
+## time: real release refused and accepted by real Trivy, export, import into two
+## registries, values, Helm install, the mirrored controller reloading, tampering refused.
+airgap-drill: tools
+	$(GO) test -count=1 -v -timeout 20m -run '^TestAirGapDrill$$' ./test/airgap
 
 clean-tools:
 	rm -rf "$${RELOADER_TOOLS_CACHE:-$${XDG_CACHE_HOME:-$$HOME/.cache}/reloader-dev/tools}"

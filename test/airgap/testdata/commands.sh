@@ -1,0 +1,8 @@
+# build, scan in a local OCI layout, and only if the gate passes push, sign and write the lock
+reloader-release local --platforms linux/amd64 --registry registry.example --version v1.2.3 --trivy trivy --trivy-cache-dir trivy-cache --skip-db-update --policy policy.yaml --out release
+# connected side: verify the release and pack it into one file
+reloader-mirror export --lock-ref registry.example/reloader-dev/reloader-release:v1.2.3 --key release/keys/cosign.pub --to reloader-v1.2.3.tar
+# disconnected side: verify offline, push by digest (credentials from DOCKER_CONFIG), tags last
+reloader-mirror import -f reloader-v1.2.3.tar --key release/keys/cosign.pub --target harbor.internal/platform/reloader --receipt receipt.json
+# the digest-pinned Helm values (and install command) for that registry
+reloader-mirror values -f reloader-v1.2.3.tar --key release/keys/cosign.pub --target harbor.internal/platform/reloader > values.yaml
