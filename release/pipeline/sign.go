@@ -159,13 +159,28 @@ func (r *run) attestationsOf(a release.Artifact) ([]attestation, error) {
 	return out, nil
 }
 
+// sbomsOf is the SBOMs attested about a. A platform image carries its own.
+// An index carries those of its platform images too: admission controllers
+// (policy-controller, Kyverno) check attestations on the digest a pod names,
+// and a digest-pinned install names the index.
 func (r *run) sbomsOf(a release.Artifact) []release.Artifact {
-	if a.Kind != release.KindImage {
+	var subjects map[string]bool
+	switch a.Kind {
+	case release.KindImage:
+		subjects = map[string]bool{a.Digest: true}
+	case release.KindImageIndex:
+		subjects = map[string]bool{}
+		for _, img := range r.lock.Artifacts {
+			if img.Kind == release.KindImage && img.Name == a.Name && img.Variant == a.Variant {
+				subjects[img.Digest] = true
+			}
+		}
+	default:
 		return nil
 	}
 	var out []release.Artifact
 	for _, s := range r.lock.Artifacts {
-		if s.Kind == release.KindSBOM && s.Subject == a.Digest {
+		if s.Kind == release.KindSBOM && subjects[s.Subject] {
 			out = append(out, s)
 		}
 	}
