@@ -297,3 +297,28 @@ func inRange(events []Event, version string) bool {
 	}
 	return affected
 }
+
+// AffectsSeries reports whether any version of the series (v1.4) is
+// affected. Affected versions start at an introduced event or a listed
+// version, so those, with the series' first version, are the candidates.
+func (a *Advisory) AffectsSeries(s Series) bool {
+	cands := []string{s.Series + ".0"}
+	for _, af := range a.Affected {
+		cands = append(cands, af.Versions...)
+		for _, r := range af.Ranges {
+			for _, e := range r.Events {
+				for _, v := range []string{e.Introduced, e.LastAffected} {
+					if v != "" && v != "0" {
+						cands = append(cands, "v"+strings.TrimPrefix(v, "v"))
+					}
+				}
+			}
+		}
+	}
+	for _, v := range cands {
+		if s.Contains(v) && a.Affects(v) {
+			return true
+		}
+	}
+	return false
+}

@@ -125,3 +125,15 @@ func TestAdvisoryFilesAreNamedForTheirID(t *testing.T) {
 		t.Errorf("error %v, want one naming the stray file", err)
 	}
 }
+
+func TestAdvisoryAffectsASeriesWhenAnyOfItsVersionsIs(t *testing.T) {
+	a, err := ParseAdvisory([]byte(`{"id":"X-2","modified":"2026-01-01T00:00:00Z","summary":"s","affected":[{"package":{"ecosystem":"Go","name":"github.com/reloader-dev/reloader"},"ranges":[{"type":"SEMVER","events":[{"introduced":"1.1.4"},{"fixed":"1.2.1"}]}]}]}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for series, want := range map[string]bool{"v1.0": false, "v1.1": true, "v1.2": true, "v1.3": false} {
+		if got := a.AffectsSeries(Series{Series: series}); got != want {
+			t.Errorf("AffectsSeries(%s) = %v, want %v", series, got, want)
+		}
+	}
+}
