@@ -7,6 +7,7 @@ import (
 	"crypto/ecdsa"
 	"errors"
 	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -130,6 +131,8 @@ func TestKeylessReleaseVerifiesAgainstTheWorkflowIdentity(t *testing.T) {
 	if want := 2 + 2 + 4 + 4; bundles != want {
 		t.Errorf("lock lists %d Sigstore bundles, want %d", bundles, want)
 	}
+
+	checkPublishedPage(t, filepath.Dir(res.LockPath))
 
 	lockBytes, err := os.ReadFile(res.LockPath)
 	if err != nil {
