@@ -15,6 +15,8 @@ import (
 
 	"golang.org/x/mod/semver"
 	"sigs.k8s.io/yaml"
+
+	"github.com/reloader-dev/reloader/policy"
 )
 
 // APIVersion identifies the support file format.
@@ -30,30 +32,11 @@ type Table struct {
 
 // Series is one minor release series ("v1.4" covers v1.4.0, v1.4.1, …).
 type Series struct {
-	Series       string `json:"series"`
-	Released     Date   `json:"released"`
-	EndOfSupport Date   `json:"endOfSupport"`
+	Series string `json:"series"`
+	// Dates are YYYY-MM-DD, as in the release policy.
+	Released     policy.Date `json:"released"`
+	EndOfSupport policy.Date `json:"endOfSupport"`
 }
-
-// Date is a calendar date (YYYY-MM-DD).
-type Date struct{ time.Time }
-
-// UnmarshalJSON reads YYYY-MM-DD.
-func (d *Date) UnmarshalJSON(b []byte) error {
-	var s string
-	if err := json.Unmarshal(b, &s); err != nil {
-		return fmt.Errorf("a date is a string YYYY-MM-DD: %w", err)
-	}
-	t, err := time.Parse(time.DateOnly, s)
-	if err != nil {
-		return fmt.Errorf("date %q is not YYYY-MM-DD", s)
-	}
-	d.Time = t
-	return nil
-}
-
-// MarshalJSON writes YYYY-MM-DD.
-func (d Date) MarshalJSON() ([]byte, error) { return json.Marshal(d.Format(time.DateOnly)) }
 
 // Supported reports whether the series is still supported at now: support
 // ends at 00:00 UTC of its end date.
