@@ -68,9 +68,11 @@ func (r *Review) Failures(checks []string) []string {
 				}
 			}
 			switch {
-			case !v.GateReport:
-				// Fail closed: no gate report is not a clean gate report.
-				out = append(out, "vulnerability: no release gate report, so nothing says the images were scanned")
+			case v.Scan != nil && v.Scan.Skipped && !v.GateReport:
+				out = append(out, "vulnerability: the signed lock says the release was made without a vulnerability scan (--no-scan)")
+			case !v.Scanned():
+				// Fail closed: no record of a scan is not a clean scan.
+				out = append(out, "vulnerability: neither the lock nor a gate report records a scan, so nothing says the images were scanned")
 			case !v.Passed:
 				out = append(out, "vulnerability: the release gate failed")
 			case expired > 0:

@@ -104,7 +104,7 @@ th{background:#f4f4f4}code{font-size:12px;word-break:break-all}
 <div class="card">Images<b>{{len .Images}}</b></div>
 <div class="card">Components<b id="count-components">{{len .Components}}</b></div>
 <div class="card">Licence findings<b class="{{if .LicenceFindings}}bad{{else}}ok{{end}}">{{len .LicenceFindings}}</b></div>
-<div class="card">Vulnerability gate<b class="{{if and .Vulnerabilities.GateReport .Vulnerabilities.Passed}}ok{{else}}bad{{end}}">{{if not .Vulnerabilities.GateReport}}no report{{else if .Vulnerabilities.Passed}}passed{{else}}failed{{end}}</b></div>
+<div class="card">Vulnerability gate<b class="{{if and .Vulnerabilities.Scanned .Vulnerabilities.Passed}}ok{{else}}bad{{end}}">{{.Vulnerabilities.Status}}</b></div>
 {{if .Diff}}<div class="card">Changes since {{.Diff.Against.Version}}<b>{{len .Diff.Components}}</b></div>{{end}}
 </div>
 
@@ -137,13 +137,18 @@ th{background:#f4f4f4}code{font-size:12px;word-break:break-all}
 {{end}}</tbody></table>
 
 <h2 id="vulnerabilities">Vulnerabilities</h2>
-{{with .Vulnerabilities}}{{if not .GateReport}}<p class="bad">No release gate report was given: nothing here says the images were scanned.</p>{{else}}
+{{with .Vulnerabilities}}{{with .Scan}}{{if .Skipped}}<p class="bad" id="scan-record">The signed lock says this release was made without a vulnerability scan (--no-scan).</p>{{else}}
+<table id="scan-record"><tr><th colspan="2">Scan recorded in the signed lock</th></tr>
+<tr><th>Scanner</th><td>{{.Scanner}} {{.ScannerVersion}}</td></tr>
+<tr><th>Database</th><td><code>{{.DBDigest}}</code>{{if not .DBBuilt.IsZero}}, built {{.DBBuilt.Format "2006-01-02 15:04 UTC"}}{{end}}</td></tr>
+<tr><th>Findings</th><td>{{range $i, $c := .Counts}}{{if $i}}, {{end}}{{$c.Count}} {{$c.Severity}}{{end}}</td></tr></table>{{end}}{{else}}<p>The lock records no scan (a release made before locks did).</p>{{end}}
+{{if not .Scanned}}<p class="bad">Nothing here says the images were scanned: the lock records no scan that ran and no release gate report was given.</p>{{else if not .GateReport}}<p>Release gate <span class="ok">passed</span>. The individual findings are in the release's gate.json (give it with --gate-report).</p>{{else}}
 <p>Release gate {{if .Passed}}<span class="ok">passed</span>{{else}}<span class="bad">failed</span>{{end}} with {{len .Findings}} findings.</p>
 {{if .Findings}}<table id="vuln-findings"><tr><th>Decision</th><th>Severity</th><th>ID</th><th>Package</th><th>Installed</th><th>Fixed</th><th>Image</th><th>Reason</th></tr>
 {{range .Findings}}<tr><td>{{.Decision}}</td><td>{{.Severity}}</td><td>{{.VulnerabilityID}}</td><td>{{.Package}}</td><td>{{.InstalledVersion}}</td><td>{{.FixedVersion}}</td><td>{{.Image}}</td><td>{{.Reason}}</td></tr>
 {{end}}</table>{{end}}{{end}}
-<h3>Exceptions</h3>{{if .Exceptions}}<table id="exceptions"><tr><th>ID</th><th>Package</th><th>Justification</th><th>Expires</th></tr>
-{{range .Exceptions}}<tr><td>{{.ID}}</td><td>{{.Package}}</td><td>{{.Justification}}</td><td{{if .Expired}} class="bad"{{end}}>{{.Expires}}{{if .Expired}} (expired){{end}}</td></tr>{{end}}</table>
+<h3>Exceptions</h3>{{if .Exceptions}}<table id="exceptions"><tr><th>ID</th><th>Package</th><th>Justification</th><th>Expires</th><th>From</th></tr>
+{{range .Exceptions}}<tr><td>{{.ID}}</td><td>{{.Package}}</td><td>{{.Justification}}</td><td{{if .Expired}} class="bad"{{end}}>{{.Expires}}{{if .Expired}} (expired){{end}}</td><td>{{.Source}}</td></tr>{{end}}</table>
 <p>The unexpired exceptions are also published as <a href="openvex.json">openvex.json</a> (OpenVEX), which Trivy reads with <code>--vex</code>.</p>{{else}}<p>The release policy accepts no vulnerability.</p>{{end}}{{end}}
 
 <h2 id="minimum-elements">NTIA minimum elements</h2>
@@ -220,8 +225,14 @@ Licence changes: {{range $i, $l := .Licences}}{{if $i}}; {{end}}{{md $l.Name}} {
 New vulnerabilities: {{range $i, $v := .NewCVEs}}{{if $i}}, {{end}}{{$v.ID}} ({{md $v.Package}}){{else}}none{{end}}. Resolved: {{range $i, $v := .Resolved}}{{if $i}}, {{end}}{{$v.ID}} ({{md $v.Package}}){{else}}none{{end}}.
 {{end}}
 ## Vulnerabilities
-{{with .Vulnerabilities}}{{if not .GateReport}}
-No release gate report was given: nothing here says the images were scanned.
+{{with .Vulnerabilities}}{{with .Scan}}{{if .Skipped}}
+The signed lock says this release was made without a vulnerability scan (--no-scan).
+{{else}}
+Scan recorded in the signed lock: {{.Scanner}} {{.ScannerVersion}}, database {{.DBDigest}}{{if not .DBBuilt.IsZero}} built {{.DBBuilt.Format "2006-01-02 15:04 UTC"}}{{end}}; findings {{range $i, $c := .Counts}}{{if $i}}, {{end}}{{$c.Count}} {{$c.Severity}}{{end}}.
+{{end}}{{end}}{{if not .Scanned}}
+Nothing here says the images were scanned: the lock records no scan that ran and no release gate report was given.
+{{else if not .GateReport}}
+Release gate passed. The individual findings are in the release's gate.json (give it with --gate-report).
 {{else}}
 Release gate {{if .Passed}}passed{{else}}FAILED{{end}} with {{len .Findings}} findings.
 {{if .Findings}}
@@ -231,7 +242,7 @@ Release gate {{if .Passed}}passed{{else}}FAILED{{end}} with {{len .Findings}} fi
 {{end}}{{end}}{{end}}
 ### Exceptions
 {{range .Exceptions}}
-- {{.ID}} in {{md .Package}}, until {{.Expires}}{{if .Expired}} (EXPIRED){{end}}: {{md .Justification}}{{else}}
+- {{.ID}} in {{md .Package}}, until {{.Expires}}{{if .Expired}} (EXPIRED){{end}} ({{.Source}}): {{md .Justification}}{{else}}
 None.{{end}}
 {{end}}
 ## NTIA minimum elements

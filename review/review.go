@@ -109,16 +109,67 @@ type Exception struct {
 	Justification string `json:"justification"`
 	Expires       string `json:"expires"`
 	Expired       bool   `json:"expired"`
+	// Source is where the review read it: ExceptionFromLock (applied by the
+	// release gate and signed with the lock) or ExceptionFromPolicy (a
+	// release policy file given to the review, not signed).
+	Source string `json:"source"`
+}
+
+// Where an exception was read.
+const (
+	ExceptionFromLock   = "signed lock"
+	ExceptionFromPolicy = "release policy"
+)
+
+// ScanRecord is the vulnerability scan as the signed lock records it.
+type ScanRecord struct {
+	// Skipped: the release was made with --no-scan, and the lock says so.
+	Skipped        bool      `json:"skipped,omitempty"`
+	Scanner        string    `json:"scanner,omitempty"`
+	ScannerVersion string    `json:"scannerVersion,omitempty"`
+	DBDigest       string    `json:"dbDigest,omitempty"`
+	DBBuilt        time.Time `json:"dbBuilt,omitzero"`
+	// Counts are the findings by severity over all images, most severe first.
+	Counts []SeverityCount `json:"counts,omitempty"`
+}
+
+// SeverityCount is the number of findings of one severity.
+type SeverityCount struct {
+	Severity string `json:"severity"`
+	Count    int    `json:"count"`
 }
 
 // Vulnerabilities is what the release gate found and accepted.
 type Vulnerabilities struct {
-	// GateReport says whether the gate's result was available at all: a
-	// release made without a scanner has none, and the review says so.
+	// Scan is the lock's signed record of the scan; nil when the lock has
+	// none (a release made before locks recorded scans).
+	Scan *ScanRecord `json:"scan,omitempty"`
+	// GateReport says whether the gate's full result (gate.json, with
+	// every finding) was given; it is optional when the lock records the
+	// scan.
 	GateReport bool             `json:"gateReport"`
 	Passed     bool             `json:"passed"`
 	Findings   []policy.Finding `json:"findings"`
 	Exceptions []Exception      `json:"exceptions"`
+}
+
+// Scanned reports whether anything says the images were scanned: the
+// lock's record of a scan that ran, or a gate report.
+func (v Vulnerabilities) Scanned() bool {
+	return v.GateReport || (v.Scan != nil && !v.Scan.Skipped)
+}
+
+// Status is the gate's verdict in one word or phrase for the reviewer.
+func (v Vulnerabilities) Status() string {
+	switch {
+	case v.Scanned() && v.Passed:
+		return "passed"
+	case v.Scanned():
+		return "failed"
+	case v.Scan != nil:
+		return "scan skipped"
+	}
+	return "no scan on record"
 }
 
 // Review is the whole procurement review of one release.
@@ -139,7 +190,8 @@ type Input struct {
 	Lock     *release.Lock
 	Identity Identity
 	SBOMs    []SBOM
-	// Gate is the release gate's result; nil when there is none.
+	// Gate is the release gate's full result (gate.json); optional, since
+	// the lock records the scan. When given it must agree with the lock.
 	Gate *policy.Result
 	// ReleasePolicy supplies the exceptions; nil when not given.
 	ReleasePolicy *policy.Policy
@@ -218,7 +270,11 @@ func Build(in Input) (*Review, error) {
 		return a.Platform < b.Platform
 	})
 	r.summariseLicences()
-	r.Vulnerabilities = vulnerabilities(in)
+	v, err := vulnerabilities(in)
+	if err != nil {
+		return nil, fmt.Errorf("building the review: %w", err)
+	}
+	r.Vulnerabilities = v
 	return r, nil
 }
 
@@ -260,17 +316,92 @@ func (r *Review) summariseLicences() {
 	}
 }
 
-func vulnerabilities(in Input) Vulnerabilities {
+// severityOrder ranks the scanner's severities, most severe first.
+var severityOrder = map[string]int{
+	string(policy.SeverityCritical): 0, string(policy.SeverityHigh): 1, string(policy.SeverityMedium): 2,
+	string(policy.SeverityLow): 3, string(policy.SeverityUnknown): 4,
+}
+
+// vulnerabilities reads the scan from the signed lock first: its scanner,
+// database, counts and applied exceptions are what the release was signed
+// with. A gate report adds the individual findings, and a release policy
+// the exceptions it holds beyond those; neither may contradict the lock.
+func vulnerabilities(in Input) (Vulnerabilities, error) {
 	v := Vulnerabilities{Findings: []policy.Finding{}, Exceptions: []Exception{}}
+	seen := map[string]bool{}
+	if sc := in.Lock.Scan; sc != nil {
+		rec := &ScanRecord{Skipped: sc.Skipped, Scanner: sc.Scanner, ScannerVersion: sc.ScannerVersion, DBDigest: sc.DBDigest, DBBuilt: sc.DBBuilt.UTC()}
+		for sev, n := range sc.Counts {
+			rec.Counts = append(rec.Counts, SeverityCount{Severity: sev, Count: n})
+		}
+		sort.Slice(rec.Counts, func(i, j int) bool {
+			a, b := rec.Counts[i].Severity, rec.Counts[j].Severity
+			ra, oka := severityOrder[a]
+			rb, okb := severityOrder[b]
+			if oka != okb {
+				return oka
+			}
+			if ra != rb {
+				return ra < rb
+			}
+			return a < b
+		})
+		v.Scan = rec
+		// The pipeline records a scan in the lock only when the gate passed.
+		v.Passed = !sc.Skipped
+		for _, e := range sc.Exceptions {
+			expires, err := time.Parse(time.DateOnly, e.Expires)
+			if err != nil {
+				return v, fmt.Errorf("the lock's scan exception %s in %s: expiry %q is not a date (YYYY-MM-DD)", e.ID, e.Package, e.Expires)
+			}
+			v.Exceptions = append(v.Exceptions, Exception{ID: e.ID, Package: e.Package, Justification: strings.TrimSpace(e.Justification),
+				Expires: e.Expires, Expired: !in.Now.Before(expires), Source: ExceptionFromLock})
+			seen[e.ID+"|"+e.Package] = true
+		}
+	}
 	if in.Gate != nil {
+		if err := gateMatchesLock(in.Gate, in.Lock.Scan); err != nil {
+			return v, err
+		}
 		v.GateReport, v.Passed = true, in.Gate.Passed
 		v.Findings = append(v.Findings, in.Gate.Findings...)
 	}
 	if in.ReleasePolicy != nil {
 		for _, e := range in.ReleasePolicy.Exceptions {
+			if seen[e.ID+"|"+e.Package] {
+				continue
+			}
 			v.Exceptions = append(v.Exceptions, Exception{ID: e.ID, Package: e.Package, Justification: strings.TrimSpace(e.Justification),
-				Expires: e.Expires.Format(time.DateOnly), Expired: e.Expired(in.Now)})
+				Expires: e.Expires.Format(time.DateOnly), Expired: e.Expired(in.Now), Source: ExceptionFromPolicy})
 		}
 	}
-	return v
+	return v, nil
+}
+
+// gateMatchesLock refuses a gate report that is not the one the lock
+// records: a loose file must not tell the reviewer a different story from
+// what was signed.
+func gateMatchesLock(g *policy.Result, sc *release.Scan) error {
+	if sc == nil {
+		return nil
+	}
+	if sc.Skipped {
+		return errors.New("a gate report was given, but the signed lock says the release was made without a scan")
+	}
+	if !g.Passed {
+		return errors.New("the gate report says the gate failed, but the signed lock records a scan that passed")
+	}
+	sevs := map[string]bool{}
+	for s := range sc.Counts {
+		sevs[s] = true
+	}
+	for s := range g.Counts {
+		sevs[string(s)] = true
+	}
+	for _, s := range sortedKeys(sevs) {
+		if got, want := g.Counts[policy.Severity(s)], sc.Counts[s]; got != want {
+			return fmt.Errorf("the gate report counts %d %s findings, the signed lock %d: the report is not this release's", got, s, want)
+		}
+	}
+	return nil
 }

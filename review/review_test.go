@@ -198,7 +198,7 @@ func TestFailOnNamesEachFailingCheck(t *testing.T) {
 		{"minimum elements", build(t, fs[newSync], gate(t, "clean.json", rp), rp), "minimum-elements", []string{"minimum-elements: 2 of 2 SBOMs"}},
 		{"clean gate passes", build(t, fs[newSync], gate(t, "clean.json", rp), rp), "vulnerability", nil},
 		{"excepted finding passes", build(t, fs[oldSync], gate(t, "high-fixed.json", rp), rp), "vulnerability", nil},
-		{"no gate report fails closed", build(t, fs[newSync], nil, rp), "vulnerability", []string{"vulnerability: no release gate report"}},
+		{"no scan on record fails closed", build(t, fs[newSync], nil, rp), "vulnerability", []string{"vulnerability: neither the lock nor a gate report records a scan"}},
 		{"failed gate", build(t, fs[oldSync], gate(t, "high-unfixed.json", rp), rp), "vulnerability", []string{"vulnerability: the release gate failed"}},
 		{"expired exception", build(t, fs[oldSync], gate(t, "high-fixed.json", expired), expired), "vulnerability", []string{"vulnerability: the release gate failed"}},
 		{"all three", build(t, fs[newSync], nil, rp), "licence, minimum-elements,vulnerability", []string{"licence:", "minimum-elements:", "vulnerability:"}},

@@ -16,13 +16,19 @@ import (
 	"fmt"
 	"os"
 	"os/exec"
+	"path"
+	"path/filepath"
 	"strings"
 	"time"
 
 	"github.com/anchore/syft/syft"
+	"github.com/anchore/syft/syft/cataloging"
 	"github.com/anchore/syft/syft/cataloging/pkgcataloging"
+	"github.com/anchore/syft/syft/file"
 	"github.com/anchore/syft/syft/format/cyclonedxjson"
 	"github.com/anchore/syft/syft/format/spdxjson"
+	"github.com/anchore/syft/syft/license"
+	"github.com/anchore/syft/syft/pkg"
 	"github.com/anchore/syft/syft/pkg/cataloger/golang"
 	"github.com/anchore/syft/syft/sbom"
 	"github.com/anchore/syft/syft/source"
@@ -62,6 +68,12 @@ type Options struct {
 	// disk, never from the network; empty leaves Go modules without
 	// licences (NOASSERTION), which a procurement review flags.
 	GoModCache string
+	// ModuleLicenceFile is the licence file of the main module (the
+	// repository's LICENSE). syft finds no licence for a module built from
+	// a work tree (its version is "(devel)", so it is in no module cache);
+	// the licence read from this file is written as the one its authors
+	// declare. Empty leaves the main module without a licence.
+	ModuleLicenceFile string
 }
 
 // Generate catalogues img and returns its SPDX and CycloneDX documents.
@@ -95,6 +107,10 @@ func Generate(ctx context.Context, img v1.Image, opts Options) ([]Document, erro
 	if err != nil {
 		return nil, fmt.Errorf("generating SBOMs for %s %s: cataloguing: %w", opts.Name, dgst, err)
 	}
+	dropNoticeLicences(s)
+	if err := declareModuleLicence(ctx, s, opts.ModuleLicenceFile); err != nil {
+		return nil, fmt.Errorf("generating SBOMs for %s %s: %w", opts.Name, dgst, err)
+	}
 	spdx, err := encodeSPDX(*s, opts, dgst)
 	if err != nil {
 		return nil, fmt.Errorf("generating the SPDX SBOM for %s %s: %w", opts.Name, dgst, err)
@@ -120,6 +136,92 @@ func createConfig(opts Options) *syft.CreateSBOMConfig {
 		WithLocalModCacheDir(opts.GoModCache).
 		WithSearchRemoteLicenses(false)
 	return cfg.WithPackagesConfig(pkgcataloging.DefaultConfig().WithGolangConfig(golangCfg))
+}
+
+// dropNoticeLicences removes the "licences" syft makes of files that are
+// not licences. Reading licences from the module cache, syft walks each
+// whole module and takes every file whose name looks like a licence: the
+// Apache-2.0 NOTICE files of prometheus and randfill, and Go sources such as
+// kube-openapi's license_test.go. Text it cannot identify becomes
+// "sha256:<hash>" (LicenseRef-<hash> in SPDX), which a licence policy
+// rightly flags as unknown, so every Prometheus module would need a manual
+// review for an attribution notice. An unidentified licence read from any
+// other file (a custom licence) stays, to be reviewed.
+func dropNoticeLicences(s *sbom.SBOM) {
+	c := s.Artifacts.Packages
+	if c == nil {
+		return
+	}
+	for _, p := range c.Sorted() {
+		all := p.Licenses.ToSlice()
+		kept := make([]pkg.License, 0, len(all))
+		for _, l := range all {
+			if !notALicence(l) {
+				kept = append(kept, l)
+			}
+		}
+		if len(kept) == len(all) {
+			continue
+		}
+		// The package keeps its ID (derived from what syft catalogued), so
+		// the relationships that name it stay valid.
+		p.Licenses = pkg.NewLicenseSet(kept...)
+		c.Delete(p.ID())
+		c.Add(p)
+	}
+}
+
+// declareModuleLicence gives the main Go module of every binary in s the
+// licence identified in licenceFile.
+func declareModuleLicence(ctx context.Context, s *sbom.SBOM, licenceFile string) error {
+	if licenceFile == "" || s.Artifacts.Packages == nil {
+		return nil
+	}
+	f, err := os.Open(licenceFile)
+	if err != nil {
+		return fmt.Errorf("reading the main module's licence: %w", err)
+	}
+	defer f.Close()
+	ctx, err = syft.SetContextLicenseScanner(ctx, cataloging.DefaultLicenseConfig())
+	if err != nil {
+		return fmt.Errorf("identifying the main module's licence %s: %w", licenceFile, err)
+	}
+	var declared []pkg.License
+	for _, l := range pkg.NewLicensesFromReadCloserWithContext(ctx, file.NewLocationReadCloser(file.NewLocation(filepath.Base(licenceFile)), f)) {
+		if l.SPDXExpression == "" {
+			continue
+		}
+		declared = append(declared, pkg.NewLicenseFromTypeWithContext(ctx, l.SPDXExpression, license.Declared))
+	}
+	if len(declared) == 0 {
+		return fmt.Errorf("identifying the main module's licence: %s holds no licence syft recognises", licenceFile)
+	}
+	c := s.Artifacts.Packages
+	for _, p := range c.Sorted(pkg.GoModulePkg) {
+		md, ok := p.Metadata.(pkg.GolangBinaryBuildinfoEntry)
+		if !ok || md.MainModule != p.Name || !p.Licenses.Empty() {
+			continue
+		}
+		p.Licenses = pkg.NewLicenseSet(declared...)
+		c.Delete(p.ID())
+		c.Add(p)
+	}
+	return nil
+}
+
+// notALicence reports an unidentified licence read only from NOTICE files
+// or Go sources.
+func notALicence(l pkg.License) bool {
+	if l.SPDXExpression != "" || len(l.URLs) == 0 {
+		return false
+	}
+	for _, u := range l.URLs {
+		base := path.Base(u)
+		if !strings.HasPrefix(strings.ToUpper(base), "NOTICE") && !strings.HasSuffix(base, ".go") {
+			return false
+		}
+	}
+	return true
 }
 
 // GoModCache returns the module cache of the go command that builds in dir.

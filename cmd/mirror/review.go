@@ -55,15 +55,18 @@ SBOMs the lock lists and writes, into --out:
   review.md       the same in Markdown
   components.csv  one row per image and component
   review.json     the whole review for scripts
-  openvex.json    the release policy's unexpired exceptions as OpenVEX
+  openvex.json    the unexpired vulnerability exceptions as OpenVEX
                   (trivy image --vex openvex.json ...)
 
 Licences are normalised to SPDX and judged by --licence-policy: allowed,
 not-allowed, denied, unknown (not valid SPDX) and noassertion (the SBOM
 states none); all but allowed are findings.
 
-The vulnerabilities are the release gate's result (gate.json, written by the
-release pipeline next to the lock) with the release policy's exceptions.
+The vulnerability scan is read from the signed lock: scanner and version,
+database digest and build time, findings by severity, and the exceptions the
+gate applied (with justification and expiry). --gate-report adds each finding
+(gate.json, written by the release pipeline next to the lock) and must agree
+with the lock; --release-policy adds the exceptions it holds beyond those.
 
 A check named by --fail-on that fails exits 3 (refused) after the review is
 written; stderr names the checks. A release that does not verify also exits
@@ -96,7 +99,7 @@ written; stderr names the checks. A release that does not verify also exits
 	fl := c.Flags()
 	fl.StringVar(&f.out, "out", "", "directory to write the review into")
 	fl.StringVar(&f.against, "against", "", "previous release to compare with: an archive, or a lock in a registry (repo:tag)")
-	fl.StringVar(&f.gate, "gate-report", "", "the release gate's result (gate.json); without it the review says no scan is on record")
+	fl.StringVar(&f.gate, "gate-report", "", "the release gate's full result (gate.json), for each finding; the lock's scan record must agree with it")
 	fl.StringVar(&f.againstGate, "against-gate-report", "", "the previous release's gate.json, for new and resolved vulnerabilities")
 	fl.StringVar(&f.releasePolicy, "release-policy", "", "release policy whose exceptions (justification, expiry) the review lists")
 	fl.StringVar(&f.licencePolicy, "licence-policy", "policy/licence-policy.yaml", "licence policy: allow and deny lists of SPDX identifiers")
@@ -165,9 +168,12 @@ func writeReviewSummary(w io.Writer, r *review.Review, dir string) {
 			incomplete++
 		}
 	}
-	gate := "no gate report"
+	gate := "vulnerability gate " + r.Vulnerabilities.Status()
+	if sc := r.Vulnerabilities.Scan; sc != nil && !sc.Skipped {
+		gate += fmt.Sprintf(" (%s %s in the lock)", sc.Scanner, sc.ScannerVersion)
+	}
 	if r.Vulnerabilities.GateReport {
-		gate = fmt.Sprintf("gate %s, %d findings", map[bool]string{true: "passed", false: "FAILED"}[r.Vulnerabilities.Passed], len(r.Vulnerabilities.Findings))
+		gate += fmt.Sprintf(", %d findings in the gate report", len(r.Vulnerabilities.Findings))
 	}
 	fmt.Fprintf(w, "Review of %s (%s) written to %s\n", r.Release.Version, r.Release.Verification, filepath.Join(dir, review.FileHTML))
 	fmt.Fprintf(w, "  %d images, %d components, %d licences, %d licence findings\n", len(r.Images), len(r.Components), len(r.Licences), len(r.LicenceFindings))

@@ -71,7 +71,7 @@ func TestCLIReview(t *testing.T) {
 		written bool
 	}{
 		{"licence findings fail --fail-on licence", []string{"--key", key, "--fail-on", "licence"}, cli.ExitRefused, "licence:", true},
-		{"no gate report fails --fail-on vulnerability", []string{"--key", key, "--fail-on", "minimum-elements,vulnerability"}, cli.ExitRefused, "vulnerability: no release gate report", true},
+		{"no scan on record fails --fail-on vulnerability", []string{"--key", key, "--fail-on", "minimum-elements,vulnerability"}, cli.ExitRefused, "vulnerability: neither the lock nor a gate report records a scan", true},
 		{"unknown check", []string{"--key", key, "--fail-on", "cves"}, cli.ExitUsage, `"cves"`, false},
 		{"missing gate report file", []string{"--key", key, "--gate-report", filepath.Join(dir, "none.json")}, cli.ExitUsage, "gate report", false},
 		{"wrong signer", []string{"--key", wrongKey}, cli.ExitRefused, "signature", false},

@@ -25,6 +25,7 @@ import (
 	"github.com/google/go-containerregistry/pkg/v1/types"
 
 	"github.com/reloader-dev/reloader/internal/image"
+	"github.com/reloader-dev/reloader/internal/rpmdb"
 	"github.com/reloader-dev/reloader/policy"
 	"github.com/reloader-dev/reloader/release/pipeline"
 	"github.com/reloader-dev/reloader/release/sign"
@@ -164,11 +165,18 @@ func StartRegistry() (string, func(), error) {
 // minimal where the real one cannot be pulled (tests, air-gapped laptops):
 // an os-release saying what it is, the nonroot user, CA roots, and the
 // labels a UBI base carries, so the UBI build path is fully exercised.
-func StandInBase(created time.Time) (v1.ImageIndex, error) {
+func StandInBase(ctx context.Context, created time.Time) (v1.ImageIndex, error) {
 	idx := mutate.IndexMediaType(empty.Index, types.OCIImageIndex)
 	for _, p := range pipeline.UBIPlatforms() {
+		// A real RPM database, so syft catalogues the base's packages and
+		// the review shows them with their licences, as for UBI.
+		db, err := rpmdb.SQLite(ctx, standInPackages(p), "")
+		if err != nil {
+			return nil, fmt.Errorf("building the stand-in base: %w", err)
+		}
 		files := append(image.RootFSFiles(),
-			image.File{Path: "/etc/os-release", Mode: 0o644, Data: []byte("NAME=\"UBI stand-in\"\nID=\"reloader-ubi-stand-in\"\nVERSION_ID=\"9\"\nPRETTY_NAME=\"Stand-in for Red Hat Universal Base Image 9 Minimal (test only)\"\n")})
+			image.File{Path: "/etc/os-release", Mode: 0o644, Data: []byte("NAME=\"UBI stand-in\"\nID=\"reloader-ubi-stand-in\"\nVERSION_ID=\"9\"\nPRETTY_NAME=\"Stand-in for Red Hat Universal Base Image 9 Minimal (test only)\"\n")},
+			image.File{Path: rpmdb.Path, Mode: 0o644, Data: db})
 		l, err := image.Layer(files, created)
 		if err != nil {
 			return nil, fmt.Errorf("building the stand-in base: %w", err)
@@ -199,9 +207,25 @@ func StandInBase(created time.Time) (v1.ImageIndex, error) {
 	return idx, nil
 }
 
+// standInPackages are the stand-in base's RPMs for platform p: a few of
+// ubi-minimal's, with made-up releases and the licences as UBI 9 states them.
+func standInPackages(p v1.Platform) []rpmdb.Package {
+	arch := map[string]string{"amd64": "x86_64", "arm64": "aarch64", "ppc64le": "ppc64le", "s390x": "s390x"}[p.Architecture]
+	if arch == "" {
+		arch = p.Architecture
+	}
+	const vendor = "Red Hat, Inc. (stand-in)"
+	return []rpmdb.Package{
+		{Name: "bash", Version: "5.1.8", Release: "9.el9", Arch: arch, License: "GPL-3.0-or-later", Vendor: vendor, SourceRPM: "bash-5.1.8-9.el9.src.rpm", Size: 7738634, Summary: "The GNU Bourne Again shell"},
+		{Name: "ca-certificates", Version: "2024.2.69_v8.0.303", Release: "91.4.el9_4", Arch: "noarch", License: "MIT AND GPL-2.0-or-later", Vendor: vendor, SourceRPM: "ca-certificates-2024.2.69_v8.0.303-91.4.el9_4.src.rpm", Size: 2488087, Summary: "The Mozilla CA root certificate bundle"},
+		{Name: "glibc", Version: "2.34", Release: "125.el9_5.1", Arch: arch, License: "LGPL-2.1-or-later AND GPL-2.0-or-later", Vendor: vendor, SourceRPM: "glibc-2.34-125.el9_5.1.src.rpm", Size: 6391345, Summary: "The GNU libc libraries"},
+		{Name: "tzdata", Version: "2025a", Release: "1.el9", Arch: "noarch", License: "LicenseRef-Fedora-Public-Domain", Vendor: vendor, SourceRPM: "tzdata-2025a-1.el9.src.rpm", Size: 1813284, Summary: "Timezone data"},
+	}
+}
+
 // PushStandInBase pushes StandInBase to repo and returns repo@digest.
 func PushStandInBase(ctx context.Context, repo string, created time.Time, opts ...remote.Option) (string, error) {
-	idx, err := StandInBase(created)
+	idx, err := StandInBase(ctx, created)
 	if err != nil {
 		return "", err
 	}

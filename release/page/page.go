@@ -12,9 +12,11 @@ import (
 	"sort"
 	"strings"
 	texttemplate "text/template"
+	"time"
 
 	"github.com/reloader-dev/reloader/release"
 	"github.com/reloader-dev/reloader/release/provenance"
+	"github.com/reloader-dev/reloader/release/support"
 )
 
 // Options configures the page.
@@ -26,6 +28,38 @@ type Options struct {
 	LockRef string
 	// Provenance summarises each image's and index's provenance, by digest.
 	Provenance map[string]provenance.Summary
+	// Support is the support table (release/support.yaml); nil leaves the
+	// support section out.
+	Support *support.Table
+	// Advisories are the project's security advisories
+	// (release/advisories); each is published as advisories/<ID>.json
+	// next to the page.
+	Advisories []*support.Advisory
+	// ReviewURL links the procurement review published with the page;
+	// empty when there is none.
+	ReviewURL string
+}
+
+// AdvisoryDir is the directory, next to the page, of the OSV files.
+const AdvisoryDir = "advisories"
+
+// SupportRow is one release series of the support table.
+type SupportRow struct {
+	Series, Released, EndOfSupport string
+	// Supported is the series' status when the release was made.
+	Supported bool
+	// ThisRelease marks the series of the release the page describes.
+	ThisRelease bool
+	// Advisories affecting some version of the series.
+	Advisories []Link
+}
+
+// AdvisoryRow is one security advisory.
+type AdvisoryRow struct {
+	ID, Summary, URL, Published string
+	Aliases                     []string
+	// AffectsThisRelease: the version the page describes is affected.
+	AffectsThisRelease bool
 }
 
 // SBOMFileName is the file name of an SBOM document on the versions page
@@ -59,8 +93,11 @@ type View struct {
 	// Scan says how the images were scanned, or that they were not.
 	Scan string
 	// Unscanned marks a release nobody scanned, prominently.
-	Unscanned bool
-	Rows      []Row
+	Unscanned  bool
+	Rows       []Row
+	Support    []SupportRow
+	Advisories []AdvisoryRow
+	ReviewURL  string
 }
 
 // scanLine describes the lock's scan record for people.
@@ -131,6 +168,27 @@ func Build(l *release.Lock, opts Options) View {
 		}
 		v.Rows = append(v.Rows, row)
 	}
+	v.ReviewURL = opts.ReviewURL
+	asOf := l.Created
+	if opts.Support != nil {
+		for _, sr := range opts.Support.Series {
+			row := SupportRow{Series: sr.Series, Released: sr.Released.Format(time.DateOnly), EndOfSupport: sr.EndOfSupport.Format(time.DateOnly),
+				Supported: sr.Supported(asOf), ThisRelease: sr.Contains(l.Version)}
+			for _, a := range opts.Advisories {
+				if a.AffectsSeries(sr) {
+					row.Advisories = append(row.Advisories, Link{Name: a.ID, URL: AdvisoryDir + "/" + a.ID + ".json"})
+				}
+			}
+			v.Support = append(v.Support, row)
+		}
+	}
+	for _, a := range opts.Advisories {
+		row := AdvisoryRow{ID: a.ID, Summary: a.Summary, URL: AdvisoryDir + "/" + a.ID + ".json", Aliases: a.Aliases, AffectsThisRelease: a.Affects(l.Version)}
+		if a.Published != nil {
+			row.Published = a.Published.UTC().Format(time.DateOnly)
+		}
+		v.Advisories = append(v.Advisories, row)
+	}
 	order := map[string]int{string(release.KindImageIndex): 0, string(release.KindImage): 1, string(release.KindChart): 2}
 	sort.SliceStable(v.Rows, func(i, j int) bool {
 		a, b := v.Rows[i], v.Rows[j]
@@ -177,7 +235,20 @@ Signer: {{.Signer}}
 Each image and index carries signed SLSA v1 build provenance; reloader-mirror checks it before copying.
 
 {{range .Rows}}{{if .Provenance}}- {{.Name}} {{.Platform}}{{if eq .Kind "image-index"}} (index){{end}}: {{.Provenance}}: ` + "`{{.VerifyProvenance}}`" + `
-{{end}}{{end}}`
+{{end}}{{end}}{{if .ReviewURL}}
+Procurement review (components, licences, vulnerabilities, NTIA minimum elements): [{{.ReviewURL}}]({{.ReviewURL}})
+{{end}}{{if .Support}}
+## Supported versions
+
+| Series | Released | End of support | Status | Advisories |
+|---|---|---|---|---|
+{{range .Support}}| {{.Series}}{{if .ThisRelease}} (this release){{end}} | {{.Released}} | {{.EndOfSupport}} | {{if .Supported}}supported{{else}}END OF SUPPORT{{end}} | {{range $i, $a := .Advisories}}{{if $i}}, {{end}}[{{$a.Name}}]({{$a.URL}}){{else}}none{{end}} |
+{{end}}{{end}}
+## Security advisories
+
+{{range .Advisories}}- [{{.ID}}]({{.URL}}){{range .Aliases}} ({{.}}){{end}}{{if .Published}}, {{.Published}}{{end}}: {{.Summary}}{{if .AffectsThisRelease}} **Affects this release.**{{end}}
+{{else}}No security advisory has been published.
+{{end}}`
 
 const htmlPage = `<!DOCTYPE html>
 <html lang="en"><head><meta charset="utf-8"><title>Reloader {{.Version}}</title>
@@ -191,6 +262,15 @@ const htmlPage = `<!DOCTYPE html>
 <table><tr><th>Kind</th><th>Name</th><th>Platform</th><th>Digest and verification</th><th>SBOMs</th></tr>
 {{range .Rows}}<tr><td>{{.Kind}}</td><td>{{.Name}}</td><td>{{.Platform}}</td><td><code>{{.Ref}}</code><br><code>{{.Verify}}</code>{{if .Provenance}}<br>{{.Provenance}}<br><code>{{.VerifyProvenance}}</code>{{end}}</td><td>{{range .SBOMs}}<a href="{{.URL}}">{{.Name}}</a><br>{{end}}</td></tr>
 {{end}}</table>
+{{if .ReviewURL}}<p>Procurement review (components, licences, vulnerabilities, NTIA minimum elements): <a href="{{.ReviewURL}}">{{.ReviewURL}}</a></p>{{end}}
+{{if .Support}}<h2>Supported versions</h2>
+<table id="support"><tr><th>Series</th><th>Released</th><th>End of support</th><th>Status</th><th>Advisories</th></tr>
+{{range .Support}}<tr><td>{{.Series}}{{if .ThisRelease}} (this release){{end}}</td><td>{{.Released}}</td><td>{{.EndOfSupport}}</td><td{{if not .Supported}} style="color:#b00"{{end}}>{{if .Supported}}supported{{else}}end of support{{end}}</td><td>{{range .Advisories}}<a href="{{.URL}}">{{.Name}}</a><br>{{else}}none{{end}}</td></tr>
+{{end}}</table>{{end}}
+<h2>Security advisories</h2>
+{{if .Advisories}}<table id="advisories"><tr><th>ID</th><th>Published</th><th>Summary</th><th>This release</th></tr>
+{{range .Advisories}}<tr><td><a href="{{.URL}}">{{.ID}}</a>{{range .Aliases}}<br>{{.}}{{end}}</td><td>{{.Published}}</td><td>{{.Summary}}</td><td{{if .AffectsThisRelease}} style="color:#b00;font-weight:bold"{{end}}>{{if .AffectsThisRelease}}affected{{else}}not affected{{end}}</td></tr>
+{{end}}</table>{{else}}<p>No security advisory has been published.</p>{{end}}
 </body></html>
 `
 
@@ -206,14 +286,20 @@ func Render(v View) (md, html []byte, err error) {
 	return mb.Bytes(), hb.Bytes(), nil
 }
 
-// Write renders the page into dir as versions.md and index.html.
+// Write renders the page into dir as versions.md and index.html, with
+// every advisory as advisories/<ID>.json, byte for byte as in the repository.
 func Write(dir string, l *release.Lock, opts Options) error {
 	md, html, err := Render(Build(l, opts))
 	if err != nil {
 		return err
 	}
-	if err := os.MkdirAll(dir, 0o755); err != nil {
+	if err := os.MkdirAll(filepath.Join(dir, AdvisoryDir), 0o755); err != nil {
 		return fmt.Errorf("writing the versions page: %w", err)
+	}
+	for _, a := range opts.Advisories {
+		if err := os.WriteFile(filepath.Join(dir, AdvisoryDir, a.ID+".json"), a.Raw, 0o644); err != nil {
+			return fmt.Errorf("writing the versions page: advisory %s: %w", a.ID, err)
+		}
 	}
 	if err := os.WriteFile(filepath.Join(dir, "versions.md"), md, 0o644); err != nil {
 		return fmt.Errorf("writing the versions page: %w", err)

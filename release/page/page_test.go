@@ -1,12 +1,16 @@
 package page
 
 import (
+	"bytes"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/reloader-dev/reloader/release"
 	"github.com/reloader-dev/reloader/release/provenance"
+	"github.com/reloader-dev/reloader/release/support"
 )
 
 func TestPageShowsDigestsVerifyCommandsAndSBOMLinks(t *testing.T) {
@@ -92,5 +96,74 @@ func TestPageShowsEachImagesProvenanceAndHowToVerifyIt(t *testing.T) {
 		if !strings.Contains(string(md), want) || !strings.Contains(string(html), want) {
 			t.Errorf("the page lacks %q:\n%s", want, md)
 		}
+	}
+}
+
+func TestPageShowsSupportedVersionsAndPublishesTheAdvisoriesAffectingThem(t *testing.T) {
+	d := func(c string) string { return "sha256:" + strings.Repeat(c, 64) }
+	l := &release.Lock{Schema: release.LockSchema, Version: "v1.0.1", Source: "https://github.com/reloader-dev/reloader",
+		Commit: strings.Repeat("ab", 20), Created: time.Date(2026, 12, 1, 12, 0, 0, 0, time.UTC),
+		Signer:    release.Signer{PublicKey: "PEM"},
+		Artifacts: []release.Artifact{{Kind: release.KindImageIndex, Name: "reloader", Repository: "r/reloader", Digest: d("1"), Size: 1, MediaType: "x"}}}
+	tab, err := support.ParseTable([]byte(`apiVersion: reloader.dev/support/v1
+series:
+  - {series: v0.9, released: "2026-01-01", endOfSupport: "2026-11-01"}
+  - {series: v1.0, released: "2026-11-01", endOfSupport: "2027-11-01"}
+  - {series: v1.1, released: "2026-11-20", endOfSupport: "2028-05-01"}
+`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	advisories, err := support.ReadAdvisories("../support/testdata/advisories")
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir := t.TempDir()
+	if err := Write(dir, l, Options{Support: tab, Advisories: advisories, ReviewURL: "review/index.html"}); err != nil {
+		t.Fatal(err)
+	}
+	md, _ := os.ReadFile(filepath.Join(dir, "versions.md"))
+	html, _ := os.ReadFile(filepath.Join(dir, "index.html"))
+	const osv = "advisories/RELOADER-2026-0001.json"
+	for _, want := range []string{
+		"| v1.1 | 2026-11-20 | 2028-05-01 | supported | none |",
+		"| v1.0 (this release) | 2026-11-01 | 2027-11-01 | supported | [RELOADER-2026-0001](" + osv + ") |",
+		"| v0.9 | 2026-01-01 | 2026-11-01 | END OF SUPPORT | [RELOADER-2026-0001](" + osv + ") |",
+		"[RELOADER-2026-0001](" + osv + ") (GHSA-xxxx-xxxx-xxxx), 2026-11-20: Example: a Secret's hash", "**Affects this release.**",
+		"[review/index.html](review/index.html)",
+	} {
+		if !strings.Contains(string(md), want) {
+			t.Errorf("versions.md lacks %q:\n%s", want, md)
+		}
+	}
+	for _, want := range []string{`<table id="support">`, `href="` + osv + `"`, "affected", `href="review/index.html"`} {
+		if !strings.Contains(string(html), want) {
+			t.Errorf("index.html lacks %q", want)
+		}
+	}
+	published, err := os.ReadFile(filepath.Join(dir, osv))
+	if err != nil {
+		t.Fatal(err)
+	}
+	orig, _ := os.ReadFile("../support/testdata/advisories/RELOADER-2026-0001.json")
+	if !bytes.Equal(published, orig) {
+		t.Error("the published OSV file differs from the repository's")
+	}
+	if _, err := support.ParseAdvisory(published); err != nil {
+		t.Errorf("the published OSV file does not parse: %v", err)
+	}
+
+	// v1.0.2 carries the fix: the advisory is listed, not against this release.
+	l.Version = "v1.0.2"
+	md2, _, err := Render(Build(l, Options{Support: tab, Advisories: advisories}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if strings.Contains(string(md2), "Affects this release") {
+		t.Error("v1.0.2 is fixed but the page says the advisory affects it")
+	}
+	_, noneHTML, _ := Render(Build(l, Options{}))
+	if !strings.Contains(string(noneHTML), "No security advisory has been published.") {
+		t.Error("a page without advisories must say none has been published")
 	}
 }

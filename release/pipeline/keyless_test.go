@@ -105,6 +105,7 @@ func TestKeylessReleaseVerifiesAgainstTheWorkflowIdentity(t *testing.T) {
 			t.Errorf("%s provenance does not name the workflow as builder (%v)", f, err)
 		}
 	}
+	checkPublishedPage(t, filepath.Dir(res.LockPath))
 
 	lockBytes, err := os.ReadFile(res.LockPath)
 	if err != nil {

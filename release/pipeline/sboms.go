@@ -23,7 +23,8 @@ func (r *run) generateSBOMs(ctx context.Context) error {
 	}
 	for _, bi := range r.images {
 		docs, err := sbom.Generate(ctx, bi.img, sbom.Options{Name: bi.name, Version: r.opts.Version, Created: r.opts.Created,
-			Namespace: r.opts.Source + "/sbom", WorkDir: r.opts.OutDir, GoModCache: modCache})
+			Namespace: r.opts.Source + "/sbom", WorkDir: r.opts.OutDir, GoModCache: modCache,
+			ModuleLicenceFile: filepath.Join(r.opts.ModuleDir, "LICENSE")})
 		if err != nil {
 			return err
 		}

@@ -1,0 +1,55 @@
+package pipeline_test
+
+import (
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/reloader-dev/reloader/review"
+)
+
+// checkPublishedPage holds the versions page and the review published next
+// to it to what a procurement reviewer needs from a release of the real
+// controller: its dependencies with their licences, the UBI base's RPMs,
+// the support table and the scan status.
+func checkPublishedPage(t *testing.T, outDir string) {
+	t.Helper()
+	html, err := os.ReadFile(filepath.Join(outDir, "page", "index.html"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{`<table id="support">`, "Security advisories", `href="review/index.html"`} {
+		if !strings.Contains(string(html), want) {
+			t.Errorf("the versions page lacks %q", want)
+		}
+	}
+	data, err := os.ReadFile(filepath.Join(outDir, "page", "review", review.FileJSON))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var r review.Review
+	if err := json.Unmarshal(data, &r); err != nil {
+		t.Fatal(err)
+	}
+	licences := map[string]string{}
+	rpms := map[string]string{}
+	for _, c := range r.Components {
+		licences[c.Name] = c.Licence
+		if strings.HasPrefix(c.Source, "RPM") && c.Variant == "ubi" {
+			rpms[c.Name] = c.Licence
+		}
+	}
+	for _, name := range []string{"k8s.io/client-go", "github.com/prometheus/client_golang", "github.com/spf13/cobra", "github.com/reloader-dev/reloader"} {
+		if !strings.Contains(licences[name], "Apache-2.0") {
+			t.Errorf("the review gives %s licence %q, want Apache-2.0 in it", name, licences[name])
+		}
+	}
+	if rpms["bash"] != "GPL-3.0-or-later" || len(rpms) < 4 {
+		t.Errorf("the UBI variant's RPMs in the review: %v, want bash (GPL-3.0-or-later) and the base's other packages", rpms)
+	}
+	if r.Vulnerabilities.Status() != "scan skipped" {
+		t.Errorf("a --no-scan release's review says %q", r.Vulnerabilities.Status())
+	}
+}

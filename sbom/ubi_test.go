@@ -1,0 +1,80 @@
+package sbom_test
+
+import (
+	"context"
+	"encoding/json"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/reloader-dev/reloader/release/local"
+	"github.com/reloader-dev/reloader/sbom"
+)
+
+// The UBI variant's base is catalogued from its RPM database: the stand-in
+// base carries a real one, so this path runs without Red Hat's image.
+func TestRPMPackagesOfTheUBIBaseAreCataloguedWithTheirLicences(t *testing.T) {
+	if testing.Short() {
+		t.Skip("runs syft")
+	}
+	ctx := context.Background()
+	idx, err := local.StandInBase(ctx, time.Date(2026, 11, 30, 12, 0, 0, 0, time.UTC))
+	if err != nil {
+		t.Fatal(err)
+	}
+	im, err := idx.IndexManifest()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, m := range im.Manifests {
+		if m.Platform == nil || m.Platform.Architecture != "amd64" {
+			continue
+		}
+		base, err := idx.Image(m.Digest)
+		if err != nil {
+			t.Fatal(err)
+		}
+		docs, err := sbom.Generate(ctx, base, sbom.Options{Name: "ubi-stand-in", Version: "v1.2.3", Created: time.Date(2026, 11, 30, 12, 0, 0, 0, time.UTC),
+			Namespace: "https://example.com/sbom", WorkDir: t.TempDir()})
+		if err != nil {
+			t.Fatal(err)
+		}
+		var spdx struct {
+			Packages []struct {
+				Name            string `json:"name"`
+				VersionInfo     string `json:"versionInfo"`
+				LicenseDeclared string `json:"licenseDeclared"`
+				ExternalRefs    []struct {
+					Locator string `json:"referenceLocator"`
+				} `json:"externalRefs"`
+			} `json:"packages"`
+		}
+		if err := json.Unmarshal(docs[0].Data, &spdx); err != nil {
+			t.Fatal(err)
+		}
+		got := map[string]string{}
+		purls := map[string]string{}
+		for _, p := range spdx.Packages {
+			got[p.Name] = p.VersionInfo + " " + p.LicenseDeclared
+			for _, r := range p.ExternalRefs {
+				if strings.HasPrefix(r.Locator, "pkg:") {
+					purls[p.Name] = r.Locator
+				}
+			}
+		}
+		for name, want := range map[string]string{
+			"bash":   "5.1.8-9.el9 GPL-3.0-or-later",
+			"glibc":  "2.34-125.el9_5.1 (LGPL-2.1-or-later AND GPL-2.0-or-later)",
+			"tzdata": "2025a-1.el9 LicenseRef-Fedora-Public-Domain",
+		} {
+			if got[name] != want {
+				t.Errorf("%s: %q, want %q (packages %v)", name, got[name], want, got)
+			}
+		}
+		if !strings.HasPrefix(purls["bash"], "pkg:rpm/") || !strings.Contains(purls["bash"], "arch=x86_64") {
+			t.Errorf("bash PURL %q, want an RPM PURL for x86_64", purls["bash"])
+		}
+		return
+	}
+	t.Fatal("the stand-in base has no linux/amd64 image")
+}
