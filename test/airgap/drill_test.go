@@ -342,7 +342,7 @@ func (d *drill) registryAHoldsNothing() error {
 // standInBaseDigests are the blob digests of the stand-in UBI base
 // `reloader-release local` builds for the release time created.
 func standInBaseDigests(created time.Time) (map[string]bool, error) {
-	idx, err := local.StandInBase(created)
+	idx, err := local.StandInBase(context.Background(), created)
 	if err != nil {
 		return nil, err
 	}
