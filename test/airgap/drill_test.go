@@ -60,6 +60,7 @@ type drill struct {
 	lock               *release.Lock
 	archive            string
 	valuesFile         string
+	policyDir          string
 }
 
 // The air-gap drill, as a user runs it, on the real pipeline's real output
@@ -102,6 +103,7 @@ func TestAirGapDrill(t *testing.T) {
 	must("(e) import into registry B (distribution, token auth)", d.importB)
 	must("(e) import into registry C (referrers API)", d.importC)
 	must("(e) values for registry B", d.values)
+	must("(e) admission policy for registry B, enforced before the install", d.enforce)
 	must("(e) helm install from B by digest, controller rolls a Deployment", d.install)
 	must("(f) tampered archives are refused with exit 3", d.tamper)
 	must("(f) forged keyless archive is refused with exit 3", d.forgedKeyless)

@@ -557,7 +557,7 @@ func (d *drill) forgedKeyless() error {
 	}
 	var logb bytes.Buffer
 	_, err = pipeline.Run(d.ctx, pipeline.Options{
-		Version: version, Commit: strings.Repeat("cd", 20), Source: "https://github.com/reloader-dev/reloader",
+		Version: version, Commit: strings.Repeat("cd", 20), Source: "https://github.com/reloader-dev/reloader", BuilderID: workflowIdentity,
 		Created: created, Now: created, ModuleDir: d.root, MainPackage: "./cmd/reloader",
 		Platforms: []v1.Platform{{OS: "linux", Architecture: "amd64"}}, NoScan: true,
 		Registry: d.regA.Host + "/forged", StandardName: "reloader", UBIName: "reloader-ubi", UBIBase: base,
