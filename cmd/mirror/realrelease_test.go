@@ -12,6 +12,7 @@ import (
 
 	"github.com/reloader-dev/reloader/internal/cli"
 	"github.com/reloader-dev/reloader/release/local"
+	"github.com/reloader-dev/reloader/release/releasetest"
 )
 
 // values works on what the real pipeline publishes: the repository's own
@@ -39,17 +40,17 @@ func TestValuesOnARealLocalRelease(t *testing.T) {
 	// A stand-in main package keeps the five cross builds quick; the
 	// charts are the repository's.
 	res, err := local.Run(ctx, local.Options{
-		ModuleDir: "../..", MainPackage: "./release/local/testdata/standin", OutDir: filepath.Join(dir, "out"),
+		ModuleDir: "../..", MainPackage: releasetest.SmallApp, OutDir: filepath.Join(dir, "out"),
 		Registry: src.Host, UBIBase: ubiBase, Version: "v1.2.3", Commit: strings.Repeat("ab", 20), Created: created,
 		ChartDirs:   []string{"../../charts/reloader", "../../charts/reloader-ubi", "../../charts/reloader-lib"},
-		LicenseFile: license, Log: &logb,
+		LicenseFile: license, Log: &logb, NoScan: true,
 	})
 	if err != nil {
 		t.Fatalf("local release: %v\n%s", err, logb.String())
 	}
 	dst := startRegistry(t)
 	target := dst.Host + "/platform/reloader"
-	trust := []string{"--lock", res.LockPath, "--lock-bundle", res.BundlePath, "--key", res.PublicKey, "--target", target}
+	trust := []string{"--allow-unscanned", "--lock", res.LockPath, "--lock-bundle", res.BundlePath, "--key", res.PublicKey, "--target", target}
 	if code, _, errs := runCLI(t, append([]string{"copy"}, trust...)...); code != cli.ExitOK {
 		t.Fatalf("copy: exit %d: %s", code, errs)
 	}
