@@ -77,6 +77,11 @@ func NewKeySigner(dir string) (Signer, error) {
 // PublicKeyPEM is the signer's public key (key-based only).
 func (s Signer) PublicKeyPEM() []byte { return s.pub }
 
+// PublicKey is the signer's public key (key-based only).
+func (s Signer) PublicKey() (crypto.PublicKey, error) {
+	return cryptoutils.UnmarshalPEMToPublicKey(s.pub)
+}
+
 // TrustedRootJSON is the trusted_root.json of the signer's VirtualSigstore.
 func (s Signer) TrustedRootJSON() ([]byte, error) {
 	tr, err := root.NewTrustedRoot(root.TrustedRootMediaType01, s.Sigstore.FulcioCertificateAuthorities(),
