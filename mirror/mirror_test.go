@@ -5,6 +5,8 @@ import (
 	"encoding/json"
 	"net/http"
 	"net/http/httptest"
+	"os"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -55,13 +57,73 @@ type fixture struct {
 	policy trust.Policy
 }
 
+// shared is the release most tests mirror. Publishing runs the release
+// pipeline (build, SBOMs, signing), so it is made once per test binary, on
+// first use, into a source registry TestMain stops; each test gets its own
+// copy of the release and a disarmed tamperer. Tests only read the source.
+var shared struct {
+	once sync.Once
+	f    fixture
+	err  error
+	stop func()
+}
+
+func TestMain(m *testing.M) {
+	code := m.Run()
+	if shared.stop != nil {
+		shared.stop()
+	}
+	os.Exit(code)
+}
+
+// publish returns a key-signed pipeline release; mutate, if given, changes
+// the options and publishes a release of the test's own.
 func publish(t *testing.T, mutate func(*releasetest.Options)) fixture {
 	t.Helper()
-	tp := &tamperer{}
-	src := startInProcess(t, tp.wrap)
-	s, err := releasetest.NewKeySigner(t.TempDir())
+	if mutate != nil {
+		tp := &tamperer{}
+		f, err := publishTo(t.TempDir(), startInProcess(t, tp.wrap), tp, mutate)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return f
+	}
+	shared.once.Do(func() {
+		dir, err := os.MkdirTemp("", "mirror-test-")
+		if err != nil {
+			shared.err = err
+			return
+		}
+		tp := &tamperer{}
+		src, err := testregistry.StartInProcess(testregistry.InProcessOptions{Wrap: tp.wrap})
+		if err != nil {
+			shared.err = err
+			return
+		}
+		shared.stop = func() {
+			remote.DefaultTransport.(*http.Transport).CloseIdleConnections()
+			_ = src.Stop()
+			_ = os.RemoveAll(dir)
+		}
+		shared.f, shared.err = publishTo(dir, src, tp, nil)
+	})
+	if shared.err != nil {
+		t.Fatal(shared.err)
+	}
+	f := shared.f
+	f.tamper.arm("")
+	rel := *f.rel
+	l := *rel.Lock
+	l.Artifacts = slices.Clone(l.Artifacts)
+	rel.Lock = &l
+	f.rel = &rel
+	return f
+}
+
+func publishTo(keyDir string, src *testregistry.Registry, tp *tamperer, mutate func(*releasetest.Options)) (fixture, error) {
+	s, err := releasetest.NewKeySigner(keyDir)
 	if err != nil {
-		t.Fatal(err)
+		return fixture{}, err
 	}
 	opts := releasetest.Options{Registry: src.Host, Signer: s, Seed: 1}
 	if mutate != nil {
@@ -69,13 +131,13 @@ func publish(t *testing.T, mutate func(*releasetest.Options)) fixture {
 	}
 	rel, err := releasetest.Publish(context.Background(), opts)
 	if err != nil {
-		t.Fatal(err)
+		return fixture{}, err
 	}
 	pub, err := s.PublicKey()
 	if err != nil {
-		t.Fatal(err)
+		return fixture{}, err
 	}
-	return fixture{src: src, tamper: tp, rel: rel, signer: s, policy: trust.Policy{PublicKey: pub}}
+	return fixture{src: src, tamper: tp, rel: rel, signer: s, policy: trust.Policy{PublicKey: pub}}, nil
 }
 
 func (f fixture) options(t *testing.T, target string) mirror.Options {
