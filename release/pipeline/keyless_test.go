@@ -3,8 +3,6 @@ package pipeline_test
 import (
 	"bytes"
 	"context"
-	"crypto"
-	"crypto/ecdsa"
 	"errors"
 	"os"
 	"strings"
@@ -14,14 +12,12 @@ import (
 	v1 "github.com/google/go-containerregistry/pkg/v1"
 	"github.com/google/go-containerregistry/pkg/v1/remote"
 	"github.com/sigstore/sigstore-go/pkg/root"
-	sigsign "github.com/sigstore/sigstore-go/pkg/sign"
 	"github.com/sigstore/sigstore-go/pkg/testing/ca"
-	"github.com/sigstore/sigstore/pkg/cryptoutils"
-	"github.com/sigstore/sigstore/pkg/signature"
 
 	"github.com/reloader-dev/reloader/release"
 	"github.com/reloader-dev/reloader/release/local"
 	"github.com/reloader-dev/reloader/release/pipeline"
+	"github.com/reloader-dev/reloader/release/releasetest"
 	"github.com/reloader-dev/reloader/release/sign"
 	"github.com/reloader-dev/reloader/release/trust"
 	"github.com/reloader-dev/reloader/release/verify"
@@ -33,39 +29,9 @@ const (
 	githubIssuer     = "https://token.actions.githubusercontent.com"
 )
 
-// fixedCert hands sigstore-go the certificate the virtual Fulcio issued.
-type fixedCert []byte
-
-func (c fixedCert) GetCertificate(context.Context, sigsign.Keypair, *sigsign.CertificateProviderOptions) ([]byte, error) {
-	return c, nil
-}
-
-// virtualTSA timestamps signatures with the VirtualSigstore's TSA, which is
-// what anchors the short-lived certificate offline.
-type virtualTSA struct{ vs *ca.VirtualSigstore }
-
-func (v virtualTSA) Timestamp(_ context.Context, sig []byte) ([]byte, error) {
-	return v.vs.TimestampResponse(sig)
-}
-
 func keylessSigner(t *testing.T, vs *ca.VirtualSigstore, identity string) *sign.Signer {
 	t.Helper()
-	leaf, priv, err := vs.GenerateLeafCert(identity, githubIssuer)
-	if err != nil {
-		t.Fatal(err)
-	}
-	sv, err := signature.LoadECDSASignerVerifier(priv.(*ecdsa.PrivateKey), crypto.SHA256)
-	if err != nil {
-		t.Fatal(err)
-	}
-	certPEM, err := cryptoutils.MarshalCertificateToPEM(leaf)
-	if err != nil {
-		t.Fatal(err)
-	}
-	s, err := sign.Keyless(sign.KeylessOptions{SignerVerifier: sv, Cert: certPEM,
-		Identity:    release.Signer{Identity: identity, Issuer: githubIssuer},
-		Bundle:      sigsign.BundleOptions{CertificateProvider: fixedCert(leaf.Raw)},
-		Timestamper: virtualTSA{vs}})
+	s, err := releasetest.Signer{Sigstore: vs, Identity: identity, Issuer: githubIssuer}.New(context.Background())
 	if err != nil {
 		t.Fatal(err)
 	}
