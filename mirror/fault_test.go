@@ -9,7 +9,6 @@ import (
 	"testing"
 
 	"github.com/reloader-dev/reloader/mirror"
-	"github.com/reloader-dev/reloader/mirror/testrelease"
 	"github.com/reloader-dev/reloader/release"
 )
 
@@ -62,7 +61,7 @@ func (f *faults) set(fn func(*faults)) int {
 }
 
 func TestCopyRetriesServerErrorsAndResets(t *testing.T) {
-	f := publish(t, func(o *testrelease.Options) { o.LayerBytes = 64 << 10 })
+	f := publish(t, nil)
 	fl := &faults{}
 	dst := startInProcess(t, fl.wrap)
 	fl.set(func(fl *faults) { fl.unavailable = 3 })
@@ -76,7 +75,7 @@ func TestCopyRetriesServerErrorsAndResets(t *testing.T) {
 }
 
 func TestInterruptedCopyFailsClearlyAndReRunSendsOnlyWhatIsMissing(t *testing.T) {
-	f := publish(t, func(o *testrelease.Options) { o.LayerBytes = 64 << 10 })
+	f := publish(t, nil)
 	fl := &faults{}
 	dst := startInProcess(t, fl.wrap)
 	target := dst.Host + "/mirror"

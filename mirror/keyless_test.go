@@ -13,7 +13,7 @@ import (
 	"github.com/sigstore/sigstore-go/pkg/testing/ca"
 
 	"github.com/reloader-dev/reloader/mirror"
-	"github.com/reloader-dev/reloader/mirror/testrelease"
+	"github.com/reloader-dev/reloader/release/releasetest"
 	"github.com/reloader-dev/reloader/release/trust"
 )
 
@@ -30,9 +30,9 @@ func publishKeyless(t *testing.T) (fixture, string) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	s := testrelease.Signer{Sigstore: vs, Identity: workflowIdentity, Issuer: githubIssuer}
+	s := releasetest.Signer{Sigstore: vs, Identity: workflowIdentity, Issuer: githubIssuer}
 	src := startInProcess(t, nil)
-	rel, err := testrelease.Publish(context.Background(), testrelease.Options{Registry: src.Host, Signer: s, Seed: 2})
+	rel, err := releasetest.Publish(context.Background(), releasetest.Options{Registry: src.Host, Signer: s, Seed: 2})
 	if err != nil {
 		t.Fatal(err)
 	}

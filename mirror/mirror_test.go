@@ -5,6 +5,8 @@ import (
 	"encoding/json"
 	"net/http"
 	"net/http/httptest"
+	"os"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -14,8 +16,8 @@ import (
 
 	"github.com/reloader-dev/reloader/mirror"
 	"github.com/reloader-dev/reloader/mirror/registry"
-	"github.com/reloader-dev/reloader/mirror/testrelease"
 	"github.com/reloader-dev/reloader/release"
+	"github.com/reloader-dev/reloader/release/releasetest"
 	"github.com/reloader-dev/reloader/release/trust"
 	testregistry "github.com/reloader-dev/reloader/test/registry"
 )
@@ -50,28 +52,92 @@ func newClient(t *testing.T) *registry.Client {
 type fixture struct {
 	src    *testregistry.Registry
 	tamper *tamperer
-	rel    *testrelease.Release
-	signer testrelease.Signer
+	rel    *releasetest.Release
+	signer releasetest.Signer
 	policy trust.Policy
 }
 
-func publish(t *testing.T, mutate func(*testrelease.Options)) fixture {
-	t.Helper()
-	tp := &tamperer{}
-	src := startInProcess(t, tp.wrap)
-	s, err := testrelease.NewKeySigner()
-	if err != nil {
-		t.Fatal(err)
+// shared is the release most tests mirror. Publishing runs the release
+// pipeline (build, SBOMs, signing), so it is made once per test binary, on
+// first use, into a source registry TestMain stops; each test gets its own
+// copy of the release and a disarmed tamperer. Tests only read the source.
+var shared struct {
+	once sync.Once
+	f    fixture
+	err  error
+	stop func()
+}
+
+func TestMain(m *testing.M) {
+	code := m.Run()
+	if shared.stop != nil {
+		shared.stop()
 	}
-	opts := testrelease.Options{Registry: src.Host, Signer: s, Seed: 1}
+	os.Exit(code)
+}
+
+// publish returns a key-signed pipeline release; mutate, if given, changes
+// the options and publishes a release of the test's own.
+func publish(t *testing.T, mutate func(*releasetest.Options)) fixture {
+	t.Helper()
+	if mutate != nil {
+		tp := &tamperer{}
+		f, err := publishTo(t.TempDir(), startInProcess(t, tp.wrap), tp, mutate)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return f
+	}
+	shared.once.Do(func() {
+		dir, err := os.MkdirTemp("", "mirror-test-")
+		if err != nil {
+			shared.err = err
+			return
+		}
+		tp := &tamperer{}
+		src, err := testregistry.StartInProcess(testregistry.InProcessOptions{Wrap: tp.wrap})
+		if err != nil {
+			shared.err = err
+			return
+		}
+		shared.stop = func() {
+			remote.DefaultTransport.(*http.Transport).CloseIdleConnections()
+			_ = src.Stop()
+			_ = os.RemoveAll(dir)
+		}
+		shared.f, shared.err = publishTo(dir, src, tp, nil)
+	})
+	if shared.err != nil {
+		t.Fatal(shared.err)
+	}
+	f := shared.f
+	f.tamper.arm("")
+	rel := *f.rel
+	l := *rel.Lock
+	l.Artifacts = slices.Clone(l.Artifacts)
+	rel.Lock = &l
+	f.rel = &rel
+	return f
+}
+
+func publishTo(keyDir string, src *testregistry.Registry, tp *tamperer, mutate func(*releasetest.Options)) (fixture, error) {
+	s, err := releasetest.NewKeySigner(keyDir)
+	if err != nil {
+		return fixture{}, err
+	}
+	opts := releasetest.Options{Registry: src.Host, Signer: s, Seed: 1}
 	if mutate != nil {
 		mutate(&opts)
 	}
-	rel, err := testrelease.Publish(context.Background(), opts)
+	rel, err := releasetest.Publish(context.Background(), opts)
 	if err != nil {
-		t.Fatal(err)
+		return fixture{}, err
 	}
-	return fixture{src: src, tamper: tp, rel: rel, signer: s, policy: trust.Policy{PublicKey: s.Key.Public()}}
+	pub, err := s.PublicKey()
+	if err != nil {
+		return fixture{}, err
+	}
+	return fixture{src: src, tamper: tp, rel: rel, signer: s, policy: trust.Policy{PublicKey: pub}}, nil
 }
 
 func (f fixture) options(t *testing.T, target string) mirror.Options {
@@ -164,10 +230,17 @@ func TestCopyToDistributionWritesTagFallbackKeepingArtifactType(t *testing.T) {
 	if rc.Stats.FallbackIndexes == 0 {
 		t.Fatal("no referrers fallback index written to a registry without the referrers API")
 	}
-	// The bundle referrer of the standard index must be listed in its
-	// fallback index with its artifactType and annotations.
+	// The SBOM referrers of a standard platform image must be listed in its
+	// fallback index with their artifactType and annotations.
 	ctx := context.Background()
-	idx := f.rel.Indexes["reloader"]
+	img := f.rel.Lock.Find(release.KindImage, "reloader")[0]
+	sboms := map[string]string{}
+	for _, a := range f.rel.Lock.Find(release.KindSBOM, "reloader") {
+		if a.Subject == img.Digest {
+			sboms[a.Digest] = a.ArtifactType
+		}
+	}
+	idx := img.Digest
 	r, _ := newClient(t).Repository(ctx, target+"/reloader", false)
 	raw, _, err := r.GetManifest(ctx, strings.Replace(idx, ":", "-", 1))
 	if err != nil {
@@ -183,17 +256,20 @@ func TestCopyToDistributionWritesTagFallbackKeepingArtifactType(t *testing.T) {
 	if err := json.Unmarshal(raw, &fi); err != nil {
 		t.Fatal(err)
 	}
-	found := false
+	found := 0
 	for _, d := range fi.Manifests {
-		if d.ArtifactType == release.BundleMediaType {
-			found = true
-			if d.Annotations["dev.sigstore.bundle.predicateType"] == "" {
+		if want, ok := sboms[d.Digest]; ok {
+			found++
+			if d.ArtifactType != want {
+				t.Errorf("fallback descriptor %s has artifactType %q, want %q", d.Digest, d.ArtifactType, want)
+			}
+			if d.Annotations["org.opencontainers.image.created"] == "" {
 				t.Errorf("fallback descriptor %s lost its annotations", d.Digest)
 			}
 		}
 	}
-	if !found {
-		t.Errorf("fallback index lists no bundle referrer: %s", raw)
+	if len(sboms) == 0 || found != len(sboms) {
+		t.Errorf("fallback index lists %d of the image's %d SBOM referrers: %s", found, len(sboms), raw)
 	}
 	// A re-run does nothing but look.
 	rc2, err := mirror.Mirror(context.Background(), f.options(t, target))
@@ -282,11 +358,11 @@ func TestCopyRejectsBeforePushingAnything(t *testing.T) {
 		{
 			name: "a signature by another key",
 			fix: func(t *testing.T) fixture {
-				other, err := testrelease.NewKeySigner()
+				other, err := releasetest.NewKeySigner(t.TempDir())
 				if err != nil {
 					t.Fatal(err)
 				}
-				return publish(t, func(o *testrelease.Options) { o.SignaturesBy = &other })
+				return publish(t, func(o *releasetest.Options) { o.SignaturesBy = &other })
 			},
 			tamper: func(*testing.T, fixture) {},
 			want:   "verification failed",
@@ -295,7 +371,7 @@ func TestCopyRejectsBeforePushingAnything(t *testing.T) {
 			name: "a lock signed by another key",
 			fix:  func(t *testing.T) fixture { return publish(t, nil) },
 			tamper: func(t *testing.T, f fixture) {
-				other, err := testrelease.NewKeySigner()
+				other, err := releasetest.NewKeySigner(t.TempDir())
 				if err != nil {
 					t.Fatal(err)
 				}
@@ -396,16 +472,16 @@ func lastLayer(t *testing.T, a release.Artifact) string {
 
 func resign(t *testing.T, f fixture, l *release.Lock) {
 	t.Helper()
-	*f.rel = *republishLockWith(t, fixture{src: f.src, rel: &testrelease.Release{Lock: l}, signer: f.signer}, f.signer)
+	*f.rel = *republishLockWith(t, fixture{src: f.src, rel: &releasetest.Release{Lock: l}, signer: f.signer}, f.signer)
 }
 
-func republishLockWith(t *testing.T, f fixture, s testrelease.Signer) *testrelease.Release {
+func republishLockWith(t *testing.T, f fixture, s releasetest.Signer) *releasetest.Release {
 	t.Helper()
 	lockJSON, err := f.rel.Lock.Marshal()
 	if err != nil {
 		t.Fatal(err)
 	}
-	b, err := testrelease.SignLock(s, lockJSON)
+	b, err := s.SignLock(context.Background(), lockJSON)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -6,7 +6,7 @@
 // repetition copies into fresh registries and alternates which tool goes
 // first; the report gives the median and range. It runs only under -bench:
 //
-//	go test ./bench/mirror/ -run XXX -bench . -benchtime 1x [-mirror.mib 1024] [-mirror.reps 3]
+//	go test ./bench/mirror/ -run XXX -bench . -benchtime 1x [-mirror.reps 3]
 package mirror_test
 
 import (
@@ -23,13 +23,13 @@ import (
 
 	"github.com/reloader-dev/reloader/mirror"
 	"github.com/reloader-dev/reloader/mirror/registry"
-	"github.com/reloader-dev/reloader/mirror/testrelease"
+	"github.com/reloader-dev/reloader/release/pipeline"
+	"github.com/reloader-dev/reloader/release/releasetest"
 	"github.com/reloader-dev/reloader/release/trust"
 	testregistry "github.com/reloader-dev/reloader/test/registry"
 )
 
 var (
-	sizeMiB     = flag.Int("mirror.mib", 1024, "approximate release size in MiB")
 	reps        = flag.Int("mirror.reps", 3, "repetitions of each tool, order alternating")
 	concurrency = flag.Int("mirror.concurrency", 4, "parallel blob transfers of both tools")
 )
@@ -57,17 +57,18 @@ func spread(d []time.Duration) (median time.Duration, text string) {
 func BenchmarkMirrorVersusCrane(b *testing.B) {
 	ctx := context.Background()
 	src := start(b)
-	s, err := testrelease.NewKeySigner()
+	s, err := releasetest.NewKeySigner(b.TempDir())
 	if err != nil {
 		b.Fatal(err)
 	}
-	// Five platform images, each with its own layers of 16 MiB.
-	const layer = 16 << 20
-	per := *sizeMiB * (1 << 20) / 5 / layer
-	if per < 1 {
-		per = 1
+	// A real release: the pipeline builds the controller for every
+	// platform it ships (a few minutes, once, outside the timed copies).
+	rel, err := releasetest.Publish(ctx, releasetest.Options{Registry: src.Host, Signer: s, Seed: 7,
+		MainPackage: "./cmd/reloader", Platforms: pipeline.StandardPlatforms()})
+	if err != nil {
+		b.Fatal(err)
 	}
-	rel, err := testrelease.Publish(ctx, testrelease.Options{Registry: src.Host, Signer: s, Seed: 7, LayerBytes: layer, LayersPerImage: per})
+	pub, err := s.PublicKey()
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -80,7 +81,7 @@ func BenchmarkMirrorVersusCrane(b *testing.B) {
 			dst := start(b)
 			opts := mirror.Options{
 				Source: &mirror.RegistrySource{Client: cl}, LockJSON: rel.LockJSON, LockBundle: rel.LockBundle,
-				Policy: trust.Policy{PublicKey: s.Key.Public()}, Client: cl, Target: dst.Host + "/m", Concurrency: *concurrency,
+				Policy: trust.Policy{PublicKey: pub}, Client: cl, Target: dst.Host + "/m", Concurrency: *concurrency,
 			}
 			t0 := time.Now()
 			rc, err := mirror.Mirror(ctx, opts)

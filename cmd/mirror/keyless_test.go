@@ -14,7 +14,7 @@ import (
 	"github.com/sigstore/sigstore-go/pkg/testing/ca"
 
 	"github.com/reloader-dev/reloader/internal/cli"
-	"github.com/reloader-dev/reloader/mirror/testrelease"
+	"github.com/reloader-dev/reloader/release/releasetest"
 	testregistry "github.com/reloader-dev/reloader/test/registry"
 )
 
@@ -25,13 +25,13 @@ const (
 
 // virtualSigstore starts a fake Sigstore (Fulcio, TSA, Rekor keys) and
 // writes its trusted_root.json.
-func virtualSigstore(t *testing.T, dir, name string) (testrelease.Signer, string) {
+func virtualSigstore(t *testing.T, dir, name string) (releasetest.Signer, string) {
 	t.Helper()
 	vs, err := ca.NewVirtualSigstore()
 	if err != nil {
 		t.Fatal(err)
 	}
-	s := testrelease.Signer{Sigstore: vs, Identity: workflowIdentity, Issuer: githubIssuer}
+	s := releasetest.Signer{Sigstore: vs, Identity: workflowIdentity, Issuer: githubIssuer}
 	tr, err := s.TrustedRootJSON()
 	if err != nil {
 		t.Fatal(err)
@@ -81,13 +81,13 @@ func TestForgedKeylessArchiveIsRefusedBeforeAnyPush(t *testing.T) {
 	_, genuineRoot := virtualSigstore(t, dir, "genuine-root.json")
 	forger, forgedRoot := virtualSigstore(t, dir, "forged-root.json")
 	src := startRegistry(t)
-	rel, err := testrelease.Publish(context.Background(), testrelease.Options{Registry: src.Host, Signer: forger, Seed: 4})
+	rel, err := releasetest.Publish(context.Background(), releasetest.Options{Registry: src.Host, Signer: forger, Seed: 4})
 	if err != nil {
 		t.Fatal(err)
 	}
 	// The forger exports with their own root, so the archive carries it.
 	archive := filepath.Join(dir, "forged.tar")
-	id := []string{"--certificate-identity", workflowIdentity, "--certificate-oidc-issuer", githubIssuer, "--insecure-ignore-sct", "--insecure-ignore-tlog", "--allow-unscanned", "--allow-no-provenance"}
+	id := []string{"--certificate-identity", workflowIdentity, "--certificate-oidc-issuer", githubIssuer, "--insecure-ignore-sct", "--insecure-ignore-tlog", "--allow-unscanned"}
 	if code, _, errs := runCLI(t, append([]string{"export", "--lock-ref", rel.LockRef, "--trusted-root", forgedRoot, "--to", archive}, id...)...); code != cli.ExitOK {
 		t.Fatalf("export: exit %d: %s", code, errs)
 	}
@@ -127,12 +127,12 @@ func TestKeylessWithoutTransparencyLogEntriesIsRefusedByDefault(t *testing.T) {
 	dir := t.TempDir()
 	s, root := virtualSigstore(t, dir, "root.json")
 	src := startRegistry(t)
-	rel, err := testrelease.Publish(context.Background(), testrelease.Options{Registry: src.Host, Signer: s, Seed: 5})
+	rel, err := releasetest.Publish(context.Background(), releasetest.Options{Registry: src.Host, Signer: s, Seed: 5})
 	if err != nil {
 		t.Fatal(err)
 	}
-	args := []string{"verify", "--lock-ref", rel.LockRef, "--trusted-root", root,
-		"--certificate-identity", workflowIdentity, "--certificate-oidc-issuer", githubIssuer, "--insecure-ignore-sct", "--allow-unscanned", "--allow-no-provenance"}
+	args := []string{"verify", "--lock-ref", rel.LockRef, "--trusted-root", root, "--allow-unscanned",
+		"--certificate-identity", workflowIdentity, "--certificate-oidc-issuer", githubIssuer, "--insecure-ignore-sct"}
 	if code, _, errs := runCLI(t, args...); code != cli.ExitRefused || !strings.Contains(errs, "transparency log") {
 		t.Fatalf("verify without log entries: exit %d, want %d naming the transparency log: %s", code, cli.ExitRefused, errs)
 	}
@@ -148,12 +148,12 @@ func TestKeylessWithTransparencyLogEntriesVerifiesByDefault(t *testing.T) {
 	s, root := virtualSigstore(t, dir, "root.json")
 	s.Tlog = true
 	src := startRegistry(t)
-	rel, err := testrelease.Publish(context.Background(), testrelease.Options{Registry: src.Host, Signer: s, Seed: 6})
+	rel, err := releasetest.Publish(context.Background(), releasetest.Options{Registry: src.Host, Signer: s, Seed: 6})
 	if err != nil {
 		t.Fatal(err)
 	}
 	dst, writes := writeCounter(t)
-	args := []string{"--trusted-root", root, "--certificate-identity", workflowIdentity, "--certificate-oidc-issuer", githubIssuer, "--insecure-ignore-sct", "--allow-unscanned", "--allow-no-provenance"}
+	args := []string{"--trusted-root", root, "--allow-unscanned", "--certificate-identity", workflowIdentity, "--certificate-oidc-issuer", githubIssuer, "--insecure-ignore-sct"}
 	if code, _, errs := runCLI(t, append([]string{"verify", "--lock-ref", rel.LockRef}, args...)...); code != cli.ExitOK {
 		t.Fatalf("verify with log entries: exit %d: %s", code, errs)
 	}

@@ -13,7 +13,7 @@ import (
 	"github.com/google/go-containerregistry/pkg/v1/remote"
 
 	"github.com/reloader-dev/reloader/internal/cli"
-	"github.com/reloader-dev/reloader/mirror/testrelease"
+	"github.com/reloader-dev/reloader/release/releasetest"
 	testregistry "github.com/reloader-dev/reloader/test/registry"
 )
 
@@ -41,11 +41,11 @@ func runCLI(t *testing.T, args ...string) (int, string, string) {
 // export and import through an archive, with the documented exit codes.
 func TestCLIStory(t *testing.T) {
 	src := startRegistry(t)
-	s, err := testrelease.NewKeySigner()
+	s, err := releasetest.NewKeySigner(t.TempDir())
 	if err != nil {
 		t.Fatal(err)
 	}
-	rel, err := testrelease.Publish(context.Background(), testrelease.Options{Registry: src.Host, Signer: s, Seed: 3})
+	rel, err := releasetest.Publish(context.Background(), releasetest.Options{Registry: src.Host, Signer: s, Seed: 3})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -110,13 +110,13 @@ func TestCLIStory(t *testing.T) {
 		t.Fatalf("import: exit %d: %s", code, errs)
 	}
 
-	other, _ := testrelease.NewKeySigner()
+	other, _ := releasetest.NewKeySigner(t.TempDir())
 	otherKey := filepath.Join(dir, "other.pub")
 	_ = os.WriteFile(otherKey, other.PublicKeyPEM(), 0o644)
 	if code, _, errs = runCLI(t, "import", "-f", archive, "--key", otherKey, "--target", air.Host+"/evil"); code != cli.ExitRefused {
 		t.Errorf("import with the wrong key: exit %d, want %d: %s", code, cli.ExitRefused, errs)
 	}
-	// testrelease's lock records no vulnerability scan: refused by default.
+	// the test release's lock records no vulnerability scan: refused by default.
 	if code, _, errs = runCLI(t, "copy", "--lock", lock, "--key", key, "--target", dst.Host+"/unscanned"); code != cli.ExitRefused || !strings.Contains(errs, "not scanned") {
 		t.Errorf("copy of an unscanned release without --allow-unscanned: exit %d, want %d: %s", code, cli.ExitRefused, errs)
 	}

@@ -8,18 +8,18 @@ import (
 	"testing"
 
 	"github.com/reloader-dev/reloader/internal/cli"
-	"github.com/reloader-dev/reloader/mirror/testrelease"
+	"github.com/reloader-dev/reloader/release/releasetest"
 )
 
 // policy prints policies for the target the release was mirrored to, after
 // verifying the release like every other command.
 func TestPolicyCommand(t *testing.T) {
 	src := startRegistry(t)
-	s, err := testrelease.NewKeySigner()
+	s, err := releasetest.NewKeySigner(t.TempDir())
 	if err != nil {
 		t.Fatal(err)
 	}
-	rel, err := testrelease.Publish(context.Background(), testrelease.Options{Registry: src.Host, Signer: s, Seed: 5})
+	rel, err := releasetest.Publish(context.Background(), releasetest.Options{Registry: src.Host, Signer: s, Seed: 5})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -31,7 +31,7 @@ func TestPolicyCommand(t *testing.T) {
 	_ = os.WriteFile(lock+".sigstore.json", rel.LockBundle, 0o644)
 	target := "harbor.corp.example/platform/reloader"
 
-	code, out, errs := runCLI(t, "policy", "--lock", lock, "--key", key, "--allow-unscanned", "--allow-no-provenance", "--target", target)
+	code, out, errs := runCLI(t, "policy", "--lock", lock, "--key", key, "--allow-unscanned", "--target", target)
 	if code != cli.ExitOK {
 		t.Fatalf("policy: exit %d: %s", code, errs)
 	}
@@ -43,7 +43,7 @@ func TestPolicyCommand(t *testing.T) {
 	}
 
 	pdir := filepath.Join(dir, "policies")
-	code, out, errs = runCLI(t, "policy", "--lock", lock, "--key", key, "--allow-unscanned", "--allow-no-provenance", "--target", target, "--mode", "audit", "--output", pdir, "--format", "all")
+	code, out, errs = runCLI(t, "policy", "--lock", lock, "--key", key, "--allow-unscanned", "--target", target, "--mode", "audit", "--output", pdir, "--format", "all")
 	if code != cli.ExitOK {
 		t.Fatalf("policy --output: exit %d: %s", code, errs)
 	}
@@ -57,12 +57,12 @@ func TestPolicyCommand(t *testing.T) {
 		}
 	}
 
-	code, out, _ = runCLI(t, "policy", "--lock", lock, "--key", key, "--allow-unscanned", "--allow-no-provenance", "--target", target, "--format", "vap", "--namespace-selector", "reloader.dev/enforce=true")
+	code, out, _ = runCLI(t, "policy", "--lock", lock, "--key", key, "--allow-unscanned", "--target", target, "--format", "vap", "--namespace-selector", "reloader.dev/enforce=true")
 	if code != cli.ExitOK || !strings.Contains(out, "reloader.dev/enforce: \"true\"") || strings.Contains(out, "ClusterPolicy") {
 		t.Errorf("vap with a namespace selector: exit %d:\n%s", code, out)
 	}
 
-	other, _ := testrelease.NewKeySigner()
+	other, _ := releasetest.NewKeySigner(t.TempDir())
 	otherKey := filepath.Join(dir, "other.pub")
 	_ = os.WriteFile(otherKey, other.PublicKeyPEM(), 0o644)
 	for _, tc := range []struct {
@@ -70,9 +70,9 @@ func TestPolicyCommand(t *testing.T) {
 		args []string
 		code int
 	}{
-		{"wrong key", []string{"--key", otherKey, "--target", target}, cli.ExitRefused},
-		{"bad format", []string{"--key", key, "--target", target, "--format", "opa"}, cli.ExitUsage},
-		{"bad mode", []string{"--key", key, "--target", target, "--mode", "dryrun"}, cli.ExitUsage},
+		{"wrong key", []string{"--key", otherKey, "--allow-unscanned", "--target", target}, cli.ExitRefused},
+		{"bad format", []string{"--key", key, "--allow-unscanned", "--target", target, "--format", "opa"}, cli.ExitUsage},
+		{"bad mode", []string{"--key", key, "--allow-unscanned", "--target", target, "--mode", "dryrun"}, cli.ExitUsage},
 		{"bad selector", []string{"--key", key, "--target", target, "--namespace-selector", "a in (b"}, cli.ExitUsage},
 	} {
 		if code, _, errs := runCLI(t, append([]string{"policy", "--lock", lock}, tc.args...)...); code != tc.code {

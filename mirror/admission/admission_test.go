@@ -13,7 +13,7 @@ import (
 	"sigs.k8s.io/yaml"
 
 	"github.com/reloader-dev/reloader/mirror/admission"
-	"github.com/reloader-dev/reloader/mirror/testrelease"
+	"github.com/reloader-dev/reloader/release/releasetest"
 )
 
 const (
@@ -42,7 +42,7 @@ func trustedRootJSON(t testing.TB) []byte {
 	if err != nil {
 		t.Fatal(err)
 	}
-	b, err := testrelease.Signer{Sigstore: vs}.TrustedRootJSON()
+	b, err := releasetest.Signer{Sigstore: vs}.TrustedRootJSON()
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -9,6 +9,11 @@
 // Image content is derived from Options.Seed, so two releases with the same
 // options have the same image digests; signatures differ (ECDSA is
 // randomised).
+//
+// Deprecated: tests mirror releases made by the release pipeline itself
+// (release/releasetest). The one remaining user, mirror/admission's cluster
+// test, needs an SPDX attestation on every image index, which the pipeline
+// does not make yet (it attests platform images); it moves when it does.
 package testrelease
 
 import (
