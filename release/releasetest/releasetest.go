@@ -16,7 +16,6 @@ package releasetest
 import (
 	"context"
 	"crypto"
-	"crypto/ecdsa"
 	"fmt"
 	"os"
 	"os/exec"
@@ -32,14 +31,15 @@ import (
 	sigsign "github.com/sigstore/sigstore-go/pkg/sign"
 	"github.com/sigstore/sigstore-go/pkg/testing/ca"
 	"github.com/sigstore/sigstore/pkg/cryptoutils"
-	"github.com/sigstore/sigstore/pkg/signature"
 
 	"github.com/reloader-dev/reloader/internal/artifact"
 	"github.com/reloader-dev/reloader/release"
 	"github.com/reloader-dev/reloader/release/local"
 	"github.com/reloader-dev/reloader/release/pipeline"
+	"github.com/reloader-dev/reloader/release/provenance"
 	"github.com/reloader-dev/reloader/release/sign"
 	"github.com/reloader-dev/reloader/release/verify"
+	"github.com/reloader-dev/reloader/test/virtualsigstore"
 )
 
 // SmallApp is the stand-in main package the fast mode builds, relative to
@@ -116,28 +116,21 @@ func (s Signer) New(context.Context) (*sign.Signer, error) {
 	if s.Sigstore == nil {
 		return sign.FromKey(sign.KeyOptions{PrivateKeyPath: s.KeyPath})
 	}
-	leaf, priv, err := s.Sigstore.GenerateLeafCert(s.Identity, s.Issuer)
-	if err != nil {
-		return nil, fmt.Errorf("issuing a test certificate: %w", err)
-	}
-	ek, ok := priv.(*ecdsa.PrivateKey)
-	if !ok {
-		return nil, fmt.Errorf("test certificate key is a %T", priv)
-	}
-	sv, err := signature.LoadECDSASignerVerifier(ek, crypto.SHA256)
-	if err != nil {
-		return nil, err
-	}
-	certPEM, err := cryptoutils.MarshalCertificateToPEM(leaf)
-	if err != nil {
-		return nil, err
-	}
-	bo := sigsign.BundleOptions{CertificateProvider: fixedCert(leaf.Raw)}
+	var logs []sigsign.Transparency
 	if s.Tlog {
-		bo.TransparencyLogs = []sigsign.Transparency{virtualRekor{s.Sigstore}}
+		logs = []sigsign.Transparency{virtualRekor{s.Sigstore}}
 	}
-	return sign.Keyless(sign.KeylessOptions{SignerVerifier: sv, Cert: certPEM, Identity: s.Expect(), Bundle: bo,
-		Timestamper: virtualTSA{s.Sigstore}})
+	return virtualsigstore.Signer(s.Sigstore, s.Identity, s.Issuer, logs...)
+}
+
+// builderID is what the pipeline records as the provenance's builder: the
+// release workflow (the certificate identity) for keyless signers, as a
+// real release does, else the local pipeline.
+func (s Signer) builderID() string {
+	if s.Sigstore != nil {
+		return s.Identity
+	}
+	return provenance.LocalBuilder
 }
 
 // SignLock signs lock bytes as the pipeline signs the lock, for tests that
@@ -161,20 +154,6 @@ func (s Signer) verifyOptions() (verify.Options, error) {
 		return verify.Options{}, err
 	}
 	return verify.Options{TrustedRoot: tr, IgnoreSCT: true, IgnoreTlog: !s.Tlog}, nil
-}
-
-type fixedCert []byte
-
-func (c fixedCert) GetCertificate(context.Context, sigsign.Keypair, *sigsign.CertificateProviderOptions) ([]byte, error) {
-	return c, nil
-}
-
-// virtualTSA timestamps with the VirtualSigstore's TSA, which anchors the
-// short-lived certificate's validity offline.
-type virtualTSA struct{ vs *ca.VirtualSigstore }
-
-func (v virtualTSA) Timestamp(_ context.Context, sig []byte) ([]byte, error) {
-	return v.vs.TimestampResponse(sig)
 }
 
 // Options configures Publish.
@@ -282,7 +261,7 @@ func Publish(ctx context.Context, opts Options) (*Release, error) {
 		Created: opts.Created, Now: opts.Created, ModuleDir: mod, MainPackage: opts.MainPackage,
 		Registry: opts.Registry + "/" + opts.Prefix, StandardName: "reloader", UBIName: "reloader-ubi", UBIBase: base,
 		Licenses: "Apache-2.0", LicenseFiles: []string{filepath.Join(mod, "LICENSE")},
-		ChartDirs: charts, OutDir: out, NewSigner: signer.New, Verify: vopts, NoScan: true, Platforms: opts.Platforms,
+		ChartDirs: charts, OutDir: out, NewSigner: signer.New, BuilderID: signer.builderID(), Verify: vopts, NoScan: true, Platforms: opts.Platforms,
 		Remote: opts.Remote,
 	})
 	if err != nil {

@@ -37,13 +37,18 @@ func (v tsa) Timestamp(_ context.Context, sig []byte) ([]byte, error) {
 }
 
 // Signer is a keyless signer whose certificate vs issued for identity and
-// issuer; its bundles carry a TSA timestamp and no log entry.
-func Signer(vs *ca.VirtualSigstore, identity, issuer string) (*sign.Signer, error) {
+// issuer; its bundles carry a TSA timestamp, and a log entry in each of logs
+// (none: no log entry).
+func Signer(vs *ca.VirtualSigstore, identity, issuer string, logs ...sigsign.Transparency) (*sign.Signer, error) {
 	leaf, priv, err := vs.GenerateLeafCert(identity, issuer)
 	if err != nil {
 		return nil, fmt.Errorf("issuing a virtual Fulcio certificate: %w", err)
 	}
-	sv, err := signature.LoadECDSASignerVerifier(priv.(*ecdsa.PrivateKey), crypto.SHA256)
+	ek, ok := priv.(*ecdsa.PrivateKey)
+	if !ok {
+		return nil, fmt.Errorf("virtual Fulcio certificate key is a %T", priv)
+	}
+	sv, err := signature.LoadECDSASignerVerifier(ek, crypto.SHA256)
 	if err != nil {
 		return nil, err
 	}
@@ -53,7 +58,7 @@ func Signer(vs *ca.VirtualSigstore, identity, issuer string) (*sign.Signer, erro
 	}
 	return sign.Keyless(sign.KeylessOptions{SignerVerifier: sv, Cert: certPEM,
 		Identity:    release.Signer{Identity: identity, Issuer: issuer},
-		Bundle:      sigsign.BundleOptions{CertificateProvider: fixedCert(leaf.Raw)},
+		Bundle:      sigsign.BundleOptions{CertificateProvider: fixedCert(leaf.Raw), TransparencyLogs: logs},
 		Timestamper: tsa{vs}})
 }
 
