@@ -28,7 +28,7 @@ import (
 	"github.com/reloader-dev/reloader/charts"
 	"github.com/reloader-dev/reloader/mirror"
 	"github.com/reloader-dev/reloader/mirror/admission"
-	"github.com/reloader-dev/reloader/mirror/testrelease"
+	"github.com/reloader-dev/reloader/release/releasetest"
 	"github.com/reloader-dev/reloader/release/trust"
 	"github.com/reloader-dev/reloader/test/controlplane"
 	testregistry "github.com/reloader-dev/reloader/test/registry"
@@ -58,14 +58,14 @@ const target = "harbor.corp.example/platform/reloader"
 // mirrored is a published test release as reloader-mirror sees it at target:
 // its verified lock and the mapping the commands use.
 type mirrored struct {
-	signer  testrelease.Signer
-	rel     *testrelease.Release
+	signer  releasetest.Signer
+	rel     *releasetest.Release
 	mapping *mirror.Mapping
 	values  *mirror.Values
 	opts    admission.Options
 }
 
-func publish(t *testing.T, signer testrelease.Signer, policy trust.Policy) *mirrored {
+func publish(t *testing.T, signer releasetest.Signer, policy trust.Policy) *mirrored {
 	t.Helper()
 	reg, err := testregistry.StartInProcess(testregistry.InProcessOptions{})
 	if err != nil {
@@ -75,7 +75,7 @@ func publish(t *testing.T, signer testrelease.Signer, policy trust.Policy) *mirr
 		remote.DefaultTransport.(*http.Transport).CloseIdleConnections()
 		_ = reg.Stop()
 	})
-	rel, err := testrelease.Publish(context.Background(), testrelease.Options{Registry: reg.Host, Signer: signer, Seed: 11})
+	rel, err := releasetest.Publish(context.Background(), releasetest.Options{Registry: reg.Host, Signer: signer, Seed: 11})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -104,7 +104,7 @@ func publish(t *testing.T, signer testrelease.Signer, policy trust.Policy) *mirr
 
 func publishKeyed(t *testing.T) *mirrored {
 	t.Helper()
-	s, err := testrelease.NewKeySigner()
+	s, err := releasetest.NewKeySigner(t.TempDir())
 	if err != nil {
 		t.Fatal(err)
 	}
