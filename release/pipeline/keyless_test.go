@@ -91,10 +91,11 @@ func TestKeylessReleaseVerifiesAgainstTheWorkflowIdentity(t *testing.T) {
 			bundles++
 		}
 	}
-	// A signature per index, image and SBOM, an attestation per SBOM, a
-	// provenance per index and image (linux/amd64 only: one image per
-	// variant).
-	if want := 2 + 2 + 4 + 4 + 4; bundles != want {
+	// A signature per index, image and SBOM, an attestation per SBOM on its
+	// image and again on its index (admission controllers check the digest
+	// a pod names), a provenance per index and image (linux/amd64 only: one
+	// image per variant).
+	if want := 2 + 2 + 4 + 4 + 4 + 4; bundles != want {
 		t.Errorf("lock lists %d Sigstore bundles, want %d", bundles, want)
 	}
 
