@@ -1,10 +1,12 @@
 // Package mirror_test measures reloader-mirror's throughput against
-// go-containerregistry's crane.Copy of the same release set between two
-// loopback registries, in the same run, and the cost of a no-op re-run.
-// Both get the same concurrency: the mirror's -concurrency blob transfers,
-// crane.WithJobs of the same number for every artifact of the set. Each
-// repetition copies into fresh registries and alternates which tool goes
-// first; the report gives the median and range. It runs only under -bench:
+// go-containerregistry's crane.Copy and regclient's regctl (pinned in
+// hack/tools/bench) copying the same release set between two loopback
+// registries, in the same run, and the cost of a no-op re-run. All get the
+// same concurrency: the mirror's -concurrency blob transfers, crane.WithJobs
+// and regctl's per-registry request limit of the same number, for every
+// artifact of the set. Each repetition copies into fresh registries and
+// rotates which tool goes first; the report gives the median and range. It
+// runs only under -bench:
 //
 //	go test ./bench/mirror/ -run XXX -bench . -benchtime 1x [-mirror.reps 3]
 package mirror_test
@@ -14,7 +16,11 @@ import (
 	"flag"
 	"fmt"
 	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
 	"slices"
+	"strconv"
 	"testing"
 	"time"
 
@@ -27,6 +33,7 @@ import (
 	"github.com/reloader-dev/reloader/release/releasetest"
 	"github.com/reloader-dev/reloader/release/trust"
 	testregistry "github.com/reloader-dev/reloader/test/registry"
+	"github.com/reloader-dev/reloader/test/tools"
 )
 
 var (
@@ -72,9 +79,26 @@ func BenchmarkMirrorVersusCrane(b *testing.B) {
 	if err != nil {
 		b.Fatal(err)
 	}
+	regctl, err := tools.Binary(ctx, tools.Bench, "regctl")
+	if err != nil {
+		b.Fatal(err)
+	}
+	// regctl reads its registry settings from a config file of its own.
+	regctlEnv := append(os.Environ(), "REGCTL_CONFIG="+filepath.Join(b.TempDir(), "regctl.json"))
+	regctlRun := func(args ...string) {
+		cmd := exec.CommandContext(ctx, regctl, args...)
+		cmd.Env = regctlEnv
+		if out, err := cmd.CombinedOutput(); err != nil {
+			b.Fatalf("regctl %v: %v\n%s", args, err, out)
+		}
+	}
+	plainHTTP := func(host string) {
+		regctlRun("registry", "set", host, "--tls", "disabled", "--req-concurrent", strconv.Itoa(*concurrency))
+	}
+	plainHTTP(src.Host)
 	for range b.N {
 		var total int64
-		var mirrorRuns, craneRuns, noopRuns []time.Duration
+		var mirrorRuns, craneRuns, regctlRuns, noopRuns []time.Duration
 		runMirror := func() {
 			cl, _ := registry.New(registry.Options{})
 			defer cl.Close()
@@ -112,23 +136,33 @@ func BenchmarkMirrorVersusCrane(b *testing.B) {
 			}
 			craneRuns = append(craneRuns, time.Since(t0))
 		}
+		runRegctl := func() {
+			rdst := start(b)
+			plainHTTP(rdst.Host)
+			m, _ := mirror.NewMapping(rdst.Host+"/r", rel.Lock, nil)
+			t0 := time.Now()
+			for _, a := range rel.Lock.Artifacts {
+				regctlRun("image", "copy", a.Repository+"@"+a.Digest, m.Repository(a.Repository)+"@"+a.Digest)
+			}
+			regctlRuns = append(regctlRuns, time.Since(t0))
+		}
+		contestants := []func(){runMirror, runCrane, runRegctl}
 		for r := range *reps {
-			if r%2 == 0 {
-				runMirror()
-				runCrane()
-			} else {
-				runCrane()
-				runMirror()
+			for i := range contestants {
+				contestants[(r+i)%len(contestants)]()
 			}
 		}
 		mMed, mText := spread(mirrorRuns)
 		cMed, cText := spread(craneRuns)
+		rMed, rText := spread(regctlRuns)
 		_, nText := spread(noopRuns)
 		mbps := func(d time.Duration) float64 { return float64(total) / (1 << 20) / d.Seconds() }
 		b.ReportMetric(mbps(mMed), "mirror-MiB/s")
 		b.ReportMetric(mbps(cMed), "crane-MiB/s")
+		b.ReportMetric(mbps(rMed), "regctl-MiB/s")
 		b.ReportMetric(cMed.Seconds()/mMed.Seconds(), "speedup-vs-crane")
-		b.Logf("%d MiB, %d repetitions alternating, concurrency %d, median [min-max]: mirror %s (verify+push+read-back verify), crane.Copy WithJobs(%d) %s (no verification), no-op re-run %s",
-			total>>20, *reps, *concurrency, mText, *concurrency, cText, nText)
+		b.ReportMetric(rMed.Seconds()/mMed.Seconds(), "speedup-vs-regctl")
+		b.Logf("%d MiB, %d repetitions rotating, concurrency %d, median [min-max]: mirror %s (verify+push+read-back verify), crane.Copy WithJobs(%d) %s, regctl image copy %s (neither verifies), no-op re-run %s",
+			total>>20, *reps, *concurrency, mText, *concurrency, cText, rText, nText)
 	}
 }

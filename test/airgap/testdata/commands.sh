@@ -6,3 +6,5 @@ reloader-mirror export --lock-ref registry.example/reloader-dev/reloader-release
 reloader-mirror import -f reloader-v1.2.3.tar --key release/keys/cosign.pub --target harbor.internal/platform/reloader --receipt receipt.json
 # the digest-pinned Helm values (and install command) for that registry
 reloader-mirror values -f reloader-v1.2.3.tar --key release/keys/cosign.pub --target harbor.internal/platform/reloader > values.yaml
+# keep it that way: admit only digest-pinned images from the mirror (--mode audit first, then enforce)
+reloader-mirror policy -f reloader-v1.2.3.tar --key release/keys/cosign.pub --target harbor.internal/platform/reloader --namespace reloader --format vap --mode enforce --output policies
