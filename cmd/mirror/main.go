@@ -25,6 +25,7 @@ import (
 	"github.com/reloader-dev/reloader/internal/progress"
 	"github.com/reloader-dev/reloader/mirror"
 	"github.com/reloader-dev/reloader/mirror/registry"
+	"github.com/reloader-dev/reloader/release"
 	"github.com/reloader-dev/reloader/release/trust"
 )
 
@@ -135,6 +136,24 @@ func (g *globals) transferFlags(c *cobra.Command) {
 	c.Flags().IntVarP(&g.concurrency, "concurrency", "j", 4, "blobs transferred in parallel")
 	c.Flags().IntVar(&g.retries, "retries", 5, "retries after a 5xx, throttling or a reset connection, with exponential backoff")
 	c.Flags().StringVar(&g.receipt, "receipt", "", "write the receipt (source digest -> target reference) as JSON to this file")
+}
+
+// lockAndMapping verifies the release lock and maps its repositories to the
+// target (with --map overrides): what values, verify and policy start from.
+func (g *globals) lockAndMapping(in *releaseInput) (*release.Lock, *mirror.Mapping, error) {
+	l, _, err := in.verifier.Lock(in.lockJSON, in.lockBundle)
+	if err != nil {
+		return nil, nil, err
+	}
+	repos, err := g.repos()
+	if err != nil {
+		return nil, nil, err
+	}
+	m, err := mirror.NewMapping(g.target, l, repos)
+	if err != nil {
+		return nil, nil, err
+	}
+	return l, m, nil
 }
 
 func (g *globals) repos() (map[string]string, error) {
@@ -469,15 +488,7 @@ func (g *globals) verifyCmd() *cobra.Command {
 				if g.target != "" {
 					// Verify the copy at the target rather than the source the
 					// lock names.
-					l, _, err := in.verifier.Lock(in.lockJSON, in.lockBundle)
-					if err != nil {
-						return err
-					}
-					repos, err := g.repos()
-					if err != nil {
-						return err
-					}
-					m, err := mirror.NewMapping(g.target, l, repos)
+					_, m, err := g.lockAndMapping(in)
 					if err != nil {
 						return err
 					}
@@ -518,15 +529,7 @@ func (g *globals) valuesCmd() *cobra.Command {
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			return g.withRelease(cmd, func(cl *registry.Client, in *releaseInput) error {
-				l, _, err := in.verifier.Lock(in.lockJSON, in.lockBundle)
-				if err != nil {
-					return err
-				}
-				repos, err := g.repos()
-				if err != nil {
-					return err
-				}
-				m, err := mirror.NewMapping(g.target, l, repos)
+				l, m, err := g.lockAndMapping(in)
 				if err != nil {
 					return err
 				}

@@ -10,7 +10,6 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/reloader-dev/reloader/internal/cli"
-	"github.com/reloader-dev/reloader/mirror"
 	"github.com/reloader-dev/reloader/mirror/admission"
 	"github.com/reloader-dev/reloader/mirror/registry"
 )
@@ -67,15 +66,7 @@ nothing is rejected), then --mode enforce. See docs/enforce.md.`,
 				return err
 			}
 			return g.withRelease(cmd, func(_ *registry.Client, in *releaseInput) error {
-				l, _, err := in.verifier.Lock(in.lockJSON, in.lockBundle)
-				if err != nil {
-					return err
-				}
-				repos, err := g.repos()
-				if err != nil {
-					return err
-				}
-				m, err := mirror.NewMapping(g.target, l, repos)
+				l, m, err := g.lockAndMapping(in)
 				if err != nil {
 					return err
 				}
