@@ -20,12 +20,12 @@ import (
 // here closes that window without rolling workloads merely adopted:
 //
 // A resource's current content counts as a change, not as the baseline, when
-// its last write is provably later than the workload's creation:
+// its last write is later than the workload's creation:
+//   - the resource's resourceVersion is greater than that of the workload's
+//     creation (both are written to one etcd, which orders them); or
 //   - the resource's last write (the newest managedFields time, else its
 //     creationTimestamp) is in a later second than the workload's
-//     creationTimestamp; or
-//   - both are in the same second and the resource's resourceVersion is
-//     greater than that of the workload's creation.
+//     creationTimestamp.
 //
 // The workload's creation resourceVersion is known only when this
 // controller's watch delivered the creation itself (birth, recorded by the
@@ -37,10 +37,10 @@ import (
 // adopted, not rolled.
 //
 // Limits: times have one-second resolution and come from the apiservers'
-// clocks; resourceVersions are compared across resources (a ConfigMap's with
-// a Deployment's), which is only meaningful while both are stored in one
-// etcd (no --etcd-servers-overrides splitting them), so that comparison is
-// used only to order writes within the same second. Any write after the
+// clocks, and a managedFields time is not bumped by every write; resourceVersions
+// are compared across resources (a ConfigMap's with a Deployment's), which is
+// only meaningful while both are stored in one etcd (no
+// --etcd-servers-overrides splitting them). Any write after the
 // creation counts, including one that changed only labels. A resource both
 // created and written within the workload's creation second is taken as
 // having existed before it (a change, not a creation).
@@ -70,13 +70,13 @@ func (c *Controller) sinceCreation(v workload.View, wt watched) (written, create
 		return false, false
 	}
 	wc := v.Object.GetCreationTimestamp().Unix()
-	switch w := wt.written.Unix(); {
-	case w > wc:
-		written = true
-	case w == wc:
-		n, err := resourceversion.CompareResourceVersion(wt.resourceVersion, b.(birth).resourceVersion)
-		written = err == nil && n > 0
-	}
+	// The resourceVersion order decides whenever it can be read: the
+	// managedFields time is not a reliable last-write time (a manager that
+	// changes a value it already owns may keep its entry's time), so a change
+	// made just after a second boundary can carry an earlier second than the
+	// workload's creation. The time still counts a write in a later second.
+	n, err := resourceversion.CompareResourceVersion(wt.resourceVersion, b.(birth).resourceVersion)
+	written = wt.written.Unix() > wc || err == nil && n > 0
 	return written, written && wt.created.Unix() > wc
 }
 

@@ -11,7 +11,8 @@ import (
 )
 
 // The first-sight rule: a resource's content counts as changed since the
-// workload's creation only when its last write is provably later.
+// workload's creation only when its last write is later: by resourceVersion
+// order, or by a managedFields time in a later second.
 func TestSinceCreation(t *testing.T) {
 	created := time.Date(2026, 12, 1, 10, 0, 0, 0, time.UTC)
 	d := &appsv1.Deployment{ObjectMeta: metav1.ObjectMeta{Name: "web", Namespace: "ns", UID: "u1", CreationTimestamp: metav1.NewTime(created)}}
@@ -30,7 +31,9 @@ func TestSinceCreation(t *testing.T) {
 		{name: "not seen being created: adopted", written: at(5), resCreated: at(-10), rv: "900"},
 		{name: "seen being created, other incarnation: adopted", birth: &birth{uid: "old", resourceVersion: "100"}, written: at(5), resCreated: at(-10), rv: "900"},
 		{name: "written a later second", birth: &birth{uid: "u1", resourceVersion: "100"}, written: at(1), resCreated: at(-10), rv: "90", wantWritten: true},
-		{name: "written an earlier second", birth: &birth{uid: "u1", resourceVersion: "100"}, written: at(-1), resCreated: at(-10), rv: "900"},
+		{name: "written an earlier second, earlier resourceVersion", birth: &birth{uid: "u1", resourceVersion: "100"}, written: at(-1), resCreated: at(-10), rv: "90"},
+		// A managedFields time is not bumped by every write: the resourceVersion decides.
+		{name: "managedFields time an earlier second, later resourceVersion", birth: &birth{uid: "u1", resourceVersion: "100"}, written: at(-1), resCreated: at(-10), rv: "900", wantWritten: true},
 		{name: "same second, later resourceVersion", birth: &birth{uid: "u1", resourceVersion: "100"}, written: at(0), resCreated: at(-10), rv: "101", wantWritten: true},
 		{name: "same second, earlier resourceVersion", birth: &birth{uid: "u1", resourceVersion: "100"}, written: at(0), resCreated: at(-10), rv: "99"},
 		{name: "same second, unreadable resourceVersion", birth: &birth{uid: "u1", resourceVersion: "100"}, written: at(0), resCreated: at(-10), rv: "x"},
