@@ -355,7 +355,13 @@ func (c *Controller) processNext(ctx context.Context) bool {
 	if shutdown {
 		return false
 	}
-	defer c.queue.Done(key)
+	defer func() {
+		c.queue.Done(key)
+		// Set again once done: with several workers a Set from one Get can
+		// land after another worker's, leaving the gauge above an empty
+		// queue; the last worker to finish reads the final length.
+		c.o.Metrics.QueueDepth.Set(float64(c.queue.Len()))
+	}()
 	c.o.Metrics.QueueDepth.Set(float64(c.queue.Len()))
 	start := c.o.Now()
 	if t, ok := c.queuedAt.LoadAndDelete(key); ok {
