@@ -124,9 +124,15 @@ type Controller struct {
 	// initial list), the resourceVersion of that first version: the point
 	// its first sync compares resources' last writes with (see firstsight.go).
 	// An entry lives until the workload's first record is written.
-	born    sync.Map // workload.Key -> birth
-	ready   atomic.Bool
-	started atomic.Bool
+	born sync.Map // workload.Key -> birth
+	// delivered holds, per workload key, the UID whose Add the workload
+	// handler has run. An object enters the informer's index before its
+	// handler runs, so a ConfigMap event can enqueue a workload whose Add
+	// (and birth) is still on its way; its sync must wait for the Add, or it
+	// would adopt a change made right after the creation as the baseline.
+	delivered sync.Map // workload.Key -> types.UID
+	ready     atomic.Bool
+	started   atomic.Bool
 }
 
 // scope holds the informers of one namespace, or of the whole cluster.
@@ -448,10 +454,16 @@ func (c *Controller) scopeFor(ns string) *scope {
 func (c *Controller) workloadHandler() cache.ResourceEventHandler {
 	return cache.ResourceEventHandlerDetailedFuncs{
 		AddFunc: func(obj any, isInInitialList bool) {
-			if v, err := workload.ViewOf(obj); err == nil && !c.ignoredNamespace(v.Object.GetNamespace()) {
+			v, err := workload.ViewOf(obj)
+			if err != nil {
+				return
+			}
+			if !c.ignoredNamespace(v.Object.GetNamespace()) {
 				if !isInInitialList {
 					c.born.Store(v.Key(), birth{uid: v.Object.GetUID(), resourceVersion: v.Object.GetResourceVersion()})
 				}
+				// Stored before the enqueue: the sync this Add asks for finds it.
+				c.delivered.Store(v.Key(), v.Object.GetUID())
 				c.enqueue(v.Key())
 			}
 		},
@@ -478,6 +490,7 @@ func (c *Controller) workloadHandler() cache.ResourceEventHandler {
 				c.reported.Delete(v.Key())
 				c.enqueuedAt.Delete(v.Key())
 				c.born.Delete(v.Key())
+				c.delivered.CompareAndDelete(v.Key(), v.Object.GetUID())
 				c.queuedAt.Delete(v.Key())
 			}
 		},

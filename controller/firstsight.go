@@ -34,7 +34,10 @@ import (
 // with their current state as the baseline, as before. So the rule applies
 // exactly to the window between a workload's creation and the first sync of
 // a running controller; a workload annotated long after its creation is
-// adopted, not rolled.
+// adopted, not rolled. A sync therefore waits for the workload handler's Add
+// (handlerDelivered): the informer indexes an object before that handler
+// runs, so another event (its ConfigMap changing a millisecond later) can
+// enqueue the workload while its birth is not yet known.
 //
 // Limits: times have one-second resolution and come from the apiservers'
 // clocks, and a managedFields time is not bumped by every write; resourceVersions
@@ -189,4 +192,11 @@ func (c *Controller) reportUnnamed(kind refs.Kind, m metav1.Object, what string)
 				"event", what, "reason", skipNotNamed, "detail", skipText[skipNotNamed])
 		}
 	}
+}
+
+// handlerDelivered reports whether the workload handler has run the Add of
+// the incarnation v (same UID) the index holds.
+func (c *Controller) handlerDelivered(key workload.Key, v workload.View) bool {
+	uid, ok := c.delivered.Load(key)
+	return ok && uid.(types.UID) == v.Object.GetUID()
 }

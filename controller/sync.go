@@ -79,6 +79,14 @@ func (c *Controller) sync(ctx context.Context, key workload.Key) error {
 		c.enqueuedAt.Delete(key)
 		return err
 	}
+	if !c.handlerDelivered(key, v) {
+		// Enqueued by another event (a ConfigMap changed right after the
+		// workload was created) before the workload's own Add ran: that Add
+		// records the birth and enqueues the key again. Syncing now would
+		// judge the first sight without the birth and adopt the change.
+		c.o.Logger.Debug("sync deferred until the workload's Add is handled", "workload", key.String())
+		return nil
+	}
 	// Skips are counted where the original counts them: on the ConfigMap or
 	// Secret event (configHandler), not per workload.
 	if ok, _ := v.Reloadable(); !ok {
