@@ -20,11 +20,13 @@ build:
 	$(GO) build ./...
 
 ## tools: build the pinned etcd, kube-apiserver, kube-controller-manager,
-## distribution registry and Trivy from the Go module proxy (cached outside git).
+## distribution registry, Trivy and the cosign and crane CLIs from the Go module
+## proxy (cached outside git).
 tools:
 	@bash hack/tools/ensure.sh controlplane >/dev/null
 	@bash hack/tools/ensure.sh registry >/dev/null
 	@bash hack/tools/ensure.sh trivy >/dev/null
+	@bash hack/tools/ensure.sh clients >/dev/null
 
 lint-tools:
 	@bash hack/tools/ensure.sh lint >/dev/null

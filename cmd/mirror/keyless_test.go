@@ -10,10 +10,12 @@ import (
 	"strings"
 	"sync/atomic"
 	"testing"
+	"time"
 
 	"github.com/sigstore/sigstore-go/pkg/testing/ca"
 
 	"github.com/reloader-dev/reloader/internal/cli"
+	"github.com/reloader-dev/reloader/release/page"
 	"github.com/reloader-dev/reloader/release/releasetest"
 	testregistry "github.com/reloader-dev/reloader/test/registry"
 )
@@ -160,4 +162,31 @@ func TestKeylessWithTransparencyLogEntriesVerifiesByDefault(t *testing.T) {
 	if code, _, errs := runCLI(t, append([]string{"copy", "--lock-ref", rel.LockRef, "--target", dst.Host + "/logged"}, args...)...); code != cli.ExitOK || writes.Load() == 0 {
 		t.Fatalf("copy with log entries: exit %d, %d writes: %s", code, writes.Load(), errs)
 	}
+}
+
+// A keyless release's versions page commands (cosign verify and
+// verify-attestation with the workflow identity and the trusted root the
+// page names) succeed with the real cosign CLI, offline, at the source and
+// on a mirrored copy.
+func TestTheCosignCLIVerifiesAKeylessReleaseAsItsPageSays(t *testing.T) {
+	if testing.Short() {
+		t.Skip("runs the cosign CLI")
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
+	defer cancel()
+	dir := t.TempDir()
+	s, root := virtualSigstore(t, dir, "trusted_root.json")
+	s.Tlog = true
+	src := startRegistry(t)
+	rel, err := releasetest.Publish(ctx, releasetest.Options{Registry: src.Host, Signer: s, Seed: 7})
+	if err != nil {
+		t.Fatal(err)
+	}
+	md, _, err := page.Render(page.Build(rel.Lock, page.Options{}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	// The test CA issues certificates without SCTs; Fulcio's carry them.
+	clientsVerify(t, ctx, rel.Lock, md, map[string]string{"trusted_root.json": root}, []string{"--insecure-ignore-sct"},
+		"--lock-ref", rel.LockRef, "--trusted-root", root, "--certificate-identity", workflowIdentity, "--certificate-oidc-issuer", githubIssuer, "--insecure-ignore-sct")
 }

@@ -80,16 +80,21 @@ func (p provenanceRelease) forge(t *testing.T, ctx context.Context, edit func(l 
 	return path
 }
 
-// provenanceOf is the lock's provenance bundle entry for subject.
-func provenanceOf(t *testing.T, l *release.Lock, subject string) (int, release.Artifact) {
+// attestationsOf is the lock's cosign attestation entry (.att) for subject:
+// a key-signed release carries its provenance there, beside its SBOMs, and
+// writes no Sigstore bundle (see clientsVerify).
+func attestationsOf(t *testing.T, l *release.Lock, subject string) release.Artifact {
 	t.Helper()
-	for i, a := range l.Artifacts {
-		if a.Kind == release.KindAttestation && a.PredicateType == provenance.PredicateType && a.Subject == subject {
-			return i, a
+	for _, a := range l.Artifacts {
+		if a.Kind == release.KindAttestation && a.Subject == subject {
+			if trust.Format(a) != trust.FormatCosignAttestation {
+				t.Fatalf("%s %s: a key-signed release lists a %s attestation", a.Kind, a.Digest, trust.Format(a))
+			}
+			return a
 		}
 	}
-	t.Fatalf("the lock lists no provenance for %s", subject)
-	return 0, release.Artifact{}
+	t.Fatalf("the lock lists no attestations for %s", subject)
+	return release.Artifact{}
 }
 
 // attach signs predicate as provenance about the image about (in img's
@@ -124,7 +129,7 @@ func TestProvenanceOfARealReleaseIsSignedCheckedAndRequired(t *testing.T) {
 	t.Run("every image and index has provenance naming the builder, commit, toolchain and build", func(t *testing.T) {
 		for _, k := range []release.Kind{release.KindImage, release.KindImageIndex} {
 			for _, a := range rel.lock.Find(k, "") {
-				provenanceOf(t, rel.lock, a.Digest)
+				attestationsOf(t, rel.lock, a.Digest)
 			}
 		}
 		pred, err := os.ReadFile(filepath.Join(rel.out, "provenance", "reloader-ubi-linux-amd64.slsa.json"))
@@ -150,7 +155,7 @@ func TestProvenanceOfARealReleaseIsSignedCheckedAndRequired(t *testing.T) {
 		}
 	})
 
-	t.Run("cosign verify-attestation --type slsaprovenance1 accepts it", func(t *testing.T) {
+	t.Run("cosign decodes exactly one SLSA v1 provenance, naming the builder and the dependencies", func(t *testing.T) {
 		// What the cosign CLI runs for verify-attestation --key --type
 		// slsaprovenance1: verify the .att attestations, then keep those of
 		// the predicate type, decoded as cosign's policy package decodes
@@ -197,6 +202,14 @@ func TestProvenanceOfARealReleaseIsSignedCheckedAndRequired(t *testing.T) {
 		}
 	})
 
+	t.Run("the cosign CLI runs the versions page's commands, at the source and on a mirrored copy, offline", func(t *testing.T) {
+		page, err := os.ReadFile(filepath.Join(rel.out, "page", "versions.md"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		clientsVerify(t, ctx, rel.lock, page, map[string]string{"cosign.pub": rel.pub}, nil, "--lock", rel.res.LockPath, "--key", rel.pub)
+	})
+
 	t.Run("reloader-mirror verify checks it and reports it", func(t *testing.T) {
 		code, out, errs := runCLI(t, "verify", "--lock", rel.res.LockPath, "--key", rel.pub, "--allow-unscanned", "-o", "json")
 		if code != cli.ExitOK {
@@ -224,11 +237,10 @@ func TestProvenanceOfARealReleaseIsSignedCheckedAndRequired(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	replace := func(with release.Artifact) func(*release.Lock) {
-		return func(l *release.Lock) {
-			i, _ := provenanceOf(t, l, img.Digest)
-			l.Artifacts[i] = with
-		}
+	// A forged provenance is listed beside the real one: every statement
+	// about a subject must hold, not just one of them.
+	add := func(with release.Artifact) func(*release.Lock) {
+		return func(l *release.Lock) { l.Artifacts = append(l.Artifacts, with) }
 	}
 	ubi := rel.lock.Find(release.KindImage, "reloader-ubi")[0]
 	refusals := map[string]struct {
@@ -236,10 +248,10 @@ func TestProvenanceOfARealReleaseIsSignedCheckedAndRequired(t *testing.T) {
 		says string
 	}{
 		"provenance of another commit": {
-			replace(attach(t, ctx, rel.signer, img, img, []byte(strings.ReplaceAll(string(pred), rel.lock.Commit, strings.Repeat("ef", 20))))),
+			add(attach(t, ctx, rel.signer, img, img, []byte(strings.ReplaceAll(string(pred), rel.lock.Commit, strings.Repeat("ef", 20))))),
 			"built from https://github.com/reloader-dev/reloader at " + strings.Repeat("ef", 20)},
-		"provenance whose subject is another image": {replace(attach(t, ctx, rel.signer, img, ubi, pred)), "untrusted"},
-		"provenance signed by another key":          {replace(attach(t, ctx, otherSigner(t), img, img, pred)), "sigstore bundle"},
+		"provenance whose subject is another image": {add(attach(t, ctx, rel.signer, img, ubi, pred)), "untrusted"},
+		"provenance signed by another key":          {add(attach(t, ctx, otherSigner(t), img, img, pred)), "sigstore bundle"},
 		"no provenance at all": {
 			func(l *release.Lock) {
 				var keep []release.Artifact

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Usage: hack/tools/ensure.sh [controlplane|registry|lint|trivy|bench]
+# Usage: hack/tools/ensure.sh [controlplane|registry|lint|trivy|clients|bench]
 #
 # Builds one set of pinned third-party binaries from the Go module proxy into a
 # cache directory outside git and prints that directory. Each set is a tools
@@ -29,6 +29,11 @@ trivy)
   goexperiment=jsonv2
   trivy_version=$(cd "$mod" && go list -m -f '{{.Version}}' github.com/aquasecurity/trivy)
   ldflags="$ldflags -X github.com/aquasecurity/trivy/pkg/version/app.ver=${trivy_version#v}"
+  ;;
+clients)
+  # cosign prints this as its version (upstream stamps it the same way).
+  cosign_version=$(cd "$mod" && go list -m -f '{{.Version}}' github.com/sigstore/cosign/v2)
+  ldflags="$ldflags -X sigs.k8s.io/release-utils/version.gitVersion=$cosign_version"
   ;;
 esac
 key=$( { cat "$mod/go.mod" "$mod/go.sum"; echo "$ldflags${goexperiment:+ GOEXPERIMENT=$goexperiment}"; go env GOVERSION GOOS GOARCH; } | sha256sum | cut -c1-16)

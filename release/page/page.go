@@ -124,14 +124,17 @@ func scanLine(l *release.Lock) string {
 func Build(l *release.Lock, opts Options) View {
 	v := View{Version: l.Version, Commit: l.Commit, Source: l.Source, Created: l.Created.UTC().Format("2006-01-02 15:04:05 UTC"),
 		Scan: scanLine(l), Unscanned: !l.Scanned()}
-	var flags string
+	var flags, who string
 	if l.Signer.Keyless() {
 		id := "--certificate-identity=" + shellQuote(l.Signer.Identity)
 		if l.Signer.IdentityRegexp != "" {
 			id = "--certificate-identity-regexp=" + shellQuote(l.Signer.IdentityRegexp)
 		}
-		// Keyless signatures are Sigstore bundles attached as referrers.
-		flags = "--new-bundle-format " + id + " --certificate-oidc-issuer=" + shellQuote(l.Signer.Issuer)
+		// Keyless signatures are Sigstore bundles attached as referrers. The
+		// trusted root is named, as for the lock: offline, cosign has no
+		// other (it would fetch the public-good one through TUF).
+		who = id + " --certificate-oidc-issuer=" + shellQuote(l.Signer.Issuer)
+		flags = "--new-bundle-format --trusted-root trusted_root.json " + who
 		v.Signer = "keyless: " + l.Signer.Identity + l.Signer.IdentityRegexp + " issued by " + l.Signer.Issuer
 	} else {
 		flags = "--key cosign.pub --insecure-ignore-tlog=true"
@@ -139,7 +142,7 @@ func Build(l *release.Lock, opts Options) View {
 	}
 	trust := "--key cosign.pub"
 	if l.Signer.Keyless() {
-		trust = strings.Replace(strings.TrimPrefix(flags, "--new-bundle-format "), "--certificate-oidc-issuer", "--trusted-root trusted_root.json --certificate-oidc-issuer", 1)
+		trust = "--trusted-root trusted_root.json " + who
 	}
 	v.VerifyLock = fmt.Sprintf("reloader-release verify --lock %s %s", release.LockFileName, trust)
 	if opts.LockRef != "" {

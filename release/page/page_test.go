@@ -29,7 +29,7 @@ func TestPageShowsDigestsVerifyCommandsAndSBOMLinks(t *testing.T) {
 		t.Fatal(err)
 	}
 	for _, want := range []string{
-		"cosign verify --new-bundle-format --certificate-identity=https://github.com/reloader-dev/reloader/.github/workflows/release.yml@refs/tags/v1.2.3 --certificate-oidc-issuer=https://token.actions.githubusercontent.com ghcr.io/reloader-dev/reloader@" + d("2"),
+		"cosign verify --new-bundle-format --trusted-root trusted_root.json --certificate-identity=https://github.com/reloader-dev/reloader/.github/workflows/release.yml@refs/tags/v1.2.3 --certificate-oidc-issuer=https://token.actions.githubusercontent.com ghcr.io/reloader-dev/reloader@" + d("2"),
 		"[reloader-linux-arm-v7.spdx.json](https://dl.example/v1.2.3/reloader-linux-arm-v7.spdx.json)",
 		"reloader-mirror verify --lock-ref ghcr.io/reloader-dev/reloader-release:v1.2.3",
 	} {

@@ -5,7 +5,6 @@ import (
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -21,6 +20,7 @@ import (
 	"github.com/reloader-dev/reloader/internal/image"
 	"github.com/reloader-dev/reloader/release"
 	"github.com/reloader-dev/reloader/release/provenance"
+	"github.com/reloader-dev/reloader/release/trust"
 )
 
 // RebuildOptions configures Rebuild.
@@ -186,41 +186,40 @@ func digestRef(a release.Artifact) name.Digest {
 	return d
 }
 
-// lockedProvenance reads and parses the provenance the lock lists for img.
-// Its signature is not checked here: rebuilding confirms or refutes what it
-// claims; `reloader-mirror verify` and `reloader-release verify` check who
-// signed it.
+// lockedProvenance reads and parses the provenance the lock lists for img:
+// a layer of its cosign attestation manifest (.att, key-signed releases) or
+// its provenance bundle (keyless). Its signature is not checked here:
+// rebuilding confirms or refutes what it claims; `reloader-mirror verify`
+// and `reloader-release verify` check who signed it.
 func lockedProvenance(l *release.Lock, img release.Artifact, ropts []remote.Option) (*provenance.Statement, error) {
 	for _, a := range l.Artifacts {
-		if a.Kind != release.KindAttestation || a.PredicateType != provenance.PredicateType || a.Subject != img.Digest {
+		format := trust.Format(a)
+		if a.Kind != release.KindAttestation || a.Subject != img.Digest ||
+			format == trust.FormatBundle && a.PredicateType != provenance.PredicateType {
 			continue
 		}
 		m, err := remote.Image(digestRef(a), ropts...)
 		if err != nil {
-			return nil, fmt.Errorf("reading the provenance %s: %w", a.Digest, err)
+			return nil, fmt.Errorf("reading the attestations %s: %w", a.Digest, err)
 		}
 		layers, err := m.Layers()
-		if err != nil || len(layers) != 1 {
-			return nil, fmt.Errorf("the provenance %s is not a one-layer bundle", a.Digest)
-		}
-		rc, err := layers[0].Compressed()
 		if err != nil {
-			return nil, err
+			return nil, fmt.Errorf("reading the attestations %s: %w", a.Digest, err)
 		}
-		b, err := io.ReadAll(io.LimitReader(rc, 8<<20))
-		rc.Close()
-		if err != nil {
-			return nil, err
+		for _, layer := range layers {
+			rc, err := layer.Compressed()
+			if err != nil {
+				return nil, err
+			}
+			b, err := io.ReadAll(io.LimitReader(rc, 8<<20))
+			rc.Close()
+			if err != nil {
+				return nil, fmt.Errorf("reading the attestations %s: %w", a.Digest, err)
+			}
+			if st := trust.ProvenanceStatement(format, b); st != nil {
+				return provenance.Parse(st)
+			}
 		}
-		var bundle struct {
-			DSSEEnvelope struct {
-				Payload []byte `json:"payload"`
-			} `json:"dsseEnvelope"`
-		}
-		if err := json.Unmarshal(b, &bundle); err != nil {
-			return nil, fmt.Errorf("the provenance %s: %w", a.Digest, err)
-		}
-		return provenance.Parse(bundle.DSSEEnvelope.Payload)
 	}
 	return nil, fmt.Errorf("the lock lists no provenance for %s %s (a release before provenance cannot be rebuilt this way)", img.Name, img.Platform)
 }

@@ -49,16 +49,13 @@ func (r *run) sign(ctx context.Context) error {
 		if err := signer.Manifest(ctx, reg, ref, nil); err != nil {
 			return err
 		}
+		// A key-signed release is in cosign's tag format only (.sig, .att,
+		// the provenance among the .att layers): the cosign CLI switches to
+		// the bundle format as soon as a subject has any Sigstore bundle
+		// referrer, and then refuses `verify --key` without a trusted root,
+		// which breaks the versions page's commands offline.
 		for _, at := range atts {
 			if err := signer.Attest(ctx, reg, ref, at.predicateType, at.data); err != nil {
-				return err
-			}
-		}
-		// The provenance is also a Sigstore bundle referrer in a key-signed
-		// release, so the lock lists it by predicate type, as a keyless
-		// release's lock does.
-		if prov := r.provenance[a.Digest]; prov != nil {
-			if err := r.bundleAttestation(ctx, reg, signer, a, ref, attestation{provenance.PredicateType, prov}); err != nil {
 				return err
 			}
 		}

@@ -336,17 +336,18 @@ func (v *Verifier) verifySignature(ctx context.Context, c Content, s release.Art
 		if err != nil {
 			return nil, fmt.Errorf("layer %d: %w", i, err)
 		}
-		if st := provenanceStatement(format, payload); st != nil {
+		if st := ProvenanceStatement(format, payload); st != nil {
 			provs = append(provs, st)
 		}
 	}
 	return provs, nil
 }
 
-// provenanceStatement returns the in-toto statement of a verified DSSE
-// envelope (a cosign attestation layer, or a bundle's) if it carries SLSA
-// provenance.
-func provenanceStatement(format string, payload []byte) []byte {
+// ProvenanceStatement returns the in-toto statement of a DSSE envelope (a
+// cosign attestation layer, or a bundle's; format is Format of its lock
+// entry) if it carries SLSA provenance. It checks no signature: the
+// Verifier calls it on verified layers only.
+func ProvenanceStatement(format string, payload []byte) []byte {
 	var env struct {
 		Payload      []byte `json:"payload"`
 		DSSEEnvelope *struct {

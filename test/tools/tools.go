@@ -1,6 +1,7 @@
 // Package tools locates, and builds on first use, the pinned third-party
 // binaries the tests run as real processes: etcd, kube-apiserver,
-// kube-controller-manager, the CNCF distribution registry and Trivy.
+// kube-controller-manager, the CNCF distribution registry, Trivy, and the
+// cosign and crane CLIs.
 //
 // They are compiled from the Go module proxy by hack/tools/ensure.sh into a
 // cache directory outside git, keyed by the pins, so only the first caller on a
@@ -30,6 +31,9 @@ const (
 	Lint Set = "lint"
 	// Trivy holds the Trivy CLI (its cold build is the longest of the sets).
 	Trivy Set = "trivy"
+	// Clients holds the CLIs users check a release with (cosign, crane):
+	// what we ship must verify with them, not only with our own code.
+	Clients Set = "clients"
 	// Bench holds peers the benchmarks compare against (regclient's regctl);
 	// only `make bench` builds it.
 	Bench Set = "bench"
