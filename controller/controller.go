@@ -10,6 +10,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/prometheus/client_golang/prometheus"
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
@@ -191,7 +192,7 @@ func New(cs kubernetes.Interface, o Options) (*Controller, error) {
 		cs: cs,
 		queue: workqueue.NewTypedRateLimitingQueueWithConfig(
 			workqueue.DefaultTypedControllerRateLimiter[workload.Key](),
-			workqueue.TypedRateLimitingQueueConfig[workload.Key]{Name: "reloader"}),
+			workqueue.TypedRateLimitingQueueConfig[workload.Key]{Name: "reloader", MetricsProvider: depthOnly{o.Metrics.QueueDepth}}),
 		scopes: map[string]*scope{},
 	}
 	namespaces := o.Namespaces
@@ -361,14 +362,7 @@ func (c *Controller) processNext(ctx context.Context) bool {
 	if shutdown {
 		return false
 	}
-	defer func() {
-		c.queue.Done(key)
-		// Set again once done: with several workers a Set from one Get can
-		// land after another worker's, leaving the gauge above an empty
-		// queue; the last worker to finish reads the final length.
-		c.o.Metrics.QueueDepth.Set(float64(c.queue.Len()))
-	}()
-	c.o.Metrics.QueueDepth.Set(float64(c.queue.Len()))
+	defer c.queue.Done(key)
 	start := c.o.Now()
 	if t, ok := c.queuedAt.LoadAndDelete(key); ok {
 		c.o.Metrics.QueueLatency.Observe(start.Sub(t.(time.Time)).Seconds())
@@ -423,7 +417,6 @@ func (c *Controller) enqueue(key workload.Key) {
 	c.queuedAt.LoadOrStore(key, now)
 	c.queue.Add(key)
 	c.o.Metrics.QueueAdds.Inc()
-	c.o.Metrics.QueueDepth.Set(float64(c.queue.Len()))
 }
 
 func (c *Controller) ignoredNamespace(ns string) bool {
@@ -875,3 +868,28 @@ func eventObject(v workload.View) runtime.Object {
 	o, _ := v.Object.(runtime.Object)
 	return o
 }
+
+// depthOnly gives the workqueue our depth gauge, which it moves under its
+// own lock as items enter and leave it: setting the gauge from the queue's
+// length after the fact raced between goroutines and could leave it above an
+// empty queue. The queue's other metrics are ours already, or not kept.
+type depthOnly struct{ depth prometheus.Gauge }
+
+func (d depthOnly) NewDepthMetric(string) workqueue.GaugeMetric          { return d.depth }
+func (depthOnly) NewAddsMetric(string) workqueue.CounterMetric           { return noMetric{} }
+func (depthOnly) NewLatencyMetric(string) workqueue.HistogramMetric      { return noMetric{} }
+func (depthOnly) NewWorkDurationMetric(string) workqueue.HistogramMetric { return noMetric{} }
+func (depthOnly) NewUnfinishedWorkSecondsMetric(string) workqueue.SettableGaugeMetric {
+	return noMetric{}
+}
+func (depthOnly) NewLongestRunningProcessorSecondsMetric(string) workqueue.SettableGaugeMetric {
+	return noMetric{}
+}
+func (depthOnly) NewRetriesMetric(string) workqueue.CounterMetric { return noMetric{} }
+
+type noMetric struct{}
+
+func (noMetric) Inc()            {}
+func (noMetric) Dec()            {}
+func (noMetric) Set(float64)     {}
+func (noMetric) Observe(float64) {}
