@@ -10,7 +10,7 @@ import (
 	"strings"
 	"time"
 
-	"sigs.k8s.io/yaml"
+	"github.com/reloader-dev/reloader/internal/strict"
 )
 
 // PolicyAPIVersion identifies the policy file format.
@@ -92,21 +92,12 @@ func ReadPolicy(path string) (*Policy, error) {
 // misspelt field is an error, since a misspelt "expires" would otherwise
 // make an exception last forever.
 func ParsePolicy(data []byte) (*Policy, error) {
-	if len(data) > maxPolicyBytes {
-		return nil, fmt.Errorf("policy is larger than %d bytes", maxPolicyBytes)
-	}
 	if len(bytes.TrimSpace(data)) == 0 {
 		return nil, errors.New("policy is empty")
 	}
-	j, err := yaml.YAMLToJSON(data)
-	if err != nil {
-		return nil, fmt.Errorf("decoding policy: %w", err)
-	}
-	dec := json.NewDecoder(bytes.NewReader(j))
-	dec.DisallowUnknownFields()
 	var p Policy
-	if err := dec.Decode(&p); err != nil {
-		return nil, fmt.Errorf("decoding policy: %w", err)
+	if err := strict.YAML(data, "policy", maxPolicyBytes, &p); err != nil {
+		return nil, err
 	}
 	if err := p.Validate(); err != nil {
 		return nil, err

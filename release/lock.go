@@ -7,7 +7,6 @@
 package release
 
 import (
-	"bytes"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -15,6 +14,8 @@ import (
 	"sort"
 	"strings"
 	"time"
+
+	"github.com/reloader-dev/reloader/internal/strict"
 )
 
 // LockSchema identifies the format of a lock; a consumer rejects any other.
@@ -165,17 +166,9 @@ var (
 // data, a wrong schema or any invalid artifact is an error naming what is
 // wrong, because a lock is a security boundary.
 func Parse(data []byte) (*Lock, error) {
-	if len(data) > maxLockBytes {
-		return nil, fmt.Errorf("release lock is %d bytes, more than the %d accepted", len(data), maxLockBytes)
-	}
-	dec := json.NewDecoder(bytes.NewReader(data))
-	dec.DisallowUnknownFields()
 	var l Lock
-	if err := dec.Decode(&l); err != nil {
-		return nil, fmt.Errorf("decoding release lock: %w", err)
-	}
-	if dec.More() {
-		return nil, errors.New("decoding release lock: trailing data after the JSON object")
+	if err := strict.JSON(data, "release lock", maxLockBytes, &l); err != nil {
+		return nil, err
 	}
 	if err := l.Validate(); err != nil {
 		return nil, err

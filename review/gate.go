@@ -2,11 +2,11 @@ package review
 
 import (
 	"bytes"
-	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
 	"strings"
+
+	"github.com/reloader-dev/reloader/internal/strict"
 
 	"github.com/reloader-dev/reloader/policy"
 )
@@ -18,20 +18,12 @@ const maxGateReportBytes = 64 << 20
 // is told about vulnerabilities: unknown fields, an unknown decision, or a
 // passed verdict beside a blocking finding are errors.
 func ParseGateReport(data []byte) (*policy.Result, error) {
-	if len(data) > maxGateReportBytes {
-		return nil, fmt.Errorf("gate report is larger than %d bytes", maxGateReportBytes)
-	}
 	if len(bytes.TrimSpace(data)) == 0 {
 		return nil, errors.New("gate report is empty")
 	}
-	dec := json.NewDecoder(bytes.NewReader(data))
-	dec.DisallowUnknownFields()
 	var r policy.Result
-	if err := dec.Decode(&r); err != nil {
-		return nil, fmt.Errorf("decoding gate report: %w", err)
-	}
-	if _, err := dec.Token(); err != io.EOF {
-		return nil, errors.New("decoding gate report: trailing data after the JSON object")
+	if err := strict.JSON(data, "gate report", maxGateReportBytes, &r); err != nil {
+		return nil, err
 	}
 	var errs []error
 	for i, f := range r.Findings {

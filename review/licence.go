@@ -2,15 +2,15 @@ package review
 
 import (
 	"bytes"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"os"
 	"sort"
 	"strings"
 
+	"github.com/reloader-dev/reloader/internal/strict"
+
 	"github.com/github/go-spdx/v2/spdxexp"
-	"sigs.k8s.io/yaml"
 )
 
 // LicencePolicyAPIVersion identifies the licence policy file format.
@@ -64,21 +64,12 @@ func ReadLicencePolicy(path string) (*LicencePolicy, error) {
 // normalises its identifiers; an identifier that is not an SPDX licence, or
 // one that is both allowed and denied, is an error.
 func ParseLicencePolicy(data []byte) (*LicencePolicy, error) {
-	if len(data) > maxLicencePolicyBytes {
-		return nil, fmt.Errorf("licence policy is larger than %d bytes", maxLicencePolicyBytes)
-	}
 	if len(bytes.TrimSpace(data)) == 0 {
 		return nil, errors.New("licence policy is empty")
 	}
-	j, err := yaml.YAMLToJSON(data)
-	if err != nil {
-		return nil, fmt.Errorf("decoding licence policy: %w", err)
-	}
-	dec := json.NewDecoder(bytes.NewReader(j))
-	dec.DisallowUnknownFields()
 	var p LicencePolicy
-	if err := dec.Decode(&p); err != nil {
-		return nil, fmt.Errorf("decoding licence policy: %w", err)
+	if err := strict.YAML(data, "licence policy", maxLicencePolicyBytes, &p); err != nil {
+		return nil, err
 	}
 	var errs []error
 	if p.APIVersion != LicencePolicyAPIVersion {

@@ -1,17 +1,17 @@
 package support
 
 import (
-	"bytes"
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
 	"os"
 	"path/filepath"
 	"regexp"
 	"sort"
 	"strings"
 	"time"
+
+	"github.com/reloader-dev/reloader/internal/strict"
 
 	"golang.org/x/mod/semver"
 )
@@ -107,17 +107,9 @@ var (
 // schema's rules for the fields above, and requires it to be about this
 // project's Go module with SEMVER ranges the page can evaluate.
 func ParseAdvisory(data []byte) (*Advisory, error) {
-	if len(data) > maxAdvisoryBytes {
-		return nil, fmt.Errorf("larger than %d bytes", maxAdvisoryBytes)
-	}
-	dec := json.NewDecoder(bytes.NewReader(data))
-	dec.DisallowUnknownFields()
 	var a Advisory
-	if err := dec.Decode(&a); err != nil {
-		return nil, fmt.Errorf("decoding OSV: %w", err)
-	}
-	if _, err := dec.Token(); err != io.EOF {
-		return nil, errors.New("decoding OSV: trailing data after the JSON object")
+	if err := strict.JSON(data, "OSV", maxAdvisoryBytes, &a); err != nil {
+		return nil, err
 	}
 	var errs []error
 	bad := func(format string, args ...any) { errs = append(errs, fmt.Errorf(format, args...)) }

@@ -5,16 +5,15 @@
 package support
 
 import (
-	"bytes"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"os"
 	"sort"
 	"time"
 
+	"github.com/reloader-dev/reloader/internal/strict"
+
 	"golang.org/x/mod/semver"
-	"sigs.k8s.io/yaml"
 
 	"github.com/reloader-dev/reloader/policy"
 )
@@ -64,18 +63,9 @@ func ReadTable(path string) (*Table, error) {
 // vMAJOR.MINOR released before its support ends. The series come back
 // newest first.
 func ParseTable(data []byte) (*Table, error) {
-	if len(data) > maxFileBytes {
-		return nil, fmt.Errorf("larger than %d bytes", maxFileBytes)
-	}
-	j, err := yaml.YAMLToJSON(data)
-	if err != nil {
-		return nil, fmt.Errorf("decoding: %w", err)
-	}
-	dec := json.NewDecoder(bytes.NewReader(j))
-	dec.DisallowUnknownFields()
 	var t Table
-	if err := dec.Decode(&t); err != nil {
-		return nil, fmt.Errorf("decoding: %w", err)
+	if err := strict.YAML(data, "support table", maxFileBytes, &t); err != nil {
+		return nil, err
 	}
 	var errs []error
 	if t.APIVersion != APIVersion {
