@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/reloader-dev/reloader/test/process"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 )
@@ -44,7 +45,7 @@ func TestHAFailoverAppliesEveryChangeOnce(t *testing.T) {
 	for _, n := range names {
 		waitRecorded(t, cs, ns, n)
 	}
-	if err := httpStatus(ctx, procs[standby].metricsURL+"/readyz", 200); err != nil {
+	if err := process.HTTPReady(procs[standby].metricsURL + "/readyz")(ctx); err != nil {
 		t.Fatalf("a warm standby must be ready: %v", err)
 	}
 

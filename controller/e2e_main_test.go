@@ -119,9 +119,7 @@ func startReloaderEnv(t *testing.T, kubeconfig string, env []string, args ...str
 	})
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
-	if err := p.WaitFor(ctx, 50*time.Millisecond, func(ctx context.Context) error {
-		return httpStatus(ctx, r.metricsURL+"/readyz", http.StatusOK)
-	}); err != nil {
+	if err := p.WaitFor(ctx, 50*time.Millisecond, process.HTTPReady(r.metricsURL+"/readyz")); err != nil {
 		t.Fatal(err)
 	}
 	return r
@@ -171,22 +169,6 @@ func (r *reloaderProc) waitIdle(t *testing.T, n int) {
 		depth := r.metric(t, "reloader_workqueue_depth")
 		return done >= float64(n) && depth == 0, fmt.Sprintf("syncs %v (want >= %d), queue depth %v", done, n, depth)
 	})
-}
-
-func httpStatus(ctx context.Context, url string, want int) error {
-	req, err := http.NewRequestWithContext(ctx, http.MethodGet, url, nil)
-	if err != nil {
-		return err
-	}
-	resp, err := http.DefaultClient.Do(req)
-	if err != nil {
-		return err
-	}
-	resp.Body.Close()
-	if resp.StatusCode != want {
-		return fmt.Errorf("GET %s: %s", url, resp.Status)
-	}
-	return nil
 }
 
 // eventually polls cond until it holds or timeout passes.

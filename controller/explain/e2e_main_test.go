@@ -10,7 +10,6 @@ import (
 	"errors"
 	"flag"
 	"fmt"
-	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -103,14 +102,11 @@ func startControllerEnv(t *testing.T, ns string, env []string, args ...string) *
 			t.Logf("reloader log:\n%s", p.Tail(60))
 		}
 	})
-	eventually(t, time.Minute, func() (bool, string) {
-		resp, err := http.Get(c.readyz)
-		if err != nil {
-			return false, err.Error()
-		}
-		resp.Body.Close()
-		return resp.StatusCode == http.StatusOK, "readyz " + resp.Status
-	})
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	if err := p.WaitFor(ctx, 50*time.Millisecond, process.HTTPReady(c.readyz)); err != nil {
+		t.Fatal(err)
+	}
 	return c
 }
 

@@ -8,7 +8,6 @@ package chartrun
 import (
 	"context"
 	"fmt"
-	"net/http"
 	"os/exec"
 	"path/filepath"
 	"strconv"
@@ -104,18 +103,7 @@ func Start(ctx context.Context, o Options) (*Controller, error) {
 	c := &Controller{Process: p, Args: args, MetricsURL: fmt.Sprintf("http://127.0.0.1:%d", port)}
 	wctx, cancel := context.WithTimeout(ctx, 2*time.Minute)
 	defer cancel()
-	if err := p.WaitFor(wctx, 50*time.Millisecond, func(ctx context.Context) error {
-		req, _ := http.NewRequestWithContext(ctx, http.MethodGet, c.MetricsURL+"/readyz", nil)
-		resp, err := http.DefaultClient.Do(req)
-		if err != nil {
-			return err
-		}
-		resp.Body.Close()
-		if resp.StatusCode != http.StatusOK {
-			return fmt.Errorf("readyz: %s", resp.Status)
-		}
-		return nil
-	}); err != nil {
+	if err := p.WaitFor(wctx, 50*time.Millisecond, process.HTTPReady(c.MetricsURL+"/readyz")); err != nil {
 		_ = p.Stop(5 * time.Second)
 		return nil, fmt.Errorf("controller %v never became ready: %w\n%s", args, err, p.Tail(40))
 	}

@@ -9,6 +9,7 @@ import (
 	"errors"
 	"fmt"
 	"net"
+	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -181,4 +182,23 @@ func (p *Process) WaitFor(ctx context.Context, interval time.Duration, ready fun
 // IsAddrInUse tells whether a log shows the server lost a race for its port.
 func (p *Process) IsAddrInUse() bool {
 	return strings.Contains(p.Tail(60), "address already in use")
+}
+
+// HTTPReady is a WaitFor probe: GET url answers 200 OK (a server's /readyz).
+func HTTPReady(url string) func(context.Context) error {
+	return func(ctx context.Context) error {
+		req, err := http.NewRequestWithContext(ctx, http.MethodGet, url, nil)
+		if err != nil {
+			return err
+		}
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			return err
+		}
+		resp.Body.Close()
+		if resp.StatusCode != http.StatusOK {
+			return fmt.Errorf("GET %s: %s", url, resp.Status)
+		}
+		return nil
+	}
 }
