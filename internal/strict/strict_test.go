@@ -52,6 +52,8 @@ func TestStrictDecoding(t *testing.T) {
 func FuzzYAML(f *testing.F) {
 	f.Add([]byte("name: a\n"))
 	f.Add([]byte(`{"name":"a"}`))
+	f.Add([]byte("name: a\nname: b\n"))
+	f.Add([]byte(`{"name":"a","name":"b"}`))
 	f.Fuzz(func(t *testing.T, data []byte) {
 		var d doc
 		_ = YAML(data, "document", 1<<16, &d)
