@@ -248,7 +248,7 @@ func TestAPackedLayoutDeclaresItsSizeAndUnpacks(t *testing.T) {
 	if err := os.WriteFile(filepath.Join(dir, ChecksumFile), []byte(lied), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	if err := VerifyChecksums(ctx, dir); err == nil || !strings.Contains(err.Error(), "its manifest declares") {
+	if err := VerifyChecksums(ctx, dir); err == nil || !strings.Contains(err.Error(), "its checksum manifest declares") {
 		t.Fatalf("a wrong declaration: %v", err)
 	}
 }

@@ -83,7 +83,7 @@ func checkDeclaredSizes(dir string, d Declared, names []string) error {
 		total += st.Size()
 	}
 	if total != d.Bytes {
-		return fmt.Errorf("%w: archive files total %d bytes, its manifest declares %d", ErrInvalid, total, d.Bytes)
+		return fmt.Errorf("%w: archive files total %d bytes, its checksum manifest declares %d", ErrInvalid, total, d.Bytes)
 	}
 	return nil
 }
