@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"encoding/json"
 	"os"
 	"path/filepath"
 	"strings"
@@ -9,6 +10,7 @@ import (
 	"time"
 
 	"github.com/reloader-dev/reloader/internal/cli"
+	"github.com/reloader-dev/reloader/release/pipeline"
 	"github.com/reloader-dev/reloader/release/releasetest"
 	"github.com/reloader-dev/reloader/test/registry"
 )
@@ -17,7 +19,8 @@ import (
 // and every signature the lock lists, provenance included, against the
 // signer the user names. An unsigned lock, a lock signed by someone else and
 // a release whose provenance another key signed are each refused (exit 3)
-// before anything is built; no trust flags at all is a usage error.
+// before anything is built; no trust flags at all is a usage error; the
+// genuine release, made by the real pipeline, verifies and rebuilds.
 func TestRebuildRefusesAnUnsignedLockAndForgedProvenanceBeforeBuilding(t *testing.T) {
 	if testing.Short() {
 		t.Skip("publishes two releases with the real pipeline")
@@ -77,6 +80,7 @@ func TestRebuildRefusesAnUnsignedLockAndForgedProvenanceBeforeBuilding(t *testin
 		{"an edited (unsigned) lock", []string{"--lock", edited, "--key", pub}, cli.ExitRefused, "signature does not verify"},
 		{"provenance and signatures by another key", []string{"--lock", forgedLock, "--key", pub}, cli.ExitRefused, "failed verification"},
 	}
+	t.Run("the genuine release verifies and rebuilds", func(t *testing.T) { genuineRebuild(t, genuineLock, pub) })
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
 			out := filepath.Join(t.TempDir(), "out")
@@ -90,6 +94,20 @@ func TestRebuildRefusesAnUnsignedLockAndForgedProvenanceBeforeBuilding(t *testin
 			}
 			t.Logf("refused in %s: %s", time.Since(start).Round(time.Millisecond), firstLineOf(stderr))
 		})
+	}
+}
+
+// genuineRebuild is the other side: the same release, verified against
+// its signer, rebuilds (from a plain copy of the source, as an unpacked
+// source archive would be) to the digests of its lock.
+func genuineRebuild(t *testing.T, lock, pub string) {
+	t.Helper()
+	start := time.Now()
+	code, stdout, stderr := execute("rebuild", "--lock", lock, "--key", pub, "--source", copySource(t, "../.."), "--out", t.TempDir(), "-o", "json")
+	t.Logf("verified and rebuilt in %s", time.Since(start).Round(time.Millisecond))
+	var rep pipeline.RebuildReport
+	if err := json.Unmarshal([]byte(stdout), &rep); err != nil || code != cli.ExitOK || !rep.Identical() {
+		t.Fatalf("exit %d, report %+v (%v)\n%s", code, rep.Images, err, stderr)
 	}
 }
 
