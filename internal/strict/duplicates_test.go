@@ -22,10 +22,7 @@ func TestADuplicateKeyIsRefusedNamingIt(t *testing.T) {
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
 			var d doc
-			decode := JSON
-			if c.yaml {
-				decode = YAML
-			}
+			decode := decoderFor(c.yaml)
 			err := decode([]byte(c.in), "release lock", 1<<10, &d)
 			if err == nil || !strings.Contains(err.Error(), c.want) || !strings.Contains(err.Error(), "release lock") {
 				t.Fatalf("error %v, want one naming the release lock and saying %q", err, c.want)
@@ -55,4 +52,12 @@ func FuzzNoDuplicateKeys(f *testing.F) {
 			t.Fatalf("unexpected error %v", err)
 		}
 	})
+}
+
+// decoderFor is YAML for a document written as YAML, else JSON.
+func decoderFor(yaml bool) func([]byte, string, int, any) error {
+	if yaml {
+		return YAML
+	}
+	return JSON
 }

@@ -30,10 +30,7 @@ func TestStrictDecoding(t *testing.T) {
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
 			var d doc
-			decode := JSON
-			if c.yaml {
-				decode = YAML
-			}
+			decode := decoderFor(c.yaml)
 			limit := 1 << 10
 			if c.name == "too large" {
 				limit = 32
