@@ -2,6 +2,7 @@ package charts
 
 import (
 	"context"
+	"fmt"
 	"path/filepath"
 	"testing"
 	"time"
@@ -37,6 +38,13 @@ func TestControllerRunsWithTheChartsServiceAccountAndReloads(t *testing.T) {
 	}
 	kubeconfig := filepath.Join(t.TempDir(), "sa.kubeconfig")
 	if err := controlplane.WriteKubeconfig(saCfg, kubeconfig); err != nil {
+		t.Fatal(err)
+	}
+
+	// A metadata ConfigMap left by an earlier install: the controller must
+	// read and update it with the rights the chart grants by name.
+	stale := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: "reloader-meta-info"}, Data: map[string]string{"stale": "true"}}
+	if _, err := admin.CoreV1().ConfigMaps(release).Create(ctx, stale, metav1.CreateOptions{}); err != nil {
 		t.Fatal(err)
 	}
 
@@ -94,6 +102,16 @@ func TestControllerRunsWithTheChartsServiceAccountAndReloads(t *testing.T) {
 			}
 		}
 		return false, "Deployment web was not reloaded"
+	})
+	// Workloads were patched (the chart grants no update on them) and the
+	// metadata ConfigMap was updated through its name.
+	waitFor(t, func() (bool, string) {
+		got, err := admin.CoreV1().ConfigMaps(release).Get(ctx, "reloader-meta-info", metav1.GetOptions{})
+		if err != nil {
+			return false, err.Error()
+		}
+		_, old := got.Data["stale"]
+		return !old && len(got.Data) > 0, fmt.Sprintf("reloader-meta-info was not updated by the controller: %v", got.Data)
 	})
 }
 

@@ -97,6 +97,11 @@ func applyAndProbe(t *testing.T, s setup, releaseNS string, namespaces []string)
 				probes = append(probes, probe{ns, "coordination.k8s.io", "leases", name, verb})
 			}
 		}
+		for _, name := range []string{metaInfoName, "another-configmap"} {
+			for _, verb := range allVerbs {
+				probes = append(probes, probe{ns, "", "configmaps", name, verb})
+			}
+		}
 	}
 	for _, p := range probes {
 		expected := false
@@ -132,6 +137,11 @@ func TestGlobalServiceAccountIsAllowedExactlyTheTable(t *testing.T) {
 		{namespace: releaseNS, group: "coordination.k8s.io", resource: "leases", name: "another-lock", verb: "update"},
 		{namespace: other, group: "coordination.k8s.io", resource: "leases", name: defaultLockName, verb: "update"},
 		{namespace: other, resource: "secrets", verb: "update"},
+		// Workloads are patched, never updated; of ConfigMaps only the
+		// controller's own metadata is written.
+		{namespace: other, group: "apps", resource: "deployments", verb: "update"},
+		{namespace: releaseNS, resource: "configmaps", name: "another-configmap", verb: "update"},
+		{namespace: releaseNS, resource: "configmaps", verb: "update"},
 	} {
 		if allowedFor(t, releaseNS, sa, p) {
 			t.Errorf("the chart's ServiceAccount may %s", p)

@@ -123,21 +123,26 @@ type row struct {
 
 func always(setup) bool { return true }
 
+// metaInfoName is the controller's metadata ConfigMap, the only ConfigMap
+// it writes.
+const metaInfoName = "reloader-meta-info"
+
 func rbacTable(lockName string) []row {
 	return []row{
 		{"secrets unless ignored", "", []string{"secrets"}, []string{"get", "list", "watch"}, nil, watched, func(s setup) bool { return !s.ignoreSecrets }},
 		{"configmaps unless ignored", "", []string{"configmaps"}, []string{"get", "list", "watch"}, nil, watched, func(s setup) bool { return !s.ignoreConfigMaps }},
-		{"workloads always", "apps", []string{"deployments", "statefulsets", "daemonsets"}, []string{"get", "list", "watch", "update", "patch"}, nil, watched, always},
+		{"workloads always", "apps", []string{"deployments", "statefulsets", "daemonsets"}, []string{"get", "list", "watch", "patch"}, nil, watched, always},
 		{"cronjobs unless ignored", "batch", []string{"cronjobs"}, []string{"get", "list", "watch", "patch"}, nil, watched, func(s setup) bool { return !s.ignoreCronJobs }},
 		{"jobs unless ignored", "batch", []string{"jobs"}, []string{"create", "delete", "list", "get", "watch", "patch"}, nil, watched, func(s setup) bool { return !s.ignoreJobs }},
 		{"events always", "", []string{"events"}, []string{"create", "patch"}, nil, watched, always},
 		{"namespaces only with namespaceSelector", "", []string{"namespaces"}, []string{"get", "list", "watch"}, nil, clusterOnly, func(s setup) bool { return s.namespaceSelector != "" }},
 		{"CSI objects only with CSI integration", "secrets-store.csi.x-k8s.io", []string{"secretproviderclasses", "secretproviderclasspodstatuses"}, []string{"get", "list", "watch"}, nil, watched, func(s setup) bool { return s.csi }},
-		{"metadata configmaps in the release namespace always", "", []string{"configmaps"}, []string{"get", "list", "watch", "create", "update"}, nil, releaseNamespace, always},
+		{"metadata configmap create in the release namespace always", "", []string{"configmaps"}, []string{"create"}, nil, releaseNamespace, always},
+		{"metadata configmap get/update of reloader-meta-info always", "", []string{"configmaps"}, []string{"get", "update"}, []string{metaInfoName}, releaseNamespace, always},
 		{"lease create in the release namespace in HA", "coordination.k8s.io", []string{"leases"}, []string{"create"}, nil, releaseNamespace, setup.ha},
 		{"lease get/update of the lock in HA", "coordination.k8s.io", []string{"leases"}, []string{"get", "update"}, []string{lockName}, releaseNamespace, setup.ha},
-		{"rollouts only with Argo Rollouts", "argoproj.io", []string{"rollouts"}, []string{"get", "list", "watch", "update", "patch"}, nil, watched, func(s setup) bool { return s.argo }},
-		{"deploymentconfigs only with OpenShift", "apps.openshift.io", []string{"deploymentconfigs"}, []string{"get", "list", "watch", "update", "patch"}, nil, watched, func(s setup) bool { return s.openshift }},
+		{"rollouts only with Argo Rollouts", "argoproj.io", []string{"rollouts"}, []string{"get", "list", "watch", "patch"}, nil, watched, func(s setup) bool { return s.argo }},
+		{"deploymentconfigs only with OpenShift", "apps.openshift.io", []string{"deploymentconfigs"}, []string{"get", "list", "watch", "patch"}, nil, watched, func(s setup) bool { return s.openshift }},
 	}
 }
 

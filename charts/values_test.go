@@ -138,14 +138,15 @@ func TestArgumentsFollowValues(t *testing.T) {
 			"reloader.ignoreJobs": true, "reloader.ignoreCronJobs": true, "reloader.ignoreNamespaces": "kube-system",
 			"reloader.namespaceSelector": "team=x", "reloader.resourceLabelSelector": "reload=yes", "reloader.logFormat": "json",
 			"reloader.logLevel": "debug", "reloader.isArgoRollouts": true, "reloader.isOpenshift": true,
-			"reloader.enableCSIIntegration": true, "reloader.enablePProf": true, "reloader.webhookUrl": "https://hooks.example/reload", "reloader.deployment.env.open": map[string]any{"EXTRA": "1"},
+			"reloader.enableCSIIntegration": true, "reloader.enablePProf": true, "reloader.webhookUrlSecret.name": "hooks", "reloader.deployment.env.open": map[string]any{"EXTRA": "1"},
 		}, want: []string{"--auto-reload-all=true", "--reload-strategy=annotations", "--reload-on-create=true", "--reload-on-delete=true",
 			"--sync-after-restart=true", "--resources-to-ignore=secrets", "--ignored-workload-types=jobs,cronjobs",
 			"--namespaces-to-ignore=kube-system", "--namespace-selector=team=x", "--resource-label-selector=reload=yes",
 			"--log-format=json", "--log-level=debug", "--is-Argo-Rollouts=true",
-			"--enable-csi-integration=true", "--webhook-url=https://hooks.example/reload", "--enable-pprof=true", "--pprof-addr=:6060"},
+			"--enable-csi-integration=true", "--enable-pprof=true", "--pprof-addr=127.0.0.1:6060"},
 			// isOpenshift renders no flag, as in stakater's chart: the controller detects the API.
-			notWant: []string{"--is-openshift=true"}, envWant: []string{"EXTRA"}},
+			// The webhook URL is a credential: from a Secret, never in args.
+			notWant: []string{"--is-openshift=true"}, envWant: []string{"EXTRA", "RELOADER_WEBHOOK_URL"}},
 		{name: "ignore configmaps", set: map[string]any{"reloader.ignoreConfigMaps": true}, want: []string{"--resources-to-ignore=configmaps"}},
 		{name: "namespaced to the release namespace", set: map[string]any{"reloader.watchGlobally": false},
 			notWant: []string{"--namespaces=ops"}, envWant: []string{"KUBERNETES_NAMESPACE"}},

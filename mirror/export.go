@@ -183,7 +183,14 @@ func (a *OpenedArchive) Close() error {
 // OpenArchive unpacks a .tar/.tar.zst into a directory under workDir (or
 // uses a layout directory as is) and verifies every checksum. Nothing is
 // trusted yet: the caller verifies the lock and signatures next.
+// Unpacking is bounded by default by the work directory's free space (see
+// OpenArchiveLimited).
 func OpenArchive(ctx context.Context, path, workDir string) (*OpenedArchive, error) {
+	return OpenArchiveLimited(ctx, path, workDir, ArchiveLimits{})
+}
+
+// OpenArchiveLimited is OpenArchive with explicit bounds on unpacking.
+func OpenArchiveLimited(ctx context.Context, path, workDir string, limits ArchiveLimits) (*OpenedArchive, error) {
 	st, err := os.Stat(path)
 	if err != nil {
 		return nil, fmt.Errorf("opening archive: %w", err)
@@ -201,7 +208,10 @@ func OpenArchive(ctx context.Context, path, workDir string) (*OpenedArchive, err
 			out.Close()
 			return nil, fmt.Errorf("opening archive: %w", err)
 		}
-		err = archive.Unpack(ctx, f, dir, archive.UnpackOptions{})
+		uo, err := limits.unpackOptions(workDir)
+		if err == nil {
+			err = archive.Unpack(ctx, f, dir, uo)
+		}
 		f.Close()
 		if err != nil {
 			out.Close()

@@ -36,7 +36,7 @@ func FuzzParsePolicy(f *testing.F) {
 	if b, err := os.ReadFile("release-policy.yaml"); err == nil {
 		f.Add(b)
 	}
-	f.Add([]byte("apiVersion: reloader.dev/release-policy/v1\nfailOn: [HIGH, CRITICAL]\nexceptions:\n  - id: CVE-2099-0002\n    package: p\n    justification: a long enough justification text\n    expires: 2027-01-31\n"))
+	f.Add([]byte("apiVersion: reloader.dev/release-policy/v1\nfailOn: [HIGH, CRITICAL]\nexceptions:\n  - id: CVE-2099-0002\n    package: p\n    justification: a long enough justification text\n    approvedBy: a\n    approvedOn: 2026-11-15\n    expires: 2027-01-31\n"))
 	f.Fuzz(func(t *testing.T, data []byte) {
 		p, err := ParsePolicy(data)
 		if err != nil {

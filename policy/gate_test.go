@@ -75,11 +75,23 @@ const exceptionUnfixed = `exceptions:
   - id: CVE-2099-0002
     package: golang.org/x/time
     justification: the affected parser is never reached from the controller's code paths
+    approvedBy: Jane Doe <jane.doe@example.com>
+    approvedOn: %a
     expires: %s
 `
 
+// unfixedException is exceptionUnfixed expiring on expires, approved 85
+// days before (within the default maximum lifetime of 90 days).
+func unfixedException(expires string) string {
+	t, err := time.Parse(time.DateOnly, expires)
+	if err != nil {
+		panic(err)
+	}
+	return strings.NewReplacer("%a", t.AddDate(0, 0, -85).Format(time.DateOnly), "%s", expires).Replace(exceptionUnfixed)
+}
+
 func TestGatePassesWithUnexpiredException(t *testing.T) {
-	p := policyWith(t, strings.Replace(exceptionUnfixed, "%s", "2027-01-31", 1))
+	p := policyWith(t, unfixedException("2027-01-31"))
 	res := evaluate(t, p, report(t, "high-unfixed.json"), report(t, "clean.json"))
 	if !res.Passed {
 		t.Fatalf("gate failed although the only finding has an unexpired exception: %+v", res)
@@ -98,7 +110,7 @@ func TestGatePassesWithUnexpiredException(t *testing.T) {
 }
 
 func TestGateFailsWhenTheSameExceptionHasExpired(t *testing.T) {
-	p := policyWith(t, strings.Replace(exceptionUnfixed, "%s", "2026-11-30", 1))
+	p := policyWith(t, unfixedException("2026-11-30"))
 	res := evaluate(t, p, report(t, "high-unfixed.json"))
 	if res.Passed {
 		t.Fatal("an expired exception let the release pass")
@@ -109,7 +121,7 @@ func TestGateFailsWhenTheSameExceptionHasExpired(t *testing.T) {
 }
 
 func TestExceptionExpiresAtTheStartOfItsDay(t *testing.T) {
-	p := policyWith(t, strings.Replace(exceptionUnfixed, "%s", "2026-12-01", 1))
+	p := policyWith(t, unfixedException("2026-12-01"))
 	if res := Evaluate(p, []ScannedImage{report(t, "high-unfixed.json")}, releaseDay); res.Passed {
 		t.Fatal("exception expiring today still holds")
 	}
@@ -119,7 +131,7 @@ func TestExceptionExpiresAtTheStartOfItsDay(t *testing.T) {
 }
 
 func TestExpiredExceptionFailsEvenWhenNothingMatchesIt(t *testing.T) {
-	p := policyWith(t, strings.Replace(exceptionUnfixed, "%s", "2026-01-01", 1))
+	p := policyWith(t, unfixedException("2026-01-01"))
 	res := evaluate(t, p, report(t, "clean.json"))
 	if res.Passed || len(res.ExpiredExceptions) != 1 {
 		t.Fatalf("stale expired exception did not fail the release: %+v", res)
@@ -131,6 +143,8 @@ func TestExceptionOnlyCoversItsOwnPackage(t *testing.T) {
   - id: CVE-2099-0002
     package: example.com/some/other
     justification: written for another package and must not leak to this one
+    approvedBy: Jane Doe <jane.doe@example.com>
+    approvedOn: 2026-11-15
     expires: 2027-01-31
 `)
 	if res := evaluate(t, p, report(t, "high-unfixed.json")); res.Passed {
@@ -186,10 +200,10 @@ func TestPolicyCannotWeakenTheGate(t *testing.T) {
 		"drops HIGH":       "apiVersion: reloader.dev/release-policy/v1\nfailOn: [CRITICAL]\n",
 		"misspelt field":   "apiVersion: reloader.dev/release-policy/v1\nfailOn: [HIGH, CRITICAL]\nexceptions:\n  - id: CVE-2099-1\n    package: p\n    justification: a long enough justification text\n    expire: 2027-01-01\n",
 		"no expiry":        "apiVersion: reloader.dev/release-policy/v1\nfailOn: [HIGH, CRITICAL]\nexceptions:\n  - id: CVE-2099-1\n    package: p\n    justification: a long enough justification text\n",
-		"bad date":         "apiVersion: reloader.dev/release-policy/v1\nfailOn: [HIGH, CRITICAL]\nexceptions:\n  - id: CVE-2099-1\n    package: p\n    justification: a long enough justification text\n    expires: someday\n",
-		"short reason":     "apiVersion: reloader.dev/release-policy/v1\nfailOn: [HIGH, CRITICAL]\nexceptions:\n  - id: CVE-2099-1\n    package: p\n    justification: n/a\n    expires: 2027-01-01\n",
-		"no package":       "apiVersion: reloader.dev/release-policy/v1\nfailOn: [HIGH, CRITICAL]\nexceptions:\n  - id: CVE-2099-1\n    justification: a long enough justification text\n    expires: 2027-01-01\n",
-		"not a vuln id":    "apiVersion: reloader.dev/release-policy/v1\nfailOn: [HIGH, CRITICAL]\nexceptions:\n  - id: '*'\n    package: p\n    justification: a long enough justification text\n    expires: 2027-01-01\n",
+		"bad date":         "apiVersion: reloader.dev/release-policy/v1\nfailOn: [HIGH, CRITICAL]\nexceptions:\n  - id: CVE-2099-1\n    package: p\n    justification: a long enough justification text\n    approvedBy: a\n    approvedOn: 2026-11-15\n    expires: someday\n",
+		"short reason":     "apiVersion: reloader.dev/release-policy/v1\nfailOn: [HIGH, CRITICAL]\nexceptions:\n  - id: CVE-2099-1\n    package: p\n    justification: n/a\n    approvedBy: a\n    approvedOn: 2026-11-15\n    expires: 2027-01-01\n",
+		"no package":       "apiVersion: reloader.dev/release-policy/v1\nfailOn: [HIGH, CRITICAL]\nexceptions:\n  - id: CVE-2099-1\n    justification: a long enough justification text\n    approvedBy: a\n    approvedOn: 2026-11-15\n    expires: 2027-01-01\n",
+		"not a vuln id":    "apiVersion: reloader.dev/release-policy/v1\nfailOn: [HIGH, CRITICAL]\nexceptions:\n  - id: '*'\n    package: p\n    justification: a long enough justification text\n    approvedBy: a\n    approvedOn: 2026-11-15\n    expires: 2027-01-01\n",
 		"wrong apiVersion": "apiVersion: v0\nfailOn: [HIGH, CRITICAL]\n",
 		"empty":            "",
 		"unknown severity": "apiVersion: reloader.dev/release-policy/v1\nfailOn: [HIGH, CRITICAL, SEVERE]\n",

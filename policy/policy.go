@@ -35,6 +35,9 @@ type Policy struct {
 	FailOn []Severity `json:"failOn"`
 	// Exceptions accept one vulnerability in one package until a date.
 	Exceptions []Exception `json:"exceptions,omitempty"`
+	// MaxExceptionLifetime bounds every exception from its approval to its
+	// expiry ("90d" by default, at most "365d").
+	MaxExceptionLifetime Days `json:"maxExceptionLifetime,omitempty"`
 }
 
 // Exception accepts a finding that would otherwise fail the release.
@@ -50,6 +53,11 @@ type Exception struct {
 	// of that day; from then on it fails the release until removed or
 	// renewed, so nobody forgets it.
 	Expires Date `json:"expires"`
+	// ApprovedBy names who accepted the risk; ApprovedOn is when. The
+	// exception may last at most the policy's MaxExceptionLifetime from
+	// ApprovedOn to Expires.
+	ApprovedBy string `json:"approvedBy"`
+	ApprovedOn Date   `json:"approvedOn"`
 }
 
 // Date is a calendar date in a policy file.
@@ -126,6 +134,9 @@ func (p *Policy) Validate() error {
 			bad("failOn must include %s", s)
 		}
 	}
+	if err := p.checkLifetime(); err != nil {
+		errs = append(errs, err)
+	}
 	vulnID := regexp.MustCompile(vulnIDPattern)
 	seen := map[string]bool{}
 	for i, e := range p.Exceptions {
@@ -142,6 +153,7 @@ func (p *Policy) Validate() error {
 		if e.Expires.IsZero() {
 			bad("%s: no expiry date", where)
 		}
+		errs = append(errs, e.checkApproval(where, p.maxLifetime())...)
 		k := e.ID + "|" + e.Package
 		if seen[k] {
 			bad("%s: listed twice", where)

@@ -7,6 +7,7 @@ import (
 	"regexp"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/openvex/go-vex/pkg/vex"
 
@@ -33,6 +34,8 @@ exceptions:
   - id: CVE-2099-0001
     package: golang.org/x/sync
     justification: errgroup's vulnerable path needs a cancelled parent context, which the app never has
+    approvedBy: Jane Doe <jane.doe@example.com>
+    approvedOn: "` + approvedBefore(t, expires) + `"
     expires: "` + expires + `"
 `))
 	if err != nil {
@@ -358,4 +361,15 @@ func TestGateReportIsReadStrictly(t *testing.T) {
 	if err != nil || !back.Passed || len(back.Findings) != 1 || back.Findings[0].Decision != policy.DecisionExcepted {
 		t.Errorf("gate.json round trip: %+v %v", back, err)
 	}
+}
+
+// approvedBefore is the approval date of an exception expiring on expires:
+// 85 days before, within the default maximum lifetime.
+func approvedBefore(t *testing.T, expires string) string {
+	t.Helper()
+	e, err := time.Parse(time.DateOnly, expires)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return e.AddDate(0, 0, -85).Format(time.DateOnly)
 }

@@ -57,6 +57,7 @@ type globals struct {
 	insecure, plain bool
 	// release location
 	lock, lockBundle, lockRef, archive, workDir string
+	limits                                      archiveLimits
 	// target
 	target      string
 	maps        []string
@@ -117,6 +118,7 @@ verifies again, and only then writes tags.` + cli.ExitCodesHelp,
 	pf.StringVar(&g.lockRef, "lock-ref", "", "release lock in a registry, e.g. ghcr.io/reloader-dev/reloader-release:v1.2.3")
 	pf.StringVarP(&g.archive, "file", "f", "", "release archive (.tar, .tar.zst or an OCI layout directory)")
 	pf.StringVar(&g.workDir, "work-dir", "", "where to unpack archives (default: the system temporary directory)")
+	g.limits.register(pf)
 
 	root.AddCommand(g.planCmd(), g.copyCmd(), g.exportCmd(), g.importCmd(), g.verifyCmd(), g.valuesCmd(), g.policyCmd(),
 		g.reviewCmd())
@@ -214,7 +216,7 @@ func (g *globals) open(ctx context.Context, c *registry.Client) (*releaseInput, 
 	}
 	switch {
 	case g.archive != "":
-		a, err := mirror.OpenArchive(ctx, g.archive, g.workDir)
+		a, err := mirror.OpenArchiveLimited(ctx, g.archive, g.workDir, g.limits.limits())
 		if err != nil {
 			return nil, err
 		}

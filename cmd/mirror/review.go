@@ -269,7 +269,7 @@ func readGate(path string) (*policy.Result, error) {
 func (g *globals) openAgainst(ctx context.Context, cl *registry.Client, ref string, cur *releaseInput) (*releaseInput, error) {
 	in := &releaseInput{policy: cur.policy, verifier: cur.verifier, close: func() {}}
 	if _, err := os.Stat(ref); err == nil {
-		a, err := mirror.OpenArchive(ctx, ref, g.workDir)
+		a, err := mirror.OpenArchiveLimited(ctx, ref, g.workDir, g.limits.limits())
 		if err != nil {
 			return nil, fmt.Errorf("opening --against %s: %w", ref, err)
 		}

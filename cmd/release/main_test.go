@@ -86,6 +86,8 @@ exceptions:
   - id: CVE-2099-0002
     package: golang.org/x/time
     justification: the rate limiter is not used on any request path of the controller
+    approvedBy: Jane Doe <jane.doe@example.com>
+    approvedOn: 2026-11-15
     expires: 2027-01-31
 `
 	if err := os.WriteFile(pol, []byte(doc), 0o644); err != nil {

@@ -16,8 +16,10 @@ import (
 )
 
 type rebuildFlags struct {
-	lock, source, out, license string
-	output                     outputFlag
+	// verifyFlags: rebuild trusts the lock and the provenance it builds
+	// from only as far as verify would.
+	verifyFlags
+	source, out, license string
 }
 
 func newRebuildCmd() *cobra.Command {
@@ -29,17 +31,32 @@ func newRebuildCmd() *cobra.Command {
 checkout of the lock's commit (--source), with the Go toolchain its provenance
 names, into a local OCI layout (<out>/oci). It pushes nothing. For each image
 it prints "identical", or the first layer and file that differ from the
-released image. A release that does not reproduce exits 3.` + cli.ExitCodesHelp,
+released image. A release that does not reproduce exits 3.
+
+Before building anything it verifies the release exactly as verify does,
+against the signer you name (--key, or keyless --certificate-identity with
+--certificate-oidc-issuer and --trusted-root): the lock's signature and every
+signature and attestation the lock lists, provenance included. The main
+package it builds comes from that signed provenance and must be a plain
+./-relative package path; anything else (a flag such as -toolexec=, "..",
+an absolute path) is refused with exit 3.` + cli.ExitCodesHelp,
 		Example: `  git checkout $(jq -r .commit reloader-release.json)
-  reloader-release rebuild --lock reloader-release.json --source . --out _out/rebuild
+  reloader-release rebuild --lock reloader-release.json --key cosign.pub --source . --out _out/rebuild
+
+  # keyless release from GitHub Actions
+  reloader-release rebuild --lock reloader-release.json --trusted-root trusted_root.json \
+    --certificate-identity https://github.com/reloader-dev/reloader/.github/workflows/release.yml@refs/tags/v1.2.3 \
+    --certificate-oidc-issuer https://token.actions.githubusercontent.com
 
   # a script reads the verdict per image
-  reloader-release rebuild --lock reloader-release.json -o json | jq '.images[] | {name, platform, identical}'`,
+  reloader-release rebuild --lock reloader-release.json --key cosign.pub -o json | jq '.images[] | {name, platform, identical}'`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error { return runRebuild(cmd, f) },
 	}
 	fl := c.Flags()
 	fl.StringVar(&f.lock, "lock", release.LockFileName, "the release lock")
+	fl.StringVar(&f.bundle, "bundle", "", "the lock's Sigstore bundle (default <lock>.sigstore.json)")
+	f.registerTrust(fl)
 	fl.StringVar(&f.source, "source", ".", "checkout of the lock's commit")
 	fl.StringVar(&f.out, "out", "_out/rebuild", "where the binaries and the OCI layout go")
 	fl.StringVar(&f.license, "license-file", "", "license text shipped under /licenses (default <source>/LICENSE)")
@@ -51,13 +68,9 @@ func runRebuild(cmd *cobra.Command, f *rebuildFlags) error {
 	if err := f.output.check(); err != nil {
 		return err
 	}
-	data, err := os.ReadFile(f.lock)
+	l, err := f.verifiedLock(cmd.Context())
 	if err != nil {
-		return cli.Usage(fmt.Errorf("reading the lock: %w", err))
-	}
-	l, err := release.Parse(data)
-	if err != nil {
-		return cli.Usage(err)
+		return err
 	}
 	// A git checkout must be at the lock's commit; a plain directory (an
 	// unpacked source archive) is taken as given.

@@ -74,7 +74,7 @@ func TestRebuildReproducesTheControllerAndNamesWhatDiffers(t *testing.T) {
 
 	rebuild := func(t *testing.T, source string) (int, pipeline.RebuildReport, string) {
 		t.Helper()
-		code, stdout, stderr := execute("rebuild", "--lock", res.LockPath, "--source", source, "--out", t.TempDir(), "-o", "json")
+		code, stdout, stderr := execute("rebuild", "--lock", res.LockPath, "--key", res.PublicKey, "--source", source, "--out", t.TempDir(), "-o", "json")
 		var rep pipeline.RebuildReport
 		if err := json.Unmarshal([]byte(stdout), &rep); err != nil {
 			t.Fatalf("rebuild: exit %d, output is not a report: %v\n%s\n%s", code, err, stdout, stderr)
@@ -123,12 +123,15 @@ func TestRebuildReproducesTheControllerAndNamesWhatDiffers(t *testing.T) {
 	})
 
 	t.Run("a checkout at another commit is refused before building", func(t *testing.T) {
-		l := *res.Lock
-		l.Commit = strings.Repeat("0", 40)
-		data, _ := l.Marshal()
-		lock := filepath.Join(t.TempDir(), "lock.json")
-		_ = os.WriteFile(lock, data, 0o644)
-		if code, out := run(t, "rebuild", "--lock", lock, "--source", "../..", "--out", t.TempDir()); code != cli.ExitUsage || !strings.Contains(out, "check that commit out") {
+		// The lock stays signed (rebuild refuses an edited one first); the
+		// checkout is what is at another commit.
+		other := t.TempDir()
+		for _, args := range [][]string{{"init", "-q"}, {"-c", "user.name=t", "-c", "user.email=t@example.invalid", "commit", "-q", "--allow-empty", "-m", "other"}} {
+			if out, err := exec.Command("git", append([]string{"-C", other}, args...)...).CombinedOutput(); err != nil {
+				t.Fatalf("git %v: %v\n%s", args, err, out)
+			}
+		}
+		if code, out := run(t, "rebuild", "--lock", res.LockPath, "--key", res.PublicKey, "--source", other, "--out", t.TempDir()); code != cli.ExitUsage || !strings.Contains(out, "check that commit out") {
 			t.Fatalf("exit %d\n%s", code, out)
 		}
 	})

@@ -44,12 +44,7 @@ only the registry holding the artifacts.` + cli.ExitCodesHelp,
 	fl := c.Flags()
 	fl.StringVar(&f.lock, "lock", release.LockFileName, "the release lock")
 	fl.StringVar(&f.bundle, "bundle", "", "the lock's Sigstore bundle (default <lock>.sigstore.json)")
-	fl.StringVar(&f.key, "key", "", "expected signer's public key (PEM)")
-	fl.StringVar(&f.identity, "certificate-identity", "", "expected keyless certificate identity")
-	fl.StringVar(&f.identityRegexp, "certificate-identity-regexp", "", "expected keyless certificate identity, as a regular expression")
-	fl.StringVar(&f.issuer, "certificate-oidc-issuer", "", "expected OIDC issuer of the keyless certificate")
-	fl.StringVar(&f.trustedRoot, "trusted-root", "", "Sigstore trusted_root.json for keyless verification")
-	fl.BoolVar(&f.ignoreTlog, "insecure-ignore-tlog", false, "keyless: accept signatures without a transparency-log entry (by default each needs one)")
+	f.registerTrust(fl)
 	f.output.register(c)
 	return c
 }

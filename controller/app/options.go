@@ -76,7 +76,7 @@ func DefaultOptions() *Options {
 		HALeaseDuration: 15 * time.Second,
 		HARenewDeadline: 10 * time.Second,
 		HARetryPeriod:   2 * time.Second,
-		PProfAddr:       ":6060",
+		PProfAddr:       "127.0.0.1:6060", // pprof has no authentication
 		MetricsAddr:     ":9090",
 		APIPollInterval: 30 * time.Second,
 		Workers:         4,
@@ -103,7 +103,7 @@ func (o *Options) AddFlags(fs *pflag.FlagSet) {
 	fs.StringVar(&o.IsArgoRollouts, "is-Argo-Rollouts", o.IsArgoRollouts, "Reload Argo Rollouts (true|false)")
 	fs.StringVar(&o.IsOpenShift, "is-openshift", o.IsOpenShift, "Reload OpenShift DeploymentConfigs (true|false; unset: on when the apps.openshift.io API is served)")
 	fs.BoolVar(&o.EnableCSI, "enable-csi-integration", o.EnableCSI, "Reload on Secrets Store CSI SecretProviderClassPodStatus changes")
-	fs.StringVar(&o.WebhookURL, "webhook-url", o.WebhookURL, "Send a webhook instead of reloading")
+	fs.StringVar(&o.WebhookURL, "webhook-url", o.WebhookURL, "Send a webhook instead of reloading (deprecated: the URL is a credential; set RELOADER_WEBHOOK_URL from a Secret)")
 
 	fs.BoolVar(&o.EnableHA, "enable-ha", o.EnableHA, "Run several replicas with leader election (needs POD_NAME and POD_NAMESPACE)")
 	fs.StringVar(&o.HALockName, "ha-lock-name", o.HALockName, "Name of the coordination.k8s.io Lease used for leader election")
@@ -254,10 +254,12 @@ func (o *Options) Resolve(getenv func(string) string) (*Resolved, error) {
 	co.ArgoRollouts = parseBoolFlag("is-Argo-Rollouts", o.IsArgoRollouts, bad)
 	co.OpenShift = parseBoolFlag("is-openshift", o.IsOpenShift, bad)
 	co.CSI = o.EnableCSI
-	if o.WebhookURL != "" {
-		wh, err := alerts.NewWebhook(alerts.Options{URL: o.WebhookURL, Logger: logger})
+	if u, where, err := o.webhookURL(getenv, logger); err != nil {
+		bad("%v", err)
+	} else if u != "" {
+		wh, err := alerts.NewWebhook(alerts.Options{URL: u, Logger: logger})
 		if err != nil {
-			bad("--webhook-url: %v", err)
+			bad("%s: %v", where, err)
 		}
 		co.Webhook = wh
 	}

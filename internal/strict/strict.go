@@ -15,11 +15,14 @@ import (
 )
 
 // JSON decodes one JSON object of at most max bytes into v, refusing
-// unknown fields and trailing data. what names the document in errors
+// unknown fields, a key repeated in one object and trailing data. what names the document in errors
 // ("release lock"). Whether an empty document is an error is the caller's
 // to say: for some, an empty file is best refused by what it lacks.
 func JSON(data []byte, what string, max int, v any) error {
 	if err := check(data, what, max); err != nil {
+		return err
+	}
+	if err := NoDuplicateKeys(data, what); err != nil {
 		return err
 	}
 	return decode(data, what, v)
@@ -30,9 +33,14 @@ func YAML(data []byte, what string, max int, v any) error {
 	if err := check(data, what, max); err != nil {
 		return err
 	}
-	j, err := yaml.YAMLToJSON(data)
+	// The strict conversion refuses a key repeated in one mapping, which
+	// the lenient one would resolve silently to one of the two values.
+	j, err := yaml.YAMLToJSONStrict(data)
 	if err != nil {
 		return fmt.Errorf("decoding %s: %w", what, err)
+	}
+	if err := NoDuplicateKeys(j, what); err != nil {
+		return err
 	}
 	return decode(j, what, v)
 }

@@ -30,10 +30,7 @@ func TestStrictDecoding(t *testing.T) {
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
 			var d doc
-			decode := JSON
-			if c.yaml {
-				decode = YAML
-			}
+			decode := decoderFor(c.yaml)
 			limit := 1 << 10
 			if c.name == "too large" {
 				limit = 32
@@ -52,6 +49,8 @@ func TestStrictDecoding(t *testing.T) {
 func FuzzYAML(f *testing.F) {
 	f.Add([]byte("name: a\n"))
 	f.Add([]byte(`{"name":"a"}`))
+	f.Add([]byte("name: a\nname: b\n"))
+	f.Add([]byte(`{"name":"a","name":"b"}`))
 	f.Fuzz(func(t *testing.T, data []byte) {
 		var d doc
 		_ = YAML(data, "document", 1<<16, &d)

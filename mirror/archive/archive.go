@@ -96,9 +96,10 @@ func ValidName(name string, dir bool) error {
 
 // UnpackOptions bounds Unpack.
 type UnpackOptions struct {
-	// MaxBytes bounds the total bytes extracted (default 256 GiB).
+	// MaxBytes bounds the total bytes extracted (default DefaultMaxBytes;
+	// DefaultLimits derives a bound from the free space of a directory).
 	MaxBytes int64
-	// MaxEntries bounds the number of entries (default 1,000,000).
+	// MaxEntries bounds the number of entries (default DefaultMaxEntries).
 	MaxEntries int
 }
 
@@ -106,13 +107,16 @@ var zstdMagic = []byte{0x28, 0xb5, 0x2f, 0xfd}
 
 // Unpack extracts a tar (zstd-compressed or not: detected) into dir, which
 // must be empty or absent. It stops at the first entry that is not plainly a
-// file or directory of a release archive.
+// file or directory of a release archive. The checksum manifest must be the
+// first file: every later file must be listed in it, and the sizes it
+// declares are checked against the bounds before anything else is written,
+// so an archive that would not fit is refused before it fills the disk.
 func Unpack(ctx context.Context, r io.Reader, dir string, opts UnpackOptions) error {
-	if opts.MaxBytes == 0 {
-		opts.MaxBytes = 256 << 30
+	if opts.MaxBytes <= 0 {
+		opts.MaxBytes = DefaultMaxBytes
 	}
-	if opts.MaxEntries == 0 {
-		opts.MaxEntries = 1_000_000
+	if opts.MaxEntries <= 0 {
+		opts.MaxEntries = DefaultMaxEntries
 	}
 	br := bufio.NewReaderSize(r, 1<<20)
 	head, _ := br.Peek(4)
@@ -129,8 +133,7 @@ func Unpack(ctx context.Context, r io.Reader, dir string, opts UnpackOptions) er
 		return fmt.Errorf("creating %s: %w", dir, err)
 	}
 	tr := tar.NewReader(src)
-	var total int64
-	seen := map[string]bool{}
+	u := unpacker{dir: dir, maxBytes: opts.MaxBytes, maxEntries: opts.MaxEntries, seen: map[string]bool{}}
 	for n := 0; ; n++ {
 		if err := ctx.Err(); err != nil {
 			return err
@@ -145,50 +148,134 @@ func Unpack(ctx context.Context, r io.Reader, dir string, opts UnpackOptions) er
 		if err != nil {
 			return fmt.Errorf("%w: reading archive after %d entries (truncated or corrupt): %w", ErrInvalid, n, err)
 		}
-		if n >= opts.MaxEntries {
-			return fmt.Errorf("%w: archive has more than %d entries", ErrInvalid, opts.MaxEntries)
+		if n >= u.maxEntries {
+			return fmt.Errorf("%w: archive has more than %d entries (--max-entries)", ErrInvalid, u.maxEntries)
 		}
-		name := strings.TrimPrefix(h.Name, "./")
-		switch h.Typeflag {
-		case tar.TypeDir:
-			if err := ValidName(name, true); err != nil {
-				return err
-			}
-			if err := os.MkdirAll(filepath.Join(dir, filepath.FromSlash(strings.TrimSuffix(name, "/"))), 0o755); err != nil {
-				return fmt.Errorf("creating %s: %w", name, err)
-			}
-			continue
-		case tar.TypeReg:
-		default:
-			return fmt.Errorf("%w: archive entry %q: type %q is not a regular file or directory", ErrInvalid, h.Name, h.Typeflag)
-		}
-		if err := ValidName(name, false); err != nil {
+		if err := u.entry(h, tr); err != nil {
 			return err
 		}
-		if seen[name] {
-			return fmt.Errorf("%w: archive entry %q appears twice", ErrInvalid, name)
+	}
+}
+
+// unpacker holds what Unpack has accounted for so far.
+type unpacker struct {
+	dir        string
+	maxBytes   int64
+	maxEntries int
+	// total is the bytes extracted so far; limit what may be, at most
+	// maxBytes and, once the manifest declared it, its size plus what it
+	// declares.
+	total, limit int64
+	listed       Checksums
+	seen         map[string]bool
+}
+
+func (u *unpacker) entry(h *tar.Header, r io.Reader) error {
+	name := strings.TrimPrefix(h.Name, "./")
+	switch h.Typeflag {
+	case tar.TypeDir:
+		if err := ValidName(name, true); err != nil {
+			return err
 		}
-		seen[name] = true
-		if h.Size < 0 || total+h.Size > opts.MaxBytes {
-			return fmt.Errorf("%w: archive entry %q: extracting it would exceed %d bytes", ErrInvalid, name, opts.MaxBytes)
-		}
-		total += h.Size
-		dst := filepath.Join(dir, filepath.FromSlash(name))
-		if err := os.MkdirAll(filepath.Dir(dst), 0o755); err != nil {
-			return fmt.Errorf("creating directory for %s: %w", name, err)
-		}
-		f, err := os.OpenFile(dst, os.O_CREATE|os.O_EXCL|os.O_WRONLY, 0o644)
-		if err != nil {
+		if err := os.MkdirAll(filepath.Join(u.dir, filepath.FromSlash(strings.TrimSuffix(name, "/"))), 0o755); err != nil {
 			return fmt.Errorf("creating %s: %w", name, err)
 		}
-		_, err = io.Copy(f, io.LimitReader(tr, h.Size))
-		if cerr := f.Close(); err == nil {
-			err = cerr
-		}
-		if err != nil {
-			return fmt.Errorf("%w: extracting %s (truncated archive?): %w", ErrInvalid, name, err)
+		return nil
+	case tar.TypeReg:
+	default:
+		return fmt.Errorf("%w: archive entry %q: type %q is not a regular file or directory", ErrInvalid, h.Name, h.Typeflag)
+	}
+	if err := ValidName(name, false); err != nil {
+		return err
+	}
+	if u.seen[name] {
+		return fmt.Errorf("%w: archive entry %q appears twice", ErrInvalid, name)
+	}
+	first := len(u.seen) == 0
+	u.seen[name] = true
+	switch {
+	case first && name != ChecksumFile:
+		return fmt.Errorf("%w: archive entry %q comes before %s, which must be the first file (reloader-mirror export writes it first)", ErrInvalid, name, ChecksumFile)
+	case !first:
+		if _, ok := u.listed[name]; !ok {
+			return fmt.Errorf("%w: archive entry %q is not listed in %s", ErrInvalid, name, ChecksumFile)
 		}
 	}
+	limit := u.maxBytes
+	if u.limit > 0 {
+		limit = u.limit
+	}
+	// Compared by subtraction: total+h.Size can wrap negative for a size
+	// near MaxInt64 (a PAX header can carry one) and pass a sum check.
+	if h.Size < 0 || h.Size > limit-u.total {
+		return fmt.Errorf("%w: archive entry %q is %d bytes: extracting it would exceed %s", ErrInvalid, name, h.Size, u.bound())
+	}
+	if first {
+		return u.manifest(h, r)
+	}
+	if err := u.write(name, io.LimitReader(r, h.Size)); err != nil {
+		return err
+	}
+	u.total += h.Size
+	return nil
+}
+
+// bound says which bound applies, for errors.
+func (u *unpacker) bound() string {
+	if u.limit > 0 && u.limit < u.maxBytes {
+		return fmt.Sprintf("the %d bytes its %s declares", u.limit, ChecksumFile)
+	}
+	return fmt.Sprintf("the limit of %d bytes (--max-archive-size)", u.maxBytes)
+}
+
+// manifest reads the checksum manifest, checks what it declares against
+// the bounds, and writes it.
+func (u *unpacker) manifest(h *tar.Header, r io.Reader) error {
+	if h.Size > maxManifestBytes {
+		return fmt.Errorf("%w: %s is %d bytes, implausibly large", ErrInvalid, ChecksumFile, h.Size)
+	}
+	b, err := io.ReadAll(io.LimitReader(r, h.Size))
+	if err != nil || int64(len(b)) != h.Size {
+		return fmt.Errorf("%w: extracting %s (truncated archive?): %v", ErrInvalid, ChecksumFile, err)
+	}
+	c, d, declared, err := ParseManifest(b)
+	if err != nil {
+		return err
+	}
+	u.listed = c
+	if declared {
+		if d.Files+1 > u.maxEntries {
+			return fmt.Errorf("%w: archive declares %d files, more than the %d entries allowed (--max-entries)", ErrInvalid, d.Files+1, u.maxEntries)
+		}
+		if d.Bytes > u.maxBytes-h.Size {
+			return fmt.Errorf("%w: archive declares %d bytes, more than the limit of %d bytes (--max-archive-size; by default 90%% of the work directory's free space)", ErrInvalid, d.Bytes+h.Size, u.maxBytes)
+		}
+		u.limit = h.Size + d.Bytes
+	}
+	if err := u.write(ChecksumFile, bytes.NewReader(b)); err != nil {
+		return err
+	}
+	u.total += h.Size
+	return nil
+}
+
+func (u *unpacker) write(name string, r io.Reader) error {
+	dst := filepath.Join(u.dir, filepath.FromSlash(name))
+	if err := os.MkdirAll(filepath.Dir(dst), 0o755); err != nil {
+		return fmt.Errorf("creating directory for %s: %w", name, err)
+	}
+	f, err := os.OpenFile(dst, os.O_CREATE|os.O_EXCL|os.O_WRONLY, 0o644)
+	if err != nil {
+		return fmt.Errorf("creating %s: %w", name, err)
+	}
+	_, err = io.Copy(f, r)
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	if err != nil {
+		return fmt.Errorf("%w: extracting %s (truncated archive?): %w", ErrInvalid, name, err)
+	}
+	return nil
 }
 
 // Pack writes dir as a tar stream to w, zstd-compressed when compress is set.
@@ -282,13 +369,17 @@ func listFiles(dir string) ([]string, error) {
 	return files, nil
 }
 
+// maxManifestBytes bounds the checksum manifest: some 50 MB per million
+// files.
+const maxManifestBytes = 256 << 20
+
 // Checksums maps a file name to its hex sha256.
 type Checksums map[string]string
 
 // ParseChecksums reads a checksum manifest strictly: "<64 hex>  <name>" per
 // line, names valid archive entries, none twice.
 func ParseChecksums(b []byte) (Checksums, error) {
-	if len(b) > 256<<20 {
+	if len(b) > maxManifestBytes {
 		return nil, fmt.Errorf("%w: checksum manifest is implausibly large", ErrInvalid)
 	}
 	c := Checksums{}
@@ -331,7 +422,7 @@ func VerifyChecksums(ctx context.Context, dir string) error {
 	if err != nil {
 		return fmt.Errorf("%w: archive has no readable checksum manifest: %w", ErrInvalid, err)
 	}
-	want, err := ParseChecksums(b)
+	want, declared, ok, err := ParseManifest(b)
 	if err != nil {
 		return err
 	}
@@ -354,6 +445,16 @@ func VerifyChecksums(ctx context.Context, dir string) error {
 		names = append(names, n)
 	}
 	sort.Strings(names)
+	for _, n := range names {
+		if !present[n] {
+			return fmt.Errorf("%w: archive lacks %s, which its checksum manifest lists (truncated?)", ErrInvalid, n)
+		}
+	}
+	if ok {
+		if err := checkDeclaredSizes(dir, declared, names); err != nil {
+			return err
+		}
+	}
 	for _, n := range names {
 		if err := ctx.Err(); err != nil {
 			return err

@@ -141,6 +141,7 @@ func (l *Layout) Finish(ctx context.Context, entries []IndexEntry) error {
 		return err
 	}
 	sums := Checksums{}
+	var total int64
 	for _, f := range files {
 		if f == ChecksumFile {
 			continue
@@ -156,8 +157,13 @@ func (l *Layout) Finish(ctx context.Context, entries []IndexEntry) error {
 			return err
 		}
 		sums[f] = s
+		st, err := os.Stat(filepath.Join(l.Dir, filepath.FromSlash(f)))
+		if err != nil {
+			return fmt.Errorf("sizing %s: %w", f, err)
+		}
+		total += st.Size()
 	}
-	return l.WriteFile(ChecksumFile, sums.Marshal())
+	return l.WriteFile(ChecksumFile, sums.MarshalDeclared(total))
 }
 
 // Manifest returns the manifest with this digest; repo does not matter in a

@@ -102,6 +102,9 @@ func Rebuild(ctx context.Context, o RebuildOptions) (*RebuildReport, error) {
 	if mainPkg == "" {
 		return nil, fmt.Errorf("rebuilding %s: the provenance names no main package", l.Version)
 	}
+	if err := CheckMainPackage(mainPkg); err != nil {
+		return nil, fmt.Errorf("rebuilding %s: the provenance's %w", l.Version, err)
+	}
 	opts := Options{Version: l.Version, Commit: l.Commit, Source: l.Source, Created: l.Created, ModuleDir: o.ModuleDir,
 		MainPackage: mainPkg, LicenseFiles: o.LicenseFiles, OutDir: o.OutDir, Remote: o.Remote, NoScan: true}
 	for _, ix := range indexes {
@@ -188,9 +191,10 @@ func digestRef(a release.Artifact) name.Digest {
 
 // lockedProvenance reads and parses the provenance the lock lists for img:
 // a layer of its cosign attestation manifest (.att, key-signed releases) or
-// its provenance bundle (keyless). Its signature is not checked here:
-// rebuilding confirms or refutes what it claims; `reloader-mirror verify`
-// and `reloader-release verify` check who signed it.
+// its provenance bundle (keyless). Its signature is not checked here: the
+// caller verifies the release first (`reloader-release rebuild` runs the
+// verification of `reloader-release verify`), and the main package it names
+// is checked before it reaches go build.
 func lockedProvenance(l *release.Lock, img release.Artifact, ropts []remote.Option) (*provenance.Statement, error) {
 	for _, a := range l.Artifacts {
 		format := trust.Format(a)

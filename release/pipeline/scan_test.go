@@ -23,6 +23,8 @@ func TestScanRecordCarriesScannerDatabaseCountsAndAppliedExceptions(t *testing.T
   - id: CVE-2099-0002
     package: golang.org/x/time
     justification: the affected parser is never reached
+    approvedBy: Jane Doe <jane.doe@example.com>
+    approvedOn: 2026-11-15
     expires: 2027-01-31`, 1)
 	if pol == string(base) {
 		t.Fatal("the release policy no longer says exceptions: []; adapt the test")

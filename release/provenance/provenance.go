@@ -12,6 +12,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"github.com/reloader-dev/reloader/internal/strict"
 	"sort"
 	"strconv"
 	"strings"
@@ -189,6 +190,9 @@ type Summary struct {
 func Parse(statement []byte) (*Statement, error) {
 	if len(statement) > maxStatementBytes {
 		return nil, fmt.Errorf("provenance statement is %d bytes, more than the %d accepted", len(statement), maxStatementBytes)
+	}
+	if err := strict.NoDuplicateKeys(statement, "the provenance statement"); err != nil {
+		return nil, err
 	}
 	var st ita.Statement
 	if err := protojson.Unmarshal(statement, &st); err != nil {

@@ -230,7 +230,9 @@ func (d *drill) writePolicy(file string, expires time.Time) (string, error) {
   - id: %s
     package: %s
     justification: the drill's synthetic advisory; the affected code path is not reached
-    expires: %s`, advisoryID, linkedModule, expires.Format(time.DateOnly)), 1)
+    approvedBy: the drill
+    approvedOn: %s
+    expires: %s`, advisoryID, linkedModule, expires.AddDate(0, 0, -60).Format(time.DateOnly), expires.Format(time.DateOnly)), 1)
 		if pol == string(base) {
 			return "", errors.New("the release policy no longer says exceptions: []")
 		}

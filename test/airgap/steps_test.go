@@ -483,13 +483,16 @@ func rewrite(raw []byte, edit func(*tar.Header, []byte) ([]byte, bool)) func(str
 }
 
 // resummed is rewrite with the checksum manifest (checksums.sha256, in
-// sha256sum's format) brought in line with the edited entries.
+// sha256sum's format, and the size it declares) brought in line with the
+// edited entries.
 func resummed(raw []byte, edit func(*tar.Header, []byte) []byte) func(string) error {
 	sums := map[string]string{}
+	var grown int64
 	_ = eachEntry(raw, func(h *tar.Header, b []byte) {
 		if e := edit(h, b); !bytes.Equal(e, b) {
 			sum := sha256.Sum256(e)
 			sums[h.Name] = hex.EncodeToString(sum[:])
+			grown += int64(len(e) - len(b))
 		}
 	})
 	return rewrite(raw, func(h *tar.Header, b []byte) ([]byte, bool) {
@@ -498,6 +501,12 @@ func resummed(raw []byte, edit func(*tar.Header, []byte) []byte) func(string) er
 		}
 		lines := strings.Split(string(b), "\n")
 		for i, l := range lines {
+			// The size the manifest declares, brought in line too.
+			var files, size int64
+			if n, _ := fmt.Sscanf(l, "# reloader-archive files=%d bytes=%d", &files, &size); n == 2 {
+				lines[i] = fmt.Sprintf("# reloader-archive files=%d bytes=%d", files, size+grown)
+				continue
+			}
 			if sum, file, ok := strings.Cut(l, "  "); ok && sums[file] != "" {
 				_ = sum
 				lines[i] = sums[file] + "  " + file

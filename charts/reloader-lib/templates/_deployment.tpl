@@ -54,9 +54,6 @@ value differs from the controller's default.
 {{- end }}
 {{- end }}
 {{- end }}
-{{- with $r.webhookUrl }}
-- --webhook-url={{ . }}
-{{- end }}
 {{- if $r.isArgoRollouts }}
 - --is-Argo-Rollouts=true
 {{- end }}
@@ -136,6 +133,14 @@ POD_NAME/POD_NAMESPACE always, and the user's variables.
 {{- if $r.enableMetricsByNamespace }}
 - name: METRICS_COUNT_BY_NAMESPACE
   value: enabled
+{{- end }}
+{{- with ($r.webhookUrlSecret).name }}
+{{- /* The webhook URL is a credential: from a Secret, never in args. */}}
+- name: RELOADER_WEBHOOK_URL
+  valueFrom:
+    secretKeyRef:
+      name: {{ . | quote }}
+      key: {{ $r.webhookUrlSecret.key | default "url" | quote }}
 {{- end }}
 {{- with $d.env }}
 {{- range $name, $value := .open }}

@@ -135,6 +135,14 @@ instead of deploying something that silently does less than asked.
 {{- if and (not $r.watchGlobally) $r.ignoreNamespaces -}}
 {{- fail "reloader.ignoreNamespaces needs reloader.watchGlobally=true (stakater's chart drops it silently otherwise): with watchGlobally=false list only the namespaces to watch in reloader.namespaces" -}}
 {{- end -}}
+{{- if $r.webhookUrl -}}
+{{- fail "reloader.webhookUrl is not supported: the URL is a credential, and in the Deployment's args anyone who can read the Deployment (or /debug/pprof/cmdline) sees it. Store it in a Secret and set reloader.webhookUrlSecret: {name: <secret-name>, key: <key>}" -}}
+{{- end -}}
+{{- range $name := list "RELOADER_WEBHOOK_URL" "ALERT_WEBHOOK_URL" -}}
+{{- if hasKey (((($r.deployment).env).open) | default dict) $name -}}
+{{- fail (printf "reloader.deployment.env.open.%s is not supported: the URL is a credential and must come from a Secret: reloader.deployment.env.existing: {<secret-name>: {%s: <key>}}%s" $name $name (ternary " or reloader.webhookUrlSecret" "" (eq $name "RELOADER_WEBHOOK_URL"))) -}}
+{{- end -}}
+{{- end -}}
 {{- if ((($r.deployment).env).secret) -}}
 {{- fail "reloader.deployment.env.secret is not supported (the chart creates no Secrets, so values never hold credentials): store the values in a Secret yourself and reference it with reloader.deployment.env.existing: {<secret-name>: {ALERT_WEBHOOK_URL: <key>}}" -}}
 {{- end -}}

@@ -4,7 +4,8 @@ row by row, with two deliberate additions: `watch` on deployments,
 statefulsets, daemonsets, cronjobs, jobs, rollouts and deploymentconfigs, because the controller is
 level-triggered and keeps informers (list+watch) on workloads; and `patch` on
 cronjobs and jobs, because it records what it applied on their metadata. The rendered rules carry a comment
-saying so, for the reviewer reading `helm template` output.
+saying so, for the reviewer reading `helm template` output. Workloads get
+`patch`, never `update`: the controller only ever patches them.
 
 watchGlobally=true: one ClusterRole for the watched resources.
 watchGlobally=false: no ClusterRole at all; one Role per watched namespace
@@ -27,10 +28,11 @@ Names are stakater's: <fullname>-role, <fullname>-role-binding,
   resources: [configmaps]
   verbs: [get, list, watch]
 {{- end }}
-# watch on workloads: the controller is level-triggered and keeps informers on them.
+# watch on workloads: the controller is level-triggered and keeps informers on
+# them; patch, not update: it only ever patches them.
 - apiGroups: [apps]
   resources: [deployments, statefulsets, daemonsets]
-  verbs: [get, list, watch, update, patch]
+  verbs: [get, list, watch, patch]
 {{- if not $r.ignoreCronJobs }}
 # patch on cronjobs and jobs: the controller records the hashes it applied on
 # the workload's own metadata (reloader.dev/applied-hashes), which is what
@@ -55,20 +57,26 @@ Names are stakater's: <fullname>-role, <fullname>-role-binding,
 {{- if $r.isArgoRollouts }}
 - apiGroups: [argoproj.io]
   resources: [rollouts]
-  verbs: [get, list, watch, update, patch]
+  verbs: [get, list, watch, patch]
 {{- end }}
 {{- if $r.isOpenshift }}
 - apiGroups: [apps.openshift.io]
   resources: [deploymentconfigs]
-  verbs: [get, list, watch, update, patch]
+  verbs: [get, list, watch, patch]
 {{- end }}
 {{- end -}}
 
 {{- define "reloader-lib.rbac.stateRules" -}}
-# reloader-meta-info: Reloader's operational metadata, in its own namespace only.
+# reloader-meta-info: Reloader's operational metadata, in its own namespace
+# only. create cannot be limited by name (the name is not known before the
+# object exists); reading and updating are limited to that one ConfigMap.
 - apiGroups: [""]
   resources: [configmaps]
-  verbs: [get, list, watch, create, update]
+  verbs: [create]
+- apiGroups: [""]
+  resources: [configmaps]
+  resourceNames: [reloader-meta-info]
+  verbs: [get, update]
 {{- if include "reloader-lib.ha" . }}
 # create cannot be limited by name (the name is not known before the object
 # exists); reading and renewing are limited to the one lock.
