@@ -115,25 +115,10 @@ type Controller struct {
 	scopes map[string]*scope // namespace ("" for cluster-wide) -> informers
 	nsInf  cache.SharedIndexInformer
 
-	enqueuedAt sync.Map // workload.Key -> time.Time of the first event since the last sync
-	// queuedAt holds when a key entered the queue: the first add since a
-	// worker last took it. Taken (and deleted) by that worker, so it can
-	// never outlive the wait it measures, whatever the sync then does.
-	queuedAt sync.Map // workload.Key -> time.Time
-	reported sync.Map // workload.Key -> string: problems last reported, so Events are not repeated
-	// born holds, for a workload whose creation the watch delivered (not the
-	// initial list), the resourceVersion of that first version: the point
-	// its first sync compares resources' last writes with (see firstsight.go).
-	// An entry lives until the workload's first record is written.
-	born sync.Map // workload.Key -> birth
-	// delivered holds, per workload key, the UID whose Add the workload
-	// handler has run. An object enters the informer's index before its
-	// handler runs, so a ConfigMap event can enqueue a workload whose Add
-	// (and birth) is still on its way; its sync must wait for the Add, or it
-	// would adopt a change made right after the creation as the baseline.
-	delivered sync.Map // workload.Key -> types.UID
-	ready     atomic.Bool
-	started   atomic.Bool
+	// keys is the per-workload state kept between syncs (keystate.go).
+	keys keyStates
+	ready   atomic.Bool
+	started atomic.Bool
 }
 
 // scope holds the informers of one namespace, or of the whole cluster.
@@ -364,15 +349,18 @@ func (c *Controller) processNext(ctx context.Context) bool {
 	}
 	defer c.queue.Done(key)
 	start := c.o.Now()
-	if t, ok := c.queuedAt.LoadAndDelete(key); ok {
-		c.o.Metrics.QueueLatency.Observe(start.Sub(t.(time.Time)).Seconds())
+	if t, ok := c.keys.onTaken(key); ok {
+		c.o.Metrics.QueueLatency.Observe(start.Sub(t).Seconds())
 	}
-	var out outcome
-	err := c.sync(context.WithValue(ctx, outcomeKey{}, &out), key)
+	out, err := c.sync(ctx, key)
+	c.keys.onSynced(key, out, err)
 	switch {
 	case err == nil:
 		c.o.Metrics.Syncs.WithLabelValues("success").Inc()
 		c.queue.Forget(key)
+		if out.requeueAfter > 0 {
+			c.queue.AddAfter(key, out.requeueAfter)
+		}
 		// As in the original, a reconcile is the handling of a change: syncs
 		// that find the workload up to date (the echo of its own patch, a
 		// status update) are not counted.
@@ -397,24 +385,10 @@ func (c *Controller) processNext(ctx context.Context) bool {
 	return true
 }
 
-// outcome is what a sync tells processNext beyond its error.
-type outcome struct{ reloaded bool }
-
-type outcomeKey struct{}
-
-// markReloaded notes that the sync rolled its workload (or sent its webhook).
-func markReloaded(ctx context.Context) {
-	if o, ok := ctx.Value(outcomeKey{}).(*outcome); ok {
-		o.reloaded = true
-	}
-}
-
 // enqueue adds a workload key, remembering when its first pending event came
 // (for reloader_action_latency_seconds).
 func (c *Controller) enqueue(key workload.Key) {
-	now := c.o.Now()
-	c.enqueuedAt.LoadOrStore(key, now)
-	c.queuedAt.LoadOrStore(key, now)
+	c.keys.onEvent(key, c.o.Now())
 	c.queue.Add(key)
 	c.o.Metrics.QueueAdds.Inc()
 }
@@ -452,11 +426,12 @@ func (c *Controller) workloadHandler() cache.ResourceEventHandler {
 				return
 			}
 			if !c.ignoredNamespace(v.Object.GetNamespace()) {
+				var b *birth
 				if !isInInitialList {
-					c.born.Store(v.Key(), birth{uid: v.Object.GetUID(), resourceVersion: v.Object.GetResourceVersion()})
+					b = &birth{uid: v.Object.GetUID(), resourceVersion: v.Object.GetResourceVersion()}
 				}
-				// Stored before the enqueue: the sync this Add asks for finds it.
-				c.delivered.Store(v.Key(), v.Object.GetUID())
+				// Before the enqueue: the sync this Add asks for finds it.
+				c.keys.onAdd(v.Key(), v.Object.GetUID(), b)
 				c.enqueue(v.Key())
 			}
 		},
@@ -480,11 +455,7 @@ func (c *Controller) workloadHandler() cache.ResourceEventHandler {
 				obj = d.Obj
 			}
 			if v, err := workload.ViewOf(obj); err == nil {
-				c.reported.Delete(v.Key())
-				c.enqueuedAt.Delete(v.Key())
-				c.born.Delete(v.Key())
-				c.delivered.CompareAndDelete(v.Key(), v.Object.GetUID())
-				c.queuedAt.Delete(v.Key())
+				c.keys.onDeleted(v.Key(), v.Object.GetUID())
 			}
 		},
 	}

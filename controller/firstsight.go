@@ -68,8 +68,8 @@ func lastWrite(m metav1.Object) time.Time {
 // workload v was created (see the rule above), and whether it was also
 // created after it.
 func (c *Controller) sinceCreation(v workload.View, wt watched) (written, created bool) {
-	b, ok := c.born.Load(v.Key())
-	if !ok || b.(birth).uid != v.Object.GetUID() {
+	b := c.keys.read(v.Key()).born
+	if b == nil || b.uid != v.Object.GetUID() {
 		return false, false
 	}
 	wc := v.Object.GetCreationTimestamp().Unix()
@@ -78,7 +78,7 @@ func (c *Controller) sinceCreation(v workload.View, wt watched) (written, create
 	// changes a value it already owns may keep its entry's time), so a change
 	// made just after a second boundary can carry an earlier second than the
 	// workload's creation. The time still counts a write in a later second.
-	n, err := resourceversion.CompareResourceVersion(wt.resourceVersion, b.(birth).resourceVersion)
+	n, err := resourceversion.CompareResourceVersion(wt.resourceVersion, b.resourceVersion)
 	written = wt.written.Unix() > wc || err == nil && n > 0
 	return written, written && wt.created.Unix() > wc
 }
@@ -197,6 +197,6 @@ func (c *Controller) reportUnnamed(kind refs.Kind, m metav1.Object, what string)
 // handlerDelivered reports whether the workload handler has run the Add of
 // the incarnation v (same UID) the index holds.
 func (c *Controller) handlerDelivered(key workload.Key, v workload.View) bool {
-	uid, ok := c.delivered.Load(key)
-	return ok && uid.(types.UID) == v.Object.GetUID()
+	uid := c.keys.read(key).delivered
+	return uid != "" && uid == v.Object.GetUID()
 }

@@ -52,7 +52,7 @@ func TestSinceCreation(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			c := &Controller{}
 			if tc.birth != nil {
-				c.born.Store(v.Key(), *tc.birth)
+				c.keys.onAdd(v.Key(), v.Object.GetUID(), tc.birth)
 			}
 			w, n := c.sinceCreation(v, watched{hash: "h", resourceVersion: tc.rv, written: tc.written, created: tc.resCreated})
 			if w != tc.wantWritten || n != tc.wantNew {
@@ -119,7 +119,7 @@ func TestASyncBeforeTheWorkloadsAddWaitsForIt(t *testing.T) {
 		return w
 	}
 
-	if err := c.sync(ctx, key); err != nil {
+	if _, err := c.sync(ctx, key); err != nil {
 		t.Fatal(err)
 	}
 	if w := writes(); len(w) != 0 {
@@ -127,7 +127,7 @@ func TestASyncBeforeTheWorkloadsAddWaitsForIt(t *testing.T) {
 	}
 
 	c.workloadHandler().OnAdd(d, false)
-	if err := c.sync(ctx, key); err != nil {
+	if _, err := c.sync(ctx, key); err != nil {
 		t.Fatal(err)
 	}
 	got, err := cs.AppsV1().Deployments("apps").Get(ctx, "web", metav1.GetOptions{})

@@ -68,16 +68,15 @@ type reload struct {
 // sync makes one workload's applied state match its resources. It reads only
 // caches; it writes only when something differs; it writes at most one
 // request per workload kind's reload mechanism.
-func (c *Controller) sync(ctx context.Context, key workload.Key) error {
+func (c *Controller) sync(ctx context.Context, key workload.Key) (result, error) {
 	v, ok, err := c.getWorkload(key)
 	if err == nil {
 		if handled, err := c.syncJobRecords(ctx, key, v, ok); handled {
-			return err
+			return result{}, err
 		}
 	}
 	if err != nil || !ok {
-		c.enqueuedAt.Delete(key)
-		return err
+		return result{}, err
 	}
 	if !c.handlerDelivered(key, v) {
 		// Enqueued by another event (a ConfigMap changed right after the
@@ -85,39 +84,29 @@ func (c *Controller) sync(ctx context.Context, key workload.Key) error {
 		// records the birth and enqueues the key again. Syncing now would
 		// judge the first sight without the birth and adopt the change.
 		c.o.Logger.Debug("sync deferred until the workload's Add is handled", "workload", key.String())
-		return nil
+		return result{waiting: true}, nil
 	}
 	// Skips are counted where the original counts them: on the ConfigMap or
 	// Secret event (configHandler), not per workload.
 	if ok, _ := v.Reloadable(); !ok {
-		c.enqueuedAt.Delete(key)
-		return nil
+		return result{}, nil
 	}
 	if c.ignoredNamespace(key.Namespace) || !c.namespaceSelected(key.Namespace) {
-		c.born.Delete(key)
-		c.enqueuedAt.Delete(key)
-		return nil
+		return result{adopted: true}, nil
 	}
 	w := annotations.Workload{Meta: v.Object.GetAnnotations(), Template: v.Template.Annotations}
 	if !c.o.Names.Interested(w, c.o.AutoReloadAll) {
 		// Annotated later, it is adopted, not judged against its creation.
-		c.born.Delete(key)
-		c.enqueuedAt.Delete(key)
-		return nil
+		return result{adopted: true}, nil
 	}
 
 	if requeue, err := c.resumeIfPauseOver(ctx, v); err != nil || requeue > 0 {
-		if requeue > 0 {
-			c.queue.AddAfter(key, requeue)
-		}
-		return err
+		return result{requeueAfter: requeue}, err
 	}
 
 	record, recordText, hadRecord, problems := appliedRecord(v)
-	if hadRecord {
-		// Recorded: the first sight is over.
-		c.born.Delete(key)
-	}
+	// Recorded: the first sight is over.
+	res := result{adopted: hadRecord}
 	set, found := c.watchedSet(v, w, record)
 	problems = append(problems, found...)
 	sort.Strings(problems)
@@ -129,31 +118,30 @@ func (c *Controller) sync(ctx context.Context, key workload.Key) error {
 	nextText := encodeRecord(pl.next)
 	if len(reloads) == 0 {
 		if hadRecord && nextText == recordText {
-			c.enqueuedAt.Delete(key)
-			return nil
+			return res, nil
 		}
 		// Record the baseline (or a resource no longer watched) without
 		// touching the template: this rolls nothing.
 		ch := workload.Change{RecordKey: annotations.Applied, Record: nextText}
 		if err := workload.Apply(ctx, c.cs, v, ch, c.writeOptions()); err != nil {
-			return fmt.Errorf("recording applied hashes: %w", err)
+			return res, fmt.Errorf("recording applied hashes: %w", err)
 		}
 		c.reportSkips(v, skips)
-		c.enqueuedAt.Delete(key)
-		return nil
+		return res, nil
 	}
 	if wait := c.tooSoon(v); wait > 0 {
 		// Storm control: the record is left as it is, so the deferred sync
 		// still sees the difference and applies the latest state once.
 		c.o.Metrics.Coalesced.Inc()
-		c.queue.AddAfter(key, wait)
-		return nil
+		res.requeueAfter = wait
+		return res, nil
 	}
 	d, err := c.buildChange(v, reloads, skips, nextText)
 	if err != nil {
-		return err
+		return res, err
 	}
-	return c.apply(ctx, v, d)
+	res.reloaded, err = c.apply(ctx, v, d)
+	return res, err
 }
 
 // LastReload is our annotation, on the workload's metadata, holding when the
@@ -379,31 +367,35 @@ func setMeta(ch *workload.Change, key, value string) {
 }
 
 // apply carries out a decided reload: to the webhook in --webhook-url mode,
-// else to the workload; then records the outcome.
-func (c *Controller) apply(ctx context.Context, v workload.View, d decision) error {
+// else to the workload; then records the outcome. It returns whether it
+// rolled the workload (or sent its webhook).
+func (c *Controller) apply(ctx context.Context, v workload.View, d decision) (bool, error) {
 	for range d.noContainer {
 		c.o.Metrics.RecordSkipped(metrics.SkipStrategyNotUpdated)
 	}
 	if c.o.Webhook != nil && d.change.Rollout() {
 		if err := c.sendWebhook(ctx, v, d.applied, d.change.Record); err != nil {
-			return err
+			return false, err
 		}
 		c.reportSkips(v, d.skips)
-		return nil
+		return true, nil
 	}
 	start := c.o.Now()
 	err := workload.Apply(ctx, c.cs, v, d.change, c.writeOptions())
-	return c.recordOutcome(ctx, v, d, start, err)
+	if err := c.recordOutcome(v, d, start, err); err != nil {
+		return false, err
+	}
+	return d.change.Rollout(), nil
 }
 
 // recordOutcome tells what a write did: metrics, the Event, the log line
 // and the alert. A conflict or a vanished object is only returned: the retry
 // decides again from fresh state.
-func (c *Controller) recordOutcome(ctx context.Context, v workload.View, d decision, start time.Time, err error) error {
+func (c *Controller) recordOutcome(v workload.View, d decision, start time.Time, err error) error {
 	key := v.Key()
 	latency := time.Duration(0)
-	if t, ok := c.enqueuedAt.Load(key); ok {
-		latency = c.o.Now().Sub(t.(time.Time))
+	if t := c.keys.read(key).enqueuedAt; !t.IsZero() {
+		latency = c.o.Now().Sub(t)
 	} else {
 		latency = c.o.Now().Sub(start)
 	}
@@ -413,22 +405,19 @@ func (c *Controller) recordOutcome(ctx context.Context, v workload.View, d decis
 		}
 		c.o.Metrics.RecordReload(false, key.Namespace)
 		c.o.Metrics.RecordAction(string(v.Kind), "error", latency)
-		c.o.Recorder.Eventf(eventObject(v), corev1.EventTypeWarning, "ReloadFail",
-			"Reload of %s '%s' in namespace '%s' for %s failed: %v", v.Kind, key.Name, key.Namespace, describe(d.applied), err)
+		c.o.Recorder.Eventf(eventObject(v), corev1.EventTypeWarning, ReasonReloadFail,
+			msgReloadFailed, v.Kind, key.Name, key.Namespace, describe(d.applied), err)
 		return err
 	}
-	c.enqueuedAt.Delete(key)
 	c.reportSkips(v, d.skips)
 	if !d.change.Rollout() {
 		return nil
 	}
-	markReloaded(ctx)
 	c.o.Metrics.WorkloadsMatched.WithLabelValues(string(v.Kind)).Inc()
 	c.o.Metrics.RecordReload(true, key.Namespace)
 	c.o.Metrics.RecordAction(string(v.Kind), "success", latency)
-	msg := fmt.Sprintf("Changes detected in %s in namespace '%s', Updated '%s' of type '%s' in namespace '%s'",
-		describe(d.applied), key.Namespace, key.Name, v.Kind, key.Namespace)
-	c.o.Recorder.Event(eventObject(v), corev1.EventTypeNormal, "Reloaded", msg)
+	msg := fmt.Sprintf(msgReloaded, describe(d.applied), key.Namespace, key.Name, v.Kind, key.Namespace)
+	c.o.Recorder.Event(eventObject(v), corev1.EventTypeNormal, ReasonReloaded, msg)
 	c.o.Logger.Info("reloaded", "workload", key.String(), "resources", describe(d.applied), "latency", latency.String())
 	if c.o.Notify != nil {
 		c.o.Notify(alertEvent(v, d.applied, c.o.Now()))
@@ -464,8 +453,6 @@ func (c *Controller) sendWebhook(ctx context.Context, v workload.View, applied [
 	if err := workload.Apply(ctx, c.cs, v, ch, c.writeOptions()); err != nil {
 		return fmt.Errorf("recording the applied hashes after the webhook: %w", err)
 	}
-	c.enqueuedAt.Delete(v.Key())
-	markReloaded(ctx)
 	c.o.Logger.Info("sent webhook instead of reloading", "workload", v.Key().String(), "resources", describe(applied))
 	return nil
 }
@@ -537,16 +524,11 @@ func parsePausePeriod(s string) (time.Duration, error) {
 func (c *Controller) report(v workload.View, problems []string) {
 	key := v.Key()
 	text := strings.Join(problems, "; ")
-	prev, _ := c.reported.Load(key)
-	if prev == nil && text == "" || prev != nil && prev.(string) == text {
-		return
-	}
-	c.reported.Store(key, text)
-	if text == "" {
+	if !c.keys.onReported(key, text) || text == "" {
 		return
 	}
 	c.o.Metrics.InvalidAnnotations.WithLabelValues(string(v.Kind)).Inc()
-	c.o.Recorder.Eventf(eventObject(v), corev1.EventTypeWarning, "ReloadFail", "%s '%s' in namespace '%s': %s", v.Kind, key.Name, key.Namespace, text)
+	c.o.Recorder.Eventf(eventObject(v), corev1.EventTypeWarning, ReasonReloadFail, msgProblems, v.Kind, key.Name, key.Namespace, text)
 	c.o.Logger.Warn("workload configuration problem", "workload", key.String(), "problems", text)
 }
 
