@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
-	"slices"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -29,21 +28,22 @@ import (
 
 	"github.com/reloader-dev/reloader/controller/alerts"
 	"github.com/reloader-dev/reloader/controller/annotations"
+	"github.com/reloader-dev/reloader/controller/decide"
 	"github.com/reloader-dev/reloader/controller/metrics"
 	"github.com/reloader-dev/reloader/controller/refs"
 	"github.com/reloader-dev/reloader/controller/workload"
 )
 
 // Strategy is how a reload is made visible in the pod template.
-type Strategy string
+type Strategy = decide.Strategy
 
 const (
 	// EnvVars sets STAKATER_<NAME>_CONFIGMAP|SECRET on the container that uses
 	// the resource (the original's default).
-	EnvVars Strategy = "env-vars"
+	EnvVars = decide.EnvVars
 	// Annotations sets reloader.stakater.com/last-reloaded-from on the pod
 	// template.
-	Annotations Strategy = "annotations"
+	Annotations = decide.Annotations
 )
 
 // Options configure the controller. Zero values are the original's defaults
@@ -116,7 +116,7 @@ type Controller struct {
 	nsInf  cache.SharedIndexInformer
 
 	// keys is the per-workload state kept between syncs (keystate.go).
-	keys keyStates
+	keys    keyStates
 	ready   atomic.Bool
 	started atomic.Bool
 }
@@ -393,20 +393,15 @@ func (c *Controller) enqueue(key workload.Key) {
 	c.o.Metrics.QueueAdds.Inc()
 }
 
-func (c *Controller) ignoredNamespace(ns string) bool {
-	return slices.Contains(c.o.NamespacesToIgnore, ns)
-}
+func (c *Controller) ignoredNamespace(ns string) bool { return c.decideOptions().NamespaceIgnored(ns) }
 
 // namespaceSelected applies the namespace selector from the namespace cache.
 func (c *Controller) namespaceSelected(ns string) bool {
 	if c.o.NamespaceSelector == nil {
 		return true
 	}
-	obj, ok, err := c.nsInf.GetStore().GetByKey(ns)
-	if err != nil || !ok {
-		return false
-	}
-	return c.o.NamespaceSelector.Matches(labels.Set(obj.(*corev1.Namespace).Labels))
+	l, ok := cacheReader{c}.NamespaceLabels(ns)
+	return ok && c.o.NamespaceSelector.Matches(labels.Set(l))
 }
 
 func (c *Controller) scopeFor(ns string) *scope {
@@ -426,9 +421,9 @@ func (c *Controller) workloadHandler() cache.ResourceEventHandler {
 				return
 			}
 			if !c.ignoredNamespace(v.Object.GetNamespace()) {
-				var b *birth
+				var b *decide.Birth
 				if !isInInitialList {
-					b = &birth{uid: v.Object.GetUID(), resourceVersion: v.Object.GetResourceVersion()}
+					b = &decide.Birth{UID: v.Object.GetUID(), ResourceVersion: v.Object.GetResourceVersion()}
 				}
 				// Before the enqueue: the sync this Add asks for finds it.
 				c.keys.onAdd(v.Key(), v.Object.GetUID(), b)
@@ -689,8 +684,39 @@ func (c *Controller) config(kind refs.Kind, ns, name string) (any, bool) {
 	return obj, true
 }
 
-func (c *Controller) configsIn(kind refs.Kind, ns string) []metav1.Object {
-	s := c.scopeFor(ns)
+// cacheReader is the decision's view of the informer caches and the
+// per-key state (decide.Reader).
+type cacheReader struct{ c *Controller }
+
+var _ decide.Reader = cacheReader{}
+
+// Resource reads a resource's state from the caches.
+func (r cacheReader) Resource(kind refs.Kind, ns, name string) decide.State {
+	obj, ok := r.c.config(kind, ns, name)
+	return stateOf(kind, obj, ok, func() (string, bool) { return r.c.spcHash(ns, name) })
+}
+
+// stateOf is the state of a cached resource obj (ok: it is cached). A
+// SecretProviderClass's content is what its mounts report (spcHash); its own
+// object only carries annotations.
+func stateOf(kind refs.Kind, obj any, ok bool, spcHash func() (string, bool)) decide.State {
+	var st decide.State
+	if ok {
+		st.Annotations = metaOf(obj).GetAnnotations()
+	}
+	if kind == refs.SecretProviderClass {
+		st.Hash, st.Exists = spcHash()
+		return st
+	}
+	if e, isEntry := obj.(*configEntry); ok && isEntry {
+		st.Hash, st.Exists = e.hash, true
+		st.ResourceVersion, st.Created, st.Written = e.resourceVersion, e.created, e.written
+	}
+	return st
+}
+
+func (r cacheReader) Names(kind refs.Kind, ns string) []string {
+	s := r.c.scopeFor(ns)
 	if s == nil {
 		return nil
 	}
@@ -702,48 +728,29 @@ func (c *Controller) configsIn(kind refs.Kind, ns string) []metav1.Object {
 	if err != nil {
 		return nil
 	}
-	out := make([]metav1.Object, 0, len(objs))
+	out := make([]string, 0, len(objs))
 	for _, o := range objs {
-		out = append(out, metaOf(o))
+		out = append(out, metaOf(o).GetName())
 	}
 	return out
 }
 
-func (c *Controller) kindIgnored(k refs.Kind) bool {
-	return (k == refs.ConfigMap && c.o.IgnoreConfigMaps) || (k == refs.Secret && c.o.IgnoreSecrets) ||
-		(k == refs.SecretProviderClass && !c.o.CSI)
+func (r cacheReader) Birth(key workload.Key) (decide.Birth, bool) {
+	if b := r.c.keys.read(key).born; b != nil {
+		return *b, true
+	}
+	return decide.Birth{}, false
 }
 
-// state is what a sync knows of one watched resource.
-type state struct {
-	annotations map[string]string
-	hash        string
-	exists      bool
-	// resourceVersion, created and written (its last write, from
-	// managedFields) place a ConfigMap's or Secret's content in time; see
-	// firstsight.go.
-	resourceVersion  string
-	created, written time.Time
-}
-
-// lookup reads a resource's state from the caches. A SecretProviderClass's
-// content is what its mounts report (SecretProviderClassPodStatuses); its
-// own object only carries annotations.
-func (c *Controller) lookup(kind refs.Kind, ns, name string) state {
-	obj, ok := c.config(kind, ns, name)
-	var st state
-	if ok {
-		st.annotations = metaOf(obj).GetAnnotations()
+func (r cacheReader) NamespaceLabels(ns string) (map[string]string, bool) {
+	if r.c.nsInf == nil {
+		return nil, false
 	}
-	if kind == refs.SecretProviderClass {
-		st.hash, st.exists = c.spcHash(ns, name)
-		return st
+	obj, ok, err := r.c.nsInf.GetStore().GetByKey(ns)
+	if err != nil || !ok {
+		return nil, false
 	}
-	if e, isEntry := obj.(*configEntry); ok && isEntry {
-		st.hash, st.exists = e.hash, true
-		st.resourceVersion, st.created, st.written = e.resourceVersion, e.created, e.written
-	}
-	return st
+	return obj.(*corev1.Namespace).Labels, true
 }
 
 // ---- cache transforms ----
@@ -779,7 +786,11 @@ func metaOf(obj any) metav1.Object {
 
 // stripConfig is the informer transform turning a ConfigMap or Secret into
 // its configEntry before it enters the cache.
-func (c *Controller) stripConfig(obj any) (any, error) {
+func (c *Controller) stripConfig(obj any) (any, error) { return stripConfig(c.o.Names, obj), nil }
+
+// stripConfig keeps of a ConfigMap or Secret what the decision reads, with
+// the annotations of n that steer reloads.
+func stripConfig(n annotations.Names, obj any) any {
 	var m metav1.Object
 	var h string
 	switch o := obj.(type) {
@@ -788,11 +799,11 @@ func (c *Controller) stripConfig(obj any) (any, error) {
 	case *corev1.Secret:
 		m, h = o, hashSecret(o)
 	default:
-		return obj, nil // already an entry, or a tombstone
+		return obj // already an entry, or a tombstone
 	}
 	e := &configEntry{name: m.GetName(), namespace: m.GetNamespace(), resourceVersion: m.GetResourceVersion(), hash: h,
 		created: m.GetCreationTimestamp().Time, written: lastWrite(m)}
-	for _, k := range []string{c.o.Names.Ignore, c.o.Names.Match} {
+	for _, k := range []string{n.Ignore, n.Match} {
 		if v, ok := m.GetAnnotations()[k]; ok {
 			if e.annotations == nil {
 				e.annotations = make(map[string]string, 2)
@@ -800,7 +811,7 @@ func (c *Controller) stripConfig(obj any) (any, error) {
 			e.annotations[k] = v
 		}
 	}
-	return e, nil
+	return e
 }
 
 func stripMeta(obj any) (any, error) {

@@ -6,6 +6,7 @@ import (
 
 	"k8s.io/apimachinery/pkg/types"
 
+	"github.com/reloader-dev/reloader/controller/decide"
 	"github.com/reloader-dev/reloader/controller/workload"
 )
 
@@ -27,9 +28,9 @@ type keyState struct {
 	hasReported bool
 	// born is, for a workload whose creation the watch delivered (not the
 	// initial list), the first version's identity: the point its first sync
-	// compares resources' last writes with (firstsight.go). Kept until the
+	// compares resources' last writes with (decide/firstsight.go). Kept until the
 	// workload is adopted.
-	born *birth
+	born *decide.Birth
 	// delivered is the UID whose Add the workload handler has run. An object
 	// enters the informer's index before its handler runs, so a ConfigMap
 	// event can enqueue a workload whose Add (and birth) is still on its way;
@@ -92,7 +93,7 @@ func (k *keyStates) onEvent(key workload.Key, now time.Time) {
 // onAdd: the workload handler ran the Add of incarnation uid; b is its birth
 // when the watch delivered its creation (nil for the initial list). It must
 // precede the onEvent of the enqueue it asks for, so that sync finds it.
-func (k *keyStates) onAdd(key workload.Key, uid types.UID, b *birth) {
+func (k *keyStates) onAdd(key workload.Key, uid types.UID, b *decide.Birth) {
 	k.with(key, func(s *keyState) {
 		if b != nil {
 			s.born = b

@@ -250,7 +250,7 @@ func Explain(ctx context.Context, cl Clients, o Options) (*Report, error) {
 	}
 	rd := &reader{}
 	objs, existing := rd.configs(ctx, cl, o, &co, v)
-	in, err := controller.Inspect(cl.Kube, co, v, objs)
+	in, err := controller.Inspect(co, v, objs)
 	if err != nil {
 		return nil, fmt.Errorf("deciding for %s: %w", r.Workload, err)
 	}
@@ -589,4 +589,4 @@ func holds(in controller.Inspection, now time.Time) []string {
 	return out
 }
 
-func kindTitle(k refs.Kind) string { return controller.KindTitle(k) }
+func kindTitle(k refs.Kind) string { return k.Title() }

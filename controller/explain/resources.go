@@ -99,7 +99,7 @@ func resources(co controller.Options, v workload.View, in controller.Inspection,
 	return out
 }
 
-func kindIgnored(co controller.Options, k refs.Kind) bool { return controller.KindIgnored(co, k) }
+func kindIgnored(co controller.Options, k refs.Kind) bool { return co.DecideOptions().KindIgnored(k) }
 
 func kindIgnoredDetail(k refs.Kind) string {
 	switch k {
