@@ -1,5 +1,11 @@
 package controller
 
+import (
+	"k8s.io/apimachinery/pkg/runtime"
+
+	"github.com/reloader-dev/reloader/controller/workload"
+)
+
 // Event reasons the controller records. Users filter on them (kubectl get
 // events --field-selector reason=ReloadFail) and the original's tests match
 // them, so they are part of the interface.
@@ -24,3 +30,10 @@ const (
 	// msgProblems: workload kind, name, namespace, problems.
 	msgProblems = "%s '%s' in namespace '%s': %s"
 )
+
+// eventObject returns the typed object for the event recorder.
+func eventObject(v workload.View) runtime.Object {
+	// Every kind's object, the custom ones included, is a runtime.Object.
+	o, _ := v.Object.(runtime.Object)
+	return o
+}
