@@ -137,7 +137,7 @@ func (n Names) Interested(w Workload, autoReloadAll bool) bool {
 		return true
 	}
 	for _, m := range []map[string]string{w.Meta, w.Template} {
-		for _, k := range []string{n.Auto, n.ConfigMapAuto, n.SecretAuto, n.SPCAuto, n.ConfigMapReload, n.SecretReload, n.SPCReload, n.Search} {
+		for _, k := range n.OptInKeys() {
 			if _, ok := m[k]; ok {
 				return true
 			}

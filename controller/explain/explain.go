@@ -532,11 +532,11 @@ func optIn(co controller.Options, v workload.View) OptIn {
 	n := co.Names
 	w := annotations.Workload{Meta: v.Object.GetAnnotations(), Template: v.Template.Annotations}
 	var oi OptIn
-	keys := []string{n.Auto, n.ConfigMapAuto, n.SecretAuto, n.SPCAuto, n.ConfigMapReload, n.SecretReload, n.SPCReload, n.Search}
+	keys := n.OptInKeys()
 	type at struct{ key, value, on string }
 	read := map[at]bool{}
 	notRead := map[at][]string{}
-	for _, kind := range []refs.Kind{refs.ConfigMap, refs.Secret, refs.SecretProviderClass} {
+	for _, kind := range refs.Kinds() {
 		_, where := on(n, w, kind)
 		for _, k := range keys {
 			if !relevant(n, k, kind) {

@@ -219,7 +219,7 @@ func hints(co controller.Options, v workload.View, r *Report, existing map[strin
 			out = append(out, fmt.Sprintf("annotation %s on the workload's %s has no effect: it belongs on a ConfigMap or Secret (to stop reloads of this workload, remove its reload annotations)", n.Ignore, where))
 		}
 	}
-	workloadKeys := []string{n.Auto, n.ConfigMapAuto, n.SecretAuto, n.ConfigMapReload, n.SecretReload, n.Search}
+	workloadKeys := n.MisplacedOnResource()
 	for _, res := range r.Resources {
 		ann := existing[string(kindOf(res.Kind))+"/"+res.Name]
 		for _, k := range workloadKeys {
