@@ -131,7 +131,8 @@ type scope struct {
 	deferred map[OptionalAPI]dynamicinformer.DynamicSharedInformerFactory
 }
 
-// New builds the controller and its informers; Start runs them.
+// New builds the controller and its informers; Start runs them. It is
+// defaulting, validation and wiring in the order each needs the last.
 func New(cs kubernetes.Interface, o Options) (*Controller, error) {
 	if o.Strategy == "" {
 		o.Strategy = EnvVars
@@ -202,6 +203,10 @@ func New(cs kubernetes.Interface, o Options) (*Controller, error) {
 	return c, nil
 }
 
+// newScope builds the informers of one namespace (or of the cluster): the
+// config watches, then each workload kind's informer with its indexes and
+// handler. It stays whole so the watches a scope holds are listed in one
+// place.
 func (c *Controller) newScope(ns string) (*scope, error) {
 	s := &scope{config: map[refs.Kind]cache.SharedIndexInformer{}, workloads: map[workload.Kind]cache.SharedIndexInformer{}}
 	s.configFactory = informers.NewSharedInformerFactoryWithOptions(c.cs, 0,

@@ -63,12 +63,10 @@ func (c *Controller) workloadHandler() cache.ResourceEventHandler {
 // an update (an add with --reload-on-create, a delete with
 // --reload-on-delete) in an ignored or unselected namespace is skipped; an
 // update without a data change is a skipped reconcile; any other is
-// processed, scanning the namespace's workloads.
+// processed, scanning the namespace's workloads. Its three handlers share
+// the counting closures, hence one function.
 func (c *Controller) configHandler(kind refs.Kind) cache.ResourceEventHandler {
-	resourceType := "configmaps"
-	if kind == refs.Secret {
-		resourceType = "secrets"
-	}
+	resourceType := kind.Plural()
 	counted := func(obj metav1.Object, enabled bool) bool {
 		if !enabled || !c.ready.Load() {
 			return false // the initial list, or an event type the user did not ask to act on

@@ -29,6 +29,8 @@ const LastReload = decide.LastReload
 // sync makes one workload's applied state match its resources: read (the
 // caches), decide (decide.Decide, pure), apply (at most one write per
 // workload kind's reload mechanism, only when something differs), report.
+// It stays whole because its order is the controller's contract: gates,
+// pause, record, storm control, write.
 func (c *Controller) sync(ctx context.Context, key workload.Key) (result, error) {
 	v, ok, err := c.getWorkload(key)
 	if err == nil {

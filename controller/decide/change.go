@@ -31,7 +31,8 @@ type change struct {
 
 // buildChange turns the planned reloads (sorted) into one workload.Change:
 // the reload markers of the strategy, the new record, storm control's clock
-// and, for a Deployment with a pause period, the pause.
+// and, for a Deployment with a pause period, the pause. It stays whole: the
+// parts of one write are decided together, each reading what the last set.
 func (d *decider) buildChange(reloads []Reload, skips []Skip, nextText string) change {
 	c := change{change: workload.Change{RecordKey: annotations.Applied, Record: nextText}, skips: skips}
 	ch := &c.change

@@ -348,7 +348,8 @@ func getWorkload(ctx context.Context, cl Clients, o Options) (workload.View, err
 
 // configs reads what the controller's watches hold for the namespace. It
 // returns the objects for Inspect and every ConfigMap, Secret and class it
-// could read (before selectors), by "kind/name".
+// could read (before selectors), by "kind/name". One read per kind, each
+// noting what it could not read, in one place so the notes stay uniform.
 func (rd *reader) configs(ctx context.Context, cl Clients, o Options, co *controller.Options, v workload.View) ([]any, map[string]map[string]string) {
 	ns := o.Namespace
 	var objs []any

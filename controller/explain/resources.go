@@ -21,6 +21,7 @@ func (k resKey) String() string { return string(k.kind) + "/" + k.name }
 
 // resources lists every resource the template uses, and those it watches
 // without using them (named reloads), with the controller's decision and why.
+// It is one loop over the resources with one case per verdict.
 func resources(co controller.Options, v workload.View, in controller.Inspection, existing map[string]map[string]string, unreadable map[string]string) []Resource {
 	uses := map[resKey][]Use{}
 	for _, u := range refs.Uses(&v.Template.Spec) {
