@@ -7,6 +7,7 @@ package reloadertest
 
 import (
 	"context"
+	"crypto/sha256"
 	"fmt"
 	"os"
 	"os/exec"
@@ -54,8 +55,9 @@ func Binary(t testing.TB, race bool) string {
 }
 
 // build writes the binary to a fresh directory and renames it into a
-// stable one (one per flavour), so test processes running side by side
-// never see a half-written file and runs do not pile up binaries.
+// stable one (one per checkout and flavour), so test processes running side
+// by side never see a half-written file, runs do not pile up binaries, and
+// two checkouts never run each other's build.
 func build(race bool) (string, error) {
 	root, err := tools.RepoRoot()
 	if err != nil {
@@ -67,7 +69,7 @@ func build(race bool) (string, error) {
 		flavour = "race"
 		args = append(args, "-race")
 	}
-	stable := filepath.Join(os.TempDir(), "reloadertest-bin", flavour)
+	stable := filepath.Join(os.TempDir(), "reloadertest-bin", fmt.Sprintf("%x", sha256.Sum256([]byte(root)))[:16], flavour)
 	if err := os.MkdirAll(stable, 0o755); err != nil {
 		return "", fmt.Errorf("building the reloader binary: %w", err)
 	}
