@@ -5,18 +5,14 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
-	"slices"
 	"sync"
 	"sync/atomic"
 	"time"
 
-	"github.com/prometheus/client_golang/prometheus"
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
-	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/labels"
-	"k8s.io/apimachinery/pkg/runtime"
 	utilruntime "k8s.io/apimachinery/pkg/util/runtime"
 	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/client-go/dynamic"
@@ -29,21 +25,22 @@ import (
 
 	"github.com/reloader-dev/reloader/controller/alerts"
 	"github.com/reloader-dev/reloader/controller/annotations"
+	"github.com/reloader-dev/reloader/controller/decide"
 	"github.com/reloader-dev/reloader/controller/metrics"
 	"github.com/reloader-dev/reloader/controller/refs"
 	"github.com/reloader-dev/reloader/controller/workload"
 )
 
 // Strategy is how a reload is made visible in the pod template.
-type Strategy string
+type Strategy = decide.Strategy
 
 const (
 	// EnvVars sets STAKATER_<NAME>_CONFIGMAP|SECRET on the container that uses
 	// the resource (the original's default).
-	EnvVars Strategy = "env-vars"
+	EnvVars = decide.EnvVars
 	// Annotations sets reloader.stakater.com/last-reloaded-from on the pod
 	// template.
-	Annotations Strategy = "annotations"
+	Annotations = decide.Annotations
 )
 
 // Options configure the controller. Zero values are the original's defaults
@@ -115,25 +112,10 @@ type Controller struct {
 	scopes map[string]*scope // namespace ("" for cluster-wide) -> informers
 	nsInf  cache.SharedIndexInformer
 
-	enqueuedAt sync.Map // workload.Key -> time.Time of the first event since the last sync
-	// queuedAt holds when a key entered the queue: the first add since a
-	// worker last took it. Taken (and deleted) by that worker, so it can
-	// never outlive the wait it measures, whatever the sync then does.
-	queuedAt sync.Map // workload.Key -> time.Time
-	reported sync.Map // workload.Key -> string: problems last reported, so Events are not repeated
-	// born holds, for a workload whose creation the watch delivered (not the
-	// initial list), the resourceVersion of that first version: the point
-	// its first sync compares resources' last writes with (see firstsight.go).
-	// An entry lives until the workload's first record is written.
-	born sync.Map // workload.Key -> birth
-	// delivered holds, per workload key, the UID whose Add the workload
-	// handler has run. An object enters the informer's index before its
-	// handler runs, so a ConfigMap event can enqueue a workload whose Add
-	// (and birth) is still on its way; its sync must wait for the Add, or it
-	// would adopt a change made right after the creation as the baseline.
-	delivered sync.Map // workload.Key -> types.UID
-	ready     atomic.Bool
-	started   atomic.Bool
+	// keys is the per-workload state kept between syncs (keystate.go).
+	keys    keyStates
+	ready   atomic.Bool
+	started atomic.Bool
 }
 
 // scope holds the informers of one namespace, or of the whole cluster.
@@ -149,13 +131,8 @@ type scope struct {
 	deferred map[OptionalAPI]dynamicinformer.DynamicSharedInformerFactory
 }
 
-const (
-	indexRef    = "reloader/ref"    // "<ns>/<kind>/<name>" of each resource the template uses
-	indexNamed  = "reloader/named"  // "<ns>/<kind>" when the workload names resources of kind by pattern
-	indexSearch = "reloader/search" // "<ns>" when the workload opted into search/match
-)
-
-// New builds the controller and its informers; Start runs them.
+// New builds the controller and its informers; Start runs them. It is
+// defaulting, validation and wiring in the order each needs the last.
 func New(cs kubernetes.Interface, o Options) (*Controller, error) {
 	if o.Strategy == "" {
 		o.Strategy = EnvVars
@@ -226,6 +203,10 @@ func New(cs kubernetes.Interface, o Options) (*Controller, error) {
 	return c, nil
 }
 
+// newScope builds the informers of one namespace (or of the cluster): the
+// config watches, then each workload kind's informer with its indexes and
+// handler. It stays whole so the watches a scope holds are listed in one
+// place.
 func (c *Controller) newScope(ns string) (*scope, error) {
 	s := &scope{config: map[refs.Kind]cache.SharedIndexInformer{}, workloads: map[workload.Kind]cache.SharedIndexInformer{}}
 	s.configFactory = informers.NewSharedInformerFactoryWithOptions(c.cs, 0,
@@ -364,15 +345,18 @@ func (c *Controller) processNext(ctx context.Context) bool {
 	}
 	defer c.queue.Done(key)
 	start := c.o.Now()
-	if t, ok := c.queuedAt.LoadAndDelete(key); ok {
-		c.o.Metrics.QueueLatency.Observe(start.Sub(t.(time.Time)).Seconds())
+	if t, ok := c.keys.onTaken(key); ok {
+		c.o.Metrics.QueueLatency.Observe(start.Sub(t).Seconds())
 	}
-	var out outcome
-	err := c.sync(context.WithValue(ctx, outcomeKey{}, &out), key)
+	out, err := c.sync(ctx, key)
+	c.keys.onSynced(key, out, err)
 	switch {
 	case err == nil:
 		c.o.Metrics.Syncs.WithLabelValues("success").Inc()
 		c.queue.Forget(key)
+		if out.requeueAfter > 0 {
+			c.queue.AddAfter(key, out.requeueAfter)
+		}
 		// As in the original, a reconcile is the handling of a change: syncs
 		// that find the workload up to date (the echo of its own patch, a
 		// status update) are not counted.
@@ -397,42 +381,23 @@ func (c *Controller) processNext(ctx context.Context) bool {
 	return true
 }
 
-// outcome is what a sync tells processNext beyond its error.
-type outcome struct{ reloaded bool }
-
-type outcomeKey struct{}
-
-// markReloaded notes that the sync rolled its workload (or sent its webhook).
-func markReloaded(ctx context.Context) {
-	if o, ok := ctx.Value(outcomeKey{}).(*outcome); ok {
-		o.reloaded = true
-	}
-}
-
 // enqueue adds a workload key, remembering when its first pending event came
 // (for reloader_action_latency_seconds).
 func (c *Controller) enqueue(key workload.Key) {
-	now := c.o.Now()
-	c.enqueuedAt.LoadOrStore(key, now)
-	c.queuedAt.LoadOrStore(key, now)
+	c.keys.onEvent(key, c.o.Now())
 	c.queue.Add(key)
 	c.o.Metrics.QueueAdds.Inc()
 }
 
-func (c *Controller) ignoredNamespace(ns string) bool {
-	return slices.Contains(c.o.NamespacesToIgnore, ns)
-}
+func (c *Controller) ignoredNamespace(ns string) bool { return c.decideOptions().NamespaceIgnored(ns) }
 
 // namespaceSelected applies the namespace selector from the namespace cache.
 func (c *Controller) namespaceSelected(ns string) bool {
 	if c.o.NamespaceSelector == nil {
 		return true
 	}
-	obj, ok, err := c.nsInf.GetStore().GetByKey(ns)
-	if err != nil || !ok {
-		return false
-	}
-	return c.o.NamespaceSelector.Matches(labels.Set(obj.(*corev1.Namespace).Labels))
+	l, ok := cacheReader{c}.NamespaceLabels(ns)
+	return ok && c.o.NamespaceSelector.Matches(labels.Set(l))
 }
 
 func (c *Controller) scopeFor(ns string) *scope {
@@ -441,455 +406,3 @@ func (c *Controller) scopeFor(ns string) *scope {
 	}
 	return c.scopes[ns]
 }
-
-// ---- event handlers: they only enqueue keys ----
-
-func (c *Controller) workloadHandler() cache.ResourceEventHandler {
-	return cache.ResourceEventHandlerDetailedFuncs{
-		AddFunc: func(obj any, isInInitialList bool) {
-			v, err := workload.ViewOf(obj)
-			if err != nil {
-				return
-			}
-			if !c.ignoredNamespace(v.Object.GetNamespace()) {
-				if !isInInitialList {
-					c.born.Store(v.Key(), birth{uid: v.Object.GetUID(), resourceVersion: v.Object.GetResourceVersion()})
-				}
-				// Stored before the enqueue: the sync this Add asks for finds it.
-				c.delivered.Store(v.Key(), v.Object.GetUID())
-				c.enqueue(v.Key())
-			}
-		},
-		UpdateFunc: func(old, cur any) {
-			o, err1 := workload.ViewOf(old)
-			n, err2 := workload.ViewOf(cur)
-			if err1 != nil || err2 != nil || c.ignoredNamespace(n.Object.GetNamespace()) {
-				return
-			}
-			// Status-only updates (the bulk of workload traffic) cannot change
-			// what the workload uses or what was applied to it.
-			if o.Object.GetGeneration() == n.Object.GetGeneration() &&
-				mapsEqual(o.Object.GetAnnotations(), n.Object.GetAnnotations()) &&
-				o.Object.GetDeletionTimestamp().Equal(n.Object.GetDeletionTimestamp()) {
-				return
-			}
-			c.enqueue(n.Key())
-		},
-		DeleteFunc: func(obj any) {
-			if d, ok := obj.(cache.DeletedFinalStateUnknown); ok {
-				obj = d.Obj
-			}
-			if v, err := workload.ViewOf(obj); err == nil {
-				c.reported.Delete(v.Key())
-				c.enqueuedAt.Delete(v.Key())
-				c.born.Delete(v.Key())
-				c.delivered.CompareAndDelete(v.Key(), v.Object.GetUID())
-				c.queuedAt.Delete(v.Key())
-			}
-		},
-	}
-}
-
-// configHandler enqueues the workloads a ConfigMap or Secret event concerns.
-// Its metrics count events as the original does: every event is received;
-// an update (an add with --reload-on-create, a delete with
-// --reload-on-delete) in an ignored or unselected namespace is skipped; an
-// update without a data change is a skipped reconcile; any other is
-// processed, scanning the namespace's workloads.
-func (c *Controller) configHandler(kind refs.Kind) cache.ResourceEventHandler {
-	resourceType := "configmaps"
-	if kind == refs.Secret {
-		resourceType = "secrets"
-	}
-	counted := func(obj metav1.Object, enabled bool) bool {
-		if !enabled || !c.ready.Load() {
-			return false // the initial list, or an event type the user did not ask to act on
-		}
-		if c.ignoredNamespace(obj.GetNamespace()) || !c.namespaceSelected(obj.GetNamespace()) {
-			c.o.Metrics.RecordSkipped(metrics.SkipIgnored)
-			return false
-		}
-		return true
-	}
-	handle := func(obj metav1.Object, count, searchToo bool) {
-		n := c.configChangedName(kind, obj.GetNamespace(), obj.GetName(), searchToo)
-		if !count {
-			return
-		}
-		c.o.Metrics.EventsProcessed.WithLabelValues(metrics.EventUnknown, resourceType, metrics.ResultSuccess).Inc()
-		c.recordScan(obj.GetNamespace())
-		if n == 0 {
-			// Nothing uses it: handled here. Otherwise each workload's sync
-			// is the reconcile.
-			c.o.Metrics.RecordReconcile(metrics.ResultSuccess, 0)
-		}
-	}
-	return cache.ResourceEventHandlerDetailedFuncs{
-		AddFunc: func(obj any, isInInitialList bool) {
-			c.o.Metrics.EventsReceived.WithLabelValues("add", resourceType).Inc()
-			m := metaOf(obj)
-			if !isInInitialList {
-				c.reportUnnamed(kind, m, "created")
-			}
-			handle(m, counted(m, c.o.ReloadOnCreate), m.GetAnnotations()[c.o.Names.Match] != "")
-		},
-		UpdateFunc: func(old, cur any) {
-			c.o.Metrics.EventsReceived.WithLabelValues("update", resourceType).Inc()
-			o, n := metaOf(old), metaOf(cur)
-			count := counted(n, true)
-			if cachedHash(old) == cachedHash(cur) && !c.triggerAnnotationsChanged(o, n) {
-				// A label-only or no-op update: nothing a workload uses changed.
-				if count {
-					c.o.Metrics.RecordReconcile(metrics.ResultSkipped, 0)
-					c.o.Metrics.RecordSkipped(metrics.SkipNoDataChange)
-					c.o.Metrics.EventsProcessed.WithLabelValues(metrics.EventUnknown, resourceType, metrics.ResultSuccess).Inc()
-				}
-				return
-			}
-			if cachedHash(old) != cachedHash(cur) {
-				c.reportUnnamed(kind, n, "changed")
-			}
-			handle(n, count, n.GetAnnotations()[c.o.Names.Match] != "" || o.GetAnnotations()[c.o.Names.Match] != "")
-		},
-		DeleteFunc: func(obj any) {
-			c.o.Metrics.EventsReceived.WithLabelValues("delete", resourceType).Inc()
-			m := metaOf(obj)
-			c.reportUnnamed(kind, m, "deleted")
-			handle(m, counted(m, c.o.ReloadOnDelete), m.GetAnnotations()[c.o.Names.Match] != "")
-		},
-	}
-}
-
-// recordScan counts the workloads of each kind in ns, as the original lists
-// them for every change (reloader_workloads_scanned_total), and creates the
-// matched series it adds 0 to.
-func (c *Controller) recordScan(ns string) {
-	s := c.scopeFor(ns)
-	if s == nil {
-		return
-	}
-	for kind, inf := range s.workloads {
-		objs, _ := inf.GetIndexer().ByIndex(cache.NamespaceIndex, ns)
-		c.o.Metrics.WorkloadsScanned.WithLabelValues(string(kind)).Add(float64(len(objs)))
-		c.o.Metrics.WorkloadsMatched.WithLabelValues(string(kind)).Add(0)
-	}
-}
-
-func (c *Controller) triggerAnnotationsChanged(o, n metav1.Object) bool {
-	for _, k := range []string{c.o.Names.Ignore, c.o.Names.Match} {
-		if o.GetAnnotations()[k] != n.GetAnnotations()[k] {
-			return true
-		}
-	}
-	return false
-}
-
-// configChanged enqueues every workload that may watch the resource: those
-// using it, those naming resources of its kind by pattern, and (searchToo,
-// when the resource carries or carried the match annotation) those that search.
-func (c *Controller) configChanged(kind refs.Kind, obj metav1.Object, searchToo bool) {
-	c.configChangedName(kind, obj.GetNamespace(), obj.GetName(), searchToo)
-}
-
-// configChangedName returns how many workloads it enqueued.
-func (c *Controller) configChangedName(kind refs.Kind, ns, name string, searchToo bool) int {
-	if c.ignoredNamespace(ns) {
-		return 0
-	}
-	s := c.scopeFor(ns)
-	if s == nil {
-		return 0
-	}
-	n := 0
-	for wk, inf := range s.workloads {
-		idx := inf.GetIndexer()
-		var objs []any
-		for _, q := range [][2]string{{indexRef, ns + "/" + string(kind) + "/" + name}, {indexNamed, ns + "/" + string(kind)}} {
-			found, err := idx.ByIndex(q[0], q[1])
-			if err == nil {
-				objs = append(objs, found...)
-			}
-		}
-		if searchToo {
-			if found, err := idx.ByIndex(indexSearch, ns); err == nil {
-				objs = append(objs, found...)
-			}
-		}
-		for _, o := range objs {
-			m := o.(metav1.Object)
-			c.enqueue(workload.Key{Kind: wk, Namespace: m.GetNamespace(), Name: m.GetName()})
-			n++
-		}
-	}
-	return n
-}
-
-func (c *Controller) namespaceChanged(obj any) {
-	ns := obj.(*corev1.Namespace).Name
-	s := c.scopeFor(ns)
-	if s == nil {
-		return
-	}
-	for wk, inf := range s.workloads {
-		objs, err := inf.GetIndexer().ByIndex(cache.NamespaceIndex, ns)
-		if err != nil {
-			continue
-		}
-		for _, o := range objs {
-			c.enqueue(workload.Key{Kind: wk, Namespace: ns, Name: o.(metav1.Object).GetName()})
-		}
-	}
-}
-
-// ---- indexers ----
-
-func (c *Controller) indexRefs(obj any) ([]string, error) {
-	v, err := workload.ViewOf(obj)
-	if err != nil {
-		return nil, nil
-	}
-	found := refs.Find(&v.Template.Spec)
-	out := make([]string, 0, len(found))
-	for _, r := range found {
-		out = append(out, v.Object.GetNamespace()+"/"+string(r.Kind)+"/"+r.Name)
-	}
-	return out, nil
-}
-
-func (c *Controller) indexNamed(obj any) ([]string, error) {
-	v, err := workload.ViewOf(obj)
-	if err != nil {
-		return nil, nil
-	}
-	w := annotations.Workload{Meta: v.Object.GetAnnotations(), Template: v.Template.Annotations}
-	var out []string
-	for _, k := range []refs.Kind{refs.ConfigMap, refs.Secret, refs.SecretProviderClass} {
-		if c.o.Names.HasNamedReload(w, k) {
-			out = append(out, v.Object.GetNamespace()+"/"+string(k))
-		}
-	}
-	return out, nil
-}
-
-func (c *Controller) indexSearch(obj any) ([]string, error) {
-	v, err := workload.ViewOf(obj)
-	if err != nil {
-		return nil, nil
-	}
-	if c.o.Names.Searches(annotations.Workload{Meta: v.Object.GetAnnotations(), Template: v.Template.Annotations}) {
-		return []string{v.Object.GetNamespace()}, nil
-	}
-	return nil, nil
-}
-
-// ---- lookups ----
-
-func (c *Controller) getWorkload(key workload.Key) (workload.View, bool, error) {
-	s := c.scopeFor(key.Namespace)
-	if s == nil {
-		return workload.View{}, false, nil
-	}
-	inf, ok := s.workloads[key.Kind]
-	if !ok {
-		return workload.View{}, false, nil
-	}
-	obj, exists, err := inf.GetIndexer().GetByKey(key.Namespace + "/" + key.Name)
-	if err != nil || !exists {
-		return workload.View{}, false, err
-	}
-	v, err := workload.ViewOf(obj)
-	return v, err == nil, err
-}
-
-// config returns the cached (data-stripped) resource.
-func (c *Controller) config(kind refs.Kind, ns, name string) (any, bool) {
-	s := c.scopeFor(ns)
-	if s == nil {
-		return nil, false
-	}
-	inf, ok := s.config[kind]
-	if !ok {
-		return nil, false
-	}
-	obj, exists, err := inf.GetIndexer().GetByKey(ns + "/" + name)
-	if err != nil || !exists {
-		return nil, false
-	}
-	return obj, true
-}
-
-func (c *Controller) configsIn(kind refs.Kind, ns string) []metav1.Object {
-	s := c.scopeFor(ns)
-	if s == nil {
-		return nil
-	}
-	inf, ok := s.config[kind]
-	if !ok {
-		return nil
-	}
-	objs, err := inf.GetIndexer().ByIndex(cache.NamespaceIndex, ns)
-	if err != nil {
-		return nil
-	}
-	out := make([]metav1.Object, 0, len(objs))
-	for _, o := range objs {
-		out = append(out, metaOf(o))
-	}
-	return out
-}
-
-func (c *Controller) kindIgnored(k refs.Kind) bool {
-	return (k == refs.ConfigMap && c.o.IgnoreConfigMaps) || (k == refs.Secret && c.o.IgnoreSecrets) ||
-		(k == refs.SecretProviderClass && !c.o.CSI)
-}
-
-// state is what a sync knows of one watched resource.
-type state struct {
-	annotations map[string]string
-	hash        string
-	exists      bool
-	// resourceVersion, created and written (its last write, from
-	// managedFields) place a ConfigMap's or Secret's content in time; see
-	// firstsight.go.
-	resourceVersion  string
-	created, written time.Time
-}
-
-// lookup reads a resource's state from the caches. A SecretProviderClass's
-// content is what its mounts report (SecretProviderClassPodStatuses); its
-// own object only carries annotations.
-func (c *Controller) lookup(kind refs.Kind, ns, name string) state {
-	obj, ok := c.config(kind, ns, name)
-	var st state
-	if ok {
-		st.annotations = metaOf(obj).GetAnnotations()
-	}
-	if kind == refs.SecretProviderClass {
-		st.hash, st.exists = c.spcHash(ns, name)
-		return st
-	}
-	if e, isEntry := obj.(*configEntry); ok && isEntry {
-		st.hash, st.exists = e.hash, true
-		st.resourceVersion, st.created, st.written = e.resourceVersion, e.created, e.written
-	}
-	return st
-}
-
-// ---- cache transforms ----
-
-// configEntry is all the cache keeps of a ConfigMap or Secret: its name,
-// resourceVersion, creation and last-write times, the annotations that steer
-// reloads (ignore, match) and the hash of its data. Memory therefore grows with the number of objects, not
-// their size, and no value is ever held by the controller. It is smaller than
-// an ObjectMeta; the informer reaches its metadata through GetObjectMeta.
-type configEntry struct {
-	name, namespace, resourceVersion string
-	annotations                      map[string]string
-	hash                             string
-	created, written                 time.Time
-}
-
-// GetObjectMeta implements metav1.ObjectMetaAccessor (keys and indexes).
-func (e *configEntry) GetObjectMeta() metav1.Object {
-	return &metav1.ObjectMeta{Name: e.name, Namespace: e.namespace, ResourceVersion: e.resourceVersion, Annotations: e.annotations}
-}
-
-// metaOf is the metadata of anything the caches hold.
-func metaOf(obj any) metav1.Object {
-	if d, ok := obj.(cache.DeletedFinalStateUnknown); ok {
-		obj = d.Obj
-	}
-	m, err := meta.Accessor(obj)
-	if err != nil {
-		return &metav1.ObjectMeta{}
-	}
-	return m
-}
-
-// stripConfig is the informer transform turning a ConfigMap or Secret into
-// its configEntry before it enters the cache.
-func (c *Controller) stripConfig(obj any) (any, error) {
-	var m metav1.Object
-	var h string
-	switch o := obj.(type) {
-	case *corev1.ConfigMap:
-		m, h = o, hashConfigMap(o)
-	case *corev1.Secret:
-		m, h = o, hashSecret(o)
-	default:
-		return obj, nil // already an entry, or a tombstone
-	}
-	e := &configEntry{name: m.GetName(), namespace: m.GetNamespace(), resourceVersion: m.GetResourceVersion(), hash: h,
-		created: m.GetCreationTimestamp().Time, written: lastWrite(m)}
-	for _, k := range []string{c.o.Names.Ignore, c.o.Names.Match} {
-		if v, ok := m.GetAnnotations()[k]; ok {
-			if e.annotations == nil {
-				e.annotations = make(map[string]string, 2)
-			}
-			e.annotations[k] = v
-		}
-	}
-	return e, nil
-}
-
-func stripMeta(obj any) (any, error) {
-	if m, ok := obj.(metav1.Object); ok {
-		m.SetManagedFields(nil)
-		if ns, ok := obj.(*corev1.Namespace); ok {
-			ns.Annotations = nil
-		}
-	}
-	return obj, nil
-}
-
-// cachedHash is the hash stripConfig kept.
-func cachedHash(obj any) string {
-	if e, ok := obj.(*configEntry); ok {
-		return e.hash
-	}
-	return ""
-}
-
-func mapsEqual(a, b map[string]string) bool {
-	if len(a) != len(b) {
-		return false
-	}
-	for k, v := range a {
-		if w, ok := b[k]; !ok || w != v {
-			return false
-		}
-	}
-	return true
-}
-
-// eventObject returns the typed object for the event recorder.
-func eventObject(v workload.View) runtime.Object {
-	// Every kind's object, the custom ones included, is a runtime.Object.
-	o, _ := v.Object.(runtime.Object)
-	return o
-}
-
-// depthOnly gives the workqueue our depth gauge, which it moves under its
-// own lock as items enter and leave it: setting the gauge from the queue's
-// length after the fact raced between goroutines and could leave it above an
-// empty queue. The queue's other metrics are ours already, or not kept.
-type depthOnly struct{ depth prometheus.Gauge }
-
-func (d depthOnly) NewDepthMetric(string) workqueue.GaugeMetric          { return d.depth }
-func (depthOnly) NewAddsMetric(string) workqueue.CounterMetric           { return noMetric{} }
-func (depthOnly) NewLatencyMetric(string) workqueue.HistogramMetric      { return noMetric{} }
-func (depthOnly) NewWorkDurationMetric(string) workqueue.HistogramMetric { return noMetric{} }
-func (depthOnly) NewUnfinishedWorkSecondsMetric(string) workqueue.SettableGaugeMetric {
-	return noMetric{}
-}
-func (depthOnly) NewLongestRunningProcessorSecondsMetric(string) workqueue.SettableGaugeMetric {
-	return noMetric{}
-}
-func (depthOnly) NewRetriesMetric(string) workqueue.CounterMetric { return noMetric{} }
-
-type noMetric struct{}
-
-func (noMetric) Inc()            {}
-func (noMetric) Dec()            {}
-func (noMetric) Set(float64)     {}
-func (noMetric) Observe(float64) {}

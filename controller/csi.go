@@ -141,7 +141,16 @@ func (c *Controller) spcHash(ns, class string) (string, bool) {
 		return "", false
 	}
 	objs, err := s.spcStatuses.GetIndexer().ByIndex(indexClass, ns+"/"+class)
-	if err != nil || len(objs) == 0 {
+	if err != nil {
+		return "", false
+	}
+	return newestStatusHash(objs)
+}
+
+// newestStatusHash is the hash of the newest status (by resourceVersion) of
+// objs, all about one class: one rotation is one reload.
+func newestStatusHash(objs []any) (string, bool) {
+	if len(objs) == 0 {
 		return "", false
 	}
 	var best *spcStatus

@@ -13,18 +13,19 @@
 // The caches hold hashes, not data: ConfigMap and Secret values are hashed and
 // dropped as they enter the informer, and are never logged or sent anywhere.
 //
-// The data path of a reload:
+// The data path of a reload, read -> decide -> apply -> report:
 //  1. configHandler: a ConfigMap/Secret event enqueues the keys of the
 //     workloads that use or name it (indexes on the workload informers).
-//  2. sync reads the workload from its cache and stops early when it is not
-//     reloadable, out of scope, not annotated, or paused (resumeIfPauseOver).
-//  3. watchedSet: the watched resources and their current hashes; the
-//     applied-hashes record is parsed from the workload's annotation.
-//  4. gatherPlanInput: for each, what was last applied (record, else a reload
-//     marker, else the first-sight rule); then planChange, pure, decides the
-//     reloads, the skips and the next record. Inspect (reloader explain) calls
-//     the same two functions.
-//  5. storm control may defer; buildChange turns the reloads into one
-//     workload.Change (markers, pause, restartAt); the webhook or
-//     workload.Apply writes it; recordOutcome counts, raises the Event, alerts.
+//  2. sync reads the workload from its cache, finishes a Job reload that
+//     stopped halfway (jobrecords.go) and waits for the workload's own Add.
+//  3. decide.Decide, pure, over the caches (cacheReader): the gates (not
+//     reloadable, out of scope, not annotated), the pause, the watched
+//     resources and what was last applied to each (record, reload marker,
+//     first-sight rule), the reloads, the skips, the next record, storm
+//     control's hold and the one workload.Change. Inspect (reloader explain)
+//     calls the same Decide over objects it was given.
+//  4. the webhook or workload.Apply writes the change; recordOutcome counts,
+//     raises the Event and alerts. sync returns a result (reloaded,
+//     requeue-after) and processNext does the queue's bookkeeping; per-key
+//     state changes only through keyStates' transitions (keystate.go).
 package controller

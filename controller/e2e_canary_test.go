@@ -15,6 +15,8 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/rand"
 	"k8s.io/client-go/kubernetes"
+
+	"github.com/reloader-dev/reloader/test/reloadertest"
 )
 
 // canaryForms are the spellings a leaked value could take: raw, base64 (as
@@ -54,9 +56,9 @@ func TestCanariesNeverLeaveTheController(t *testing.T) {
 		if _, err := cs.CoreV1().Secrets(ns).Create(ctx, secret("db-password", map[string]string{"password": before}), metav1.CreateOptions{}); err != nil {
 			t.Fatal(err)
 		}
-		mustCreateCM(t, cs, ns, configMap("settings", map[string]string{"token": cmValue}))
+		reloadertest.MustCreate(t, cs, ns, configMap("settings", map[string]string{"token": cmValue}))
 		tmpl := podTemplate("app", corev1.Container{Name: "app",
-			EnvFrom: []corev1.EnvFromSource{envFromSecret("db-password"), envFromConfigMap("settings")}})
+			EnvFrom: []corev1.EnvFromSource{reloadertest.EnvFromSecret("db-password"), reloadertest.EnvFromConfigMap("settings")}})
 		createDeployment(t, cs, ns, deployment("app", map[string]string{
 			"reloader.stakater.com/auto":             "true",
 			"configmap.reloader.stakater.com/reload": "([", // an invalid regex, so a ReloadFail Event is written too
@@ -79,7 +81,7 @@ func TestCanariesNeverLeaveTheController(t *testing.T) {
 	waitRecorded(t, cs, nsA, "app")
 	rotate(nsA)
 	waitRevision(t, cs, nsA, "app", 2, 0)
-	eventually(t, 30*time.Second, func() (bool, string) {
+	reloadertest.Eventually(t, 30*time.Second, func() (bool, string) {
 		return len(alertsRcv.received()) == 1, fmt.Sprintf("%d alerts received", len(alertsRcv.received()))
 	})
 	a.waitIdle(t, 2)
@@ -91,7 +93,7 @@ func TestCanariesNeverLeaveTheController(t *testing.T) {
 	b := startReloader(t, "", "--namespaces="+nsB, "--log-level=debug", "--log-format=json", "--webhook-url="+hookRcv.srv.URL+"/hook")
 	waitRecorded(t, cs, nsB, "app")
 	rotate(nsB)
-	eventually(t, 30*time.Second, func() (bool, string) {
+	reloadertest.Eventually(t, 30*time.Second, func() (bool, string) {
 		return len(hookRcv.received()) == 1, fmt.Sprintf("%d webhooks received", len(hookRcv.received()))
 	})
 	b.waitIdle(t, 2)

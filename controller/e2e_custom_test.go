@@ -18,6 +18,8 @@ import (
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/client-go/dynamic"
+
+	"github.com/reloader-dev/reloader/test/reloadertest"
 )
 
 var crdOnce sync.Once
@@ -56,7 +58,7 @@ func installCRDs(t *testing.T) dynamic.Interface {
 		}
 	})
 	cs := cp.AdminClient(t)
-	eventually(t, 30*time.Second, func() (bool, string) {
+	reloadertest.Eventually(t, 30*time.Second, func() (bool, string) {
 		for _, gv := range []string{"argoproj.io/v1alpha1", "apps.openshift.io/v1", "secrets-store.csi.x-k8s.io/v1"} {
 			if _, err := cs.Discovery().ServerResourcesForGroupVersion(gv); err != nil {
 				return false, gv + " not served yet: " + err.Error()
@@ -119,7 +121,7 @@ func TestArgoRollouts(t *testing.T) {
 	ctx := ctxFor(t)
 	cs := cp.AdminClient(t)
 	ns := cp.Namespace(t)
-	mustCreateCM(t, cs, ns, configMap("cfg", map[string]string{"k": "1"}))
+	reloadertest.MustCreate(t, cs, ns, configMap("cfg", map[string]string{"k": "1"}))
 	restart := auto()
 	restart["reloader.stakater.com/rollout-strategy"] = "restart"
 	for name, ann := range map[string]map[string]string{"by-template": auto(), "by-restart": restart} {
@@ -130,7 +132,7 @@ func TestArgoRollouts(t *testing.T) {
 	r := startReloader(t, "", "--namespaces="+ns, "--is-Argo-Rollouts=true")
 	r.waitIdle(t, 2)
 	updateConfigMapData(t, cs, ns, "cfg", map[string]string{"k": "2"})
-	eventually(t, 30*time.Second, func() (bool, string) {
+	reloadertest.Eventually(t, 30*time.Second, func() (bool, string) {
 		v, _ := customEnv(t, dyn, rolloutGVR, ns, "by-template", "STAKATER_CFG_CONFIGMAP")
 		_, u := customEnv(t, dyn, rolloutGVR, ns, "by-restart", "STAKATER_CFG_CONFIGMAP")
 		at, _, _ := unstructured.NestedString(u.Object, "spec", "restartAt")
@@ -152,7 +154,7 @@ func TestDeploymentConfigsWhenTheAPIExists(t *testing.T) {
 	if _, err := cs.CoreV1().Secrets(ns).Create(ctx, secret("db", map[string]string{"p": "1"}), metav1.CreateOptions{}); err != nil {
 		t.Fatal(err)
 	}
-	tmpl := podTemplate("legacy", corev1.Container{Name: "app", EnvFrom: []corev1.EnvFromSource{envFromSecret("db")}})
+	tmpl := podTemplate("legacy", corev1.Container{Name: "app", EnvFrom: []corev1.EnvFromSource{reloadertest.EnvFromSecret("db")}})
 	if _, err := dyn.Resource(dcGVR).Namespace(ns).Create(ctx, customWorkload(t, "apps.openshift.io/v1", "DeploymentConfig", "legacy", auto(), tmpl), metav1.CreateOptions{}); err != nil {
 		t.Fatal(err)
 	}
@@ -161,7 +163,7 @@ func TestDeploymentConfigsWhenTheAPIExists(t *testing.T) {
 	if _, err := cs.CoreV1().Secrets(ns).Update(ctx, secret("db", map[string]string{"p": "2"}), metav1.UpdateOptions{}); err != nil {
 		t.Fatal(err)
 	}
-	eventually(t, 30*time.Second, func() (bool, string) {
+	reloadertest.Eventually(t, 30*time.Second, func() (bool, string) {
 		v, _ := customEnv(t, dyn, dcGVR, ns, "legacy", "STAKATER_DB_SECRET")
 		return v == hashOfSecret(map[string]string{"p": "2"}), "DeploymentConfig not reloaded: STAKATER_DB_SECRET=" + v
 	})
@@ -237,13 +239,13 @@ func TestAlertAfterReload(t *testing.T) {
 	ns := cp.Namespace(t)
 	rcv := newReceiver(t, 3)
 	hook := rcv.srv.URL + "/services/T000/B000/very-secret-token"
-	mustCreateCM(t, cs, ns, configMap("cfg", map[string]string{"k": "value-one"}))
+	reloadertest.MustCreate(t, cs, ns, configMap("cfg", map[string]string{"k": "value-one"}))
 	createDeployment(t, cs, ns, deployment("web", auto(), usesConfigMap("web", "cfg")))
 	r := startReloaderEnv(t, "", []string{"ALERT_ON_RELOAD=true", "ALERT_SINK=slack", "ALERT_WEBHOOK_URL=" + hook}, "--namespaces="+ns)
 	waitRecorded(t, cs, ns, "web")
 	updateConfigMapData(t, cs, ns, "cfg", map[string]string{"k": "value-two"})
 	waitRevision(t, cs, ns, "web", 2, 0)
-	eventually(t, 30*time.Second, func() (bool, string) {
+	reloadertest.Eventually(t, 30*time.Second, func() (bool, string) {
 		return len(rcv.received()) == 1, fmt.Sprintf("%d alerts received", len(rcv.received()))
 	})
 	body := rcv.received()[0]
@@ -267,12 +269,12 @@ func TestWebhookModeNotifiesInsteadOfReloading(t *testing.T) {
 	cs := cp.AdminClient(t)
 	ns := cp.Namespace(t)
 	rcv := newReceiver(t, 0)
-	mustCreateCM(t, cs, ns, configMap("cfg", map[string]string{"k": "1"}))
+	reloadertest.MustCreate(t, cs, ns, configMap("cfg", map[string]string{"k": "1"}))
 	createDeployment(t, cs, ns, deployment("web", auto(), usesConfigMap("web", "cfg")))
 	r := startReloader(t, "", "--namespaces="+ns, "--webhook-url="+rcv.srv.URL+"/hook")
 	waitRecorded(t, cs, ns, "web")
 	updateConfigMapData(t, cs, ns, "cfg", map[string]string{"k": "2"})
-	eventually(t, 30*time.Second, func() (bool, string) {
+	reloadertest.Eventually(t, 30*time.Second, func() (bool, string) {
 		return len(rcv.received()) == 1, fmt.Sprintf("%d webhooks received", len(rcv.received()))
 	})
 	r.waitIdle(t, 2)

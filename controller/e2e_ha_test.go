@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/reloader-dev/reloader/test/process"
+	"github.com/reloader-dev/reloader/test/reloadertest"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 )
@@ -36,7 +37,7 @@ func TestHAFailoverAppliesEveryChangeOnce(t *testing.T) {
 		}
 		return *l.Spec.HolderIdentity
 	}
-	eventually(t, 30*time.Second, func() (bool, string) { return holder() != "", "no leader elected" })
+	reloadertest.Eventually(t, 30*time.Second, func() (bool, string) { return holder() != "", "no leader elected" })
 	leader := holder()
 	standby := "replica-a"
 	if leader == "replica-a" {
@@ -62,7 +63,7 @@ func TestHAFailoverAppliesEveryChangeOnce(t *testing.T) {
 	for _, n := range names[10:] {
 		updateConfigMapData(t, cs, ns, n, map[string]string{"v": "2"})
 	}
-	eventually(t, 2*lease+5*time.Second, func() (bool, string) {
+	reloadertest.Eventually(t, 2*lease+5*time.Second, func() (bool, string) {
 		return holder() == standby, fmt.Sprintf("lease held by %q, want %q", holder(), standby)
 	})
 	if took := time.Since(killed); took > lease+3*time.Second {
@@ -125,7 +126,7 @@ func TestFlappingSecretIsCoalesced(t *testing.T) {
 		t.Fatal(err)
 	}
 	createDeployment(t, cs, ns, deployment("web", auto(), podTemplate("web",
-		corev1.Container{Name: "app", EnvFrom: []corev1.EnvFromSource{envFromSecret("flapping")}})))
+		corev1.Container{Name: "app", EnvFrom: []corev1.EnvFromSource{reloadertest.EnvFromSecret("flapping")}})))
 	r := startReloader(t, "", "--namespaces="+ns, "--min-reload-interval=10s")
 	waitRecorded(t, cs, ns, "web")
 	for i := 1; i <= 100; i++ {
@@ -135,7 +136,7 @@ func TestFlappingSecretIsCoalesced(t *testing.T) {
 		time.Sleep(20 * time.Millisecond)
 	}
 	final := hashOfSecret(map[string]string{"cert": "100"})
-	eventually(t, 30*time.Second, func() (bool, string) {
+	reloadertest.Eventually(t, 30*time.Second, func() (bool, string) {
 		d := getDeployment(t, cs, ns, "web")
 		got, _ := envOf(d, "app", "STAKATER_FLAPPING_SECRET")
 		return got == final, fmt.Sprintf("STAKATER_FLAPPING_SECRET=%s, want the final hash %s", got, final)
@@ -155,14 +156,14 @@ func TestPauseSurvivesAControllerKill(t *testing.T) {
 	requireControlPlane(t)
 	cs := cp.AdminClient(t)
 	ns := cp.Namespace(t)
-	mustCreateCM(t, cs, ns, configMap("cfg", map[string]string{"k": "1"}))
+	reloadertest.MustCreate(t, cs, ns, configMap("cfg", map[string]string{"k": "1"}))
 	ann := auto()
 	ann["deployment.reloader.stakater.com/pause-period"] = "3s"
 	createDeployment(t, cs, ns, deployment("paused", ann, usesConfigMap("paused", "cfg")))
 	first := startReloader(t, "", "--namespaces="+ns)
 	waitRecorded(t, cs, ns, "paused")
 	updateConfigMapData(t, cs, ns, "cfg", map[string]string{"k": "2"})
-	eventually(t, 20*time.Second, func() (bool, string) {
+	reloadertest.Eventually(t, 20*time.Second, func() (bool, string) {
 		return getDeployment(t, cs, ns, "paused").Spec.Paused, "not paused after the reload"
 	})
 	if err := first.Signal(syscall.SIGKILL); err != nil {
@@ -174,7 +175,7 @@ func TestPauseSurvivesAControllerKill(t *testing.T) {
 		t.Fatal("something other than the controller resumed the Deployment")
 	}
 	startReloader(t, "", "--namespaces="+ns)
-	eventually(t, 20*time.Second, func() (bool, string) {
+	reloadertest.Eventually(t, 20*time.Second, func() (bool, string) {
 		d := getDeployment(t, cs, ns, "paused")
 		return !d.Spec.Paused, "the next controller did not resume the Deployment"
 	})
@@ -189,7 +190,7 @@ func TestMetaInfoConfigMap(t *testing.T) {
 	ns := cp.Namespace(t)
 	startReloaderEnv(t, "", []string{"RELOADER_NAMESPACE=" + ns, "RELOADER_DEPLOYMENT_NAME=reloader"}, "--namespaces="+ns, "--reload-strategy=annotations")
 	var cm *corev1.ConfigMap
-	eventually(t, 20*time.Second, func() (bool, string) {
+	reloadertest.Eventually(t, 20*time.Second, func() (bool, string) {
 		var err error
 		cm, err = cs.CoreV1().ConfigMaps(ns).Get(ctx, "reloader-meta-info", metav1.GetOptions{})
 		return err == nil, fmt.Sprint(err)

@@ -11,10 +11,12 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/kubernetes"
+
+	"github.com/reloader-dev/reloader/test/reloadertest"
 )
 
 func usesConfigMap(app, cm string) corev1.PodTemplateSpec {
-	t := podTemplate(app, corev1.Container{Name: "app", EnvFrom: []corev1.EnvFromSource{envFromConfigMap(cm)}})
+	t := podTemplate(app, corev1.Container{Name: "app", EnvFrom: []corev1.EnvFromSource{reloadertest.EnvFromConfigMap(cm)}})
 	return t
 }
 
@@ -36,7 +38,7 @@ func TestStatefulSetAndDaemonSetArePatched(t *testing.T) {
 	ctx := ctxFor(t)
 	cs := cp.AdminClient(t)
 	ns := cp.Namespace(t)
-	mustCreateCM(t, cs, ns, configMap("shared", map[string]string{"k": "1"}))
+	reloadertest.MustCreate(t, cs, ns, configMap("shared", map[string]string{"k": "1"}))
 	sts := &appsv1.StatefulSet{
 		ObjectMeta: metav1.ObjectMeta{Name: "db", Annotations: auto()},
 		Spec: appsv1.StatefulSetSpec{
@@ -74,7 +76,7 @@ func TestStatefulSetAndDaemonSetArePatched(t *testing.T) {
 		t.Fatalf("recording the baseline changed the spec: generations %d %d", sg, dg)
 	}
 	updateConfigMapData(t, cs, ns, "shared", map[string]string{"k": "2"})
-	eventually(t, 30*time.Second, func() (bool, string) {
+	reloadertest.Eventually(t, 30*time.Second, func() (bool, string) {
 		sg, dg, se, de := gen()
 		return sg == 2 && dg == 2 && se != "" && se == de, fmt.Sprintf("generations %d %d, variables %q %q", sg, dg, se, de)
 	})
@@ -92,7 +94,7 @@ func TestCronJobReloadCreatesAJob(t *testing.T) {
 	ctx := ctxFor(t)
 	cs := cp.AdminClient(t)
 	ns := cp.Namespace(t)
-	mustCreateCM(t, cs, ns, configMap("nightly", map[string]string{"k": "1"}))
+	reloadertest.MustCreate(t, cs, ns, configMap("nightly", map[string]string{"k": "1"}))
 	suspend := true
 	tmpl := usesConfigMap("report", "nightly")
 	tmpl.Spec.RestartPolicy = corev1.RestartPolicyNever
@@ -117,7 +119,7 @@ func TestCronJobReloadCreatesAJob(t *testing.T) {
 		t.Fatalf("adopting a CronJob created %d Jobs", len(jobs))
 	}
 	updateConfigMapData(t, cs, ns, "nightly", map[string]string{"k": "2"})
-	eventually(t, 30*time.Second, func() (bool, string) {
+	reloadertest.Eventually(t, 30*time.Second, func() (bool, string) {
 		return len(listJobs(t, cs, ns)) == 1, fmt.Sprintf("%d Jobs, want 1", len(listJobs(t, cs, ns)))
 	})
 	r.waitIdle(t, 2)
@@ -153,7 +155,7 @@ func TestJobReloadRecreatesIt(t *testing.T) {
 	r.waitIdle(t, 1)
 	updateConfigMapData(t, cs, ns, "batch-config", map[string]string{"k": "2"})
 	var recreated batchv1.Job
-	eventually(t, 30*time.Second, func() (bool, string) {
+	reloadertest.Eventually(t, 30*time.Second, func() (bool, string) {
 		j, err := cs.BatchV1().Jobs(ns).Get(ctx, "batch", metav1.GetOptions{})
 		if err != nil {
 			return false, err.Error()
@@ -181,7 +183,7 @@ func TestJobReloadRecreatesIt(t *testing.T) {
 // "batch-config".
 func createBatchJob(t *testing.T, cs kubernetes.Interface, ns string) *batchv1.Job {
 	t.Helper()
-	mustCreateCM(t, cs, ns, configMap("batch-config", map[string]string{"k": "1"}))
+	reloadertest.MustCreate(t, cs, ns, configMap("batch-config", map[string]string{"k": "1"}))
 	tmpl := usesConfigMap("batch", "batch-config")
 	tmpl.Spec.RestartPolicy = corev1.RestartPolicyNever
 	job := &batchv1.Job{ObjectMeta: metav1.ObjectMeta{Name: "batch", Annotations: auto()}, Spec: batchv1.JobSpec{Template: tmpl}}
@@ -190,13 +192,6 @@ func createBatchJob(t *testing.T, cs kubernetes.Interface, ns string) *batchv1.J
 		t.Fatal(err)
 	}
 	return created
-}
-
-func mustCreateCM(t *testing.T, cs kubernetes.Interface, ns string, cm *corev1.ConfigMap) {
-	t.Helper()
-	if _, err := cs.CoreV1().ConfigMaps(ns).Create(context.Background(), cm, metav1.CreateOptions{}); err != nil {
-		t.Fatal(err)
-	}
 }
 
 func updateConfigMapData(t *testing.T, cs kubernetes.Interface, ns, name string, data map[string]string) {

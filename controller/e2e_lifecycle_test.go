@@ -25,6 +25,7 @@ import (
 	"github.com/reloader-dev/reloader/controller"
 	"github.com/reloader-dev/reloader/controller/hash"
 	"github.com/reloader-dev/reloader/controller/refs"
+	"github.com/reloader-dev/reloader/test/reloadertest"
 )
 
 const lastReloadedFrom = "reloader.stakater.com/last-reloaded-from"
@@ -35,13 +36,6 @@ func cmReload(names string) map[string]string {
 
 func secretReload(names string) map[string]string {
 	return map[string]string{"secret.reloader.stakater.com/reload": names}
-}
-
-func mustCreateSecret(t *testing.T, cs kubernetes.Interface, ns string, s *corev1.Secret) {
-	t.Helper()
-	if _, err := cs.CoreV1().Secrets(ns).Create(context.Background(), s, metav1.CreateOptions{}); err != nil {
-		t.Fatal(err)
-	}
 }
 
 func mustDelete(t *testing.T, cs kubernetes.Interface, ns string, kind refs.Kind, name string) {
@@ -88,7 +82,7 @@ func (r *reloaderProc) log(t *testing.T) string {
 // under reason in reloader_skipped_total and logged naming the workload.
 func (r *reloaderProc) wantNotApplied(t *testing.T, reason, workload string) {
 	t.Helper()
-	eventually(t, 20*time.Second, func() (bool, string) {
+	reloadertest.Eventually(t, 20*time.Second, func() (bool, string) {
 		n := r.metric(t, `reloader_skipped_total{reason="`+reason+`"}`)
 		return n >= 1, fmt.Sprintf("reloader_skipped_total{reason=%q} = %v, want >= 1", reason, n)
 	})
@@ -114,19 +108,19 @@ func TestReloadOnCreateAndDeleteOfNamedResources(t *testing.T) {
 	ns := cp.Namespace(t)
 	startReloader(t, "", "--namespaces="+ns, "--reload-strategy=annotations", "--reload-on-create=true", "--reload-on-delete=true")
 
-	mustCreateCM(t, cs, ns, configMap("doomed-cm", map[string]string{"key": "value"}))
-	mustCreateSecret(t, cs, ns, secret("doomed-secret", map[string]string{"password": "secret"}))
+	reloadertest.MustCreate(t, cs, ns, configMap("doomed-cm", map[string]string{"key": "value"}))
+	reloadertest.MustCreate(t, cs, ns, secret("doomed-secret", map[string]string{"password": "secret"}))
 	createDeployment(t, cs, ns, deployment("create-cm", cmReload("late-cm"), podTemplate("create-cm")))
 	createDeployment(t, cs, ns, deployment("create-secret", secretReload("late-secret"), podTemplate("create-secret")))
 	createDeployment(t, cs, ns, deployment("delete-cm", cmReload("doomed-cm"), podTemplate("delete-cm")))
 	createDeployment(t, cs, ns, deployment("delete-secret", secretReload("doomed-secret"), podTemplate("delete-secret")))
 	createDeployment(t, cs, ns, deployment("by-regex", cmReload("other,feature-.*"), podTemplate("by-regex")))
 	createDeployment(t, cs, ns, deployment("search", map[string]string{"reloader.stakater.com/search": "true"},
-		podTemplate("search", corev1.Container{Name: "app", EnvFrom: []corev1.EnvFromSource{envFromConfigMap("matched-late")}})))
+		podTemplate("search", corev1.Container{Name: "app", EnvFrom: []corev1.EnvFromSource{reloadertest.EnvFromConfigMap("matched-late")}})))
 	createDeployment(t, cs, ns, deployment("search-nomatch", map[string]string{"reloader.stakater.com/search": "true"},
-		podTemplate("search-nomatch", corev1.Container{Name: "app", EnvFrom: []corev1.EnvFromSource{envFromConfigMap("unmatched-late")}})))
+		podTemplate("search-nomatch", corev1.Container{Name: "app", EnvFrom: []corev1.EnvFromSource{reloadertest.EnvFromConfigMap("unmatched-late")}})))
 	createDeployment(t, cs, ns, deployment("typed-auto", map[string]string{"secret.reloader.stakater.com/auto": "true"},
-		podTemplate("typed-auto", corev1.Container{Name: "app", EnvFrom: []corev1.EnvFromSource{envFromSecret("typed-late")}})))
+		podTemplate("typed-auto", corev1.Container{Name: "app", EnvFrom: []corev1.EnvFromSource{reloadertest.EnvFromSecret("typed-late")}})))
 	for _, d := range []string{"create-cm", "create-secret", "delete-cm", "delete-secret", "by-regex", "search", "search-nomatch", "typed-auto"} {
 		waitRecorded(t, cs, ns, d)
 	}
@@ -139,16 +133,16 @@ func TestReloadOnCreateAndDeleteOfNamedResources(t *testing.T) {
 	}
 
 	cmData := map[string]string{"key": "value"}
-	mustCreateCM(t, cs, ns, configMap("late-cm", cmData))
-	mustCreateSecret(t, cs, ns, secret("late-secret", map[string]string{"password": "secret"}))
+	reloadertest.MustCreate(t, cs, ns, configMap("late-cm", cmData))
+	reloadertest.MustCreate(t, cs, ns, secret("late-secret", map[string]string{"password": "secret"}))
 	mustDelete(t, cs, ns, refs.ConfigMap, "doomed-cm")
 	mustDelete(t, cs, ns, refs.Secret, "doomed-secret")
-	mustCreateCM(t, cs, ns, configMap("feature-a", map[string]string{"on": "1"}))
+	reloadertest.MustCreate(t, cs, ns, configMap("feature-a", map[string]string{"on": "1"}))
 	matched := configMap("matched-late", cmData)
 	matched.Annotations = map[string]string{"reloader.stakater.com/match": "true"}
-	mustCreateCM(t, cs, ns, matched)
-	mustCreateCM(t, cs, ns, configMap("unmatched-late", cmData))
-	mustCreateSecret(t, cs, ns, secret("typed-late", map[string]string{"password": "secret"}))
+	reloadertest.MustCreate(t, cs, ns, matched)
+	reloadertest.MustCreate(t, cs, ns, configMap("unmatched-late", cmData))
+	reloadertest.MustCreate(t, cs, ns, secret("typed-late", map[string]string{"password": "secret"}))
 
 	cmHash := hash.ConfigMap(cmData, nil)
 	t.Run("ConfigMap created", func(t *testing.T) {
@@ -176,13 +170,13 @@ func TestReloadOnCreateAndDeleteOfNamedResources(t *testing.T) {
 		wantReloadedFrom(t, reloadedFrom(t, cs, ns, "by-regex", 2), "CONFIGMAP", "feature-a", hash.ConfigMap(map[string]string{"on": "1"}, nil))
 		mustDelete(t, cs, ns, refs.ConfigMap, "feature-a")
 		wantReloadedFrom(t, reloadedFrom(t, cs, ns, "by-regex", 3), "CONFIGMAP", "feature-a", hash.Empty())
-		mustCreateCM(t, cs, ns, configMap("feature-a", map[string]string{"on": "2"}))
+		reloadertest.MustCreate(t, cs, ns, configMap("feature-a", map[string]string{"on": "2"}))
 		wantReloadedFrom(t, reloadedFrom(t, cs, ns, "by-regex", 4), "CONFIGMAP", "feature-a", hash.ConfigMap(map[string]string{"on": "2"}, nil))
 		// A name that comes and goes leaves nothing behind in the record:
 		// the wildcard entry stands for every match not listed.
 		mustDelete(t, cs, ns, refs.ConfigMap, "feature-a")
 		waitRevision(t, cs, ns, "by-regex", 5, 0)
-		eventually(t, 20*time.Second, func() (bool, string) {
+		reloadertest.Eventually(t, 20*time.Second, func() (bool, string) {
 			rec := getDeployment(t, cs, ns, "by-regex").Annotations["reloader.dev/applied-hashes"]
 			return rec == `{"configmap/*":"other,feature-.*"}`, "record " + rec
 		})
@@ -206,16 +200,16 @@ func TestCreateAndDeleteAreNotAppliedWithoutTheFlags(t *testing.T) {
 	cs := cp.AdminClient(t)
 	ns := cp.Namespace(t)
 	r := startReloader(t, "", "--namespaces="+ns, "--reload-strategy=annotations")
-	mustCreateCM(t, cs, ns, configMap("doomed-cm", map[string]string{"key": "value"}))
-	mustCreateCM(t, cs, ns, configMap("typed-cm", map[string]string{"key": "value"}))
+	reloadertest.MustCreate(t, cs, ns, configMap("doomed-cm", map[string]string{"key": "value"}))
+	reloadertest.MustCreate(t, cs, ns, configMap("typed-cm", map[string]string{"key": "value"}))
 	createDeployment(t, cs, ns, deployment("create-cm", cmReload("late-cm"), podTemplate("create-cm")))
 	createDeployment(t, cs, ns, deployment("delete-cm", cmReload("doomed-cm"), podTemplate("delete-cm")))
 	createDeployment(t, cs, ns, deployment("typed", map[string]string{"secret.reloader.stakater.com/auto": "true"},
-		podTemplate("typed", corev1.Container{Name: "app", EnvFrom: []corev1.EnvFromSource{envFromConfigMap("typed-cm")}})))
+		podTemplate("typed", corev1.Container{Name: "app", EnvFrom: []corev1.EnvFromSource{reloadertest.EnvFromConfigMap("typed-cm")}})))
 	for _, d := range []string{"create-cm", "delete-cm", "typed"} {
 		waitRecorded(t, cs, ns, d)
 	}
-	mustCreateCM(t, cs, ns, configMap("late-cm", map[string]string{"key": "value"}))
+	reloadertest.MustCreate(t, cs, ns, configMap("late-cm", map[string]string{"key": "value"}))
 	mustDelete(t, cs, ns, refs.ConfigMap, "doomed-cm")
 	updateConfigMapData(t, cs, ns, "typed-cm", map[string]string{"key": "changed"})
 
@@ -245,7 +239,7 @@ func TestDeleteWithNothingToRemoveRollsNothing(t *testing.T) {
 	cs := cp.AdminClient(t)
 	ns := cp.Namespace(t)
 	r := startReloader(t, "", "--namespaces="+ns, "--reload-on-delete=true")
-	mustCreateCM(t, cs, ns, configMap("gone", map[string]string{"k": "1"}))
+	reloadertest.MustCreate(t, cs, ns, configMap("gone", map[string]string{"k": "1"}))
 	createDeployment(t, cs, ns, deployment("named", cmReload("gone"), podTemplate("named")))
 	waitRecorded(t, cs, ns, "named")
 	mustDelete(t, cs, ns, refs.ConfigMap, "gone")
@@ -273,9 +267,9 @@ func TestJobChangedRightAfterCreationIsRecreated(t *testing.T) {
 		return corev1.Container{Name: "job", Env: []corev1.EnvVar{{Name: "VALUE", ValueFrom: src}}}
 	}
 	envFrom := func(kind refs.Kind, name string) corev1.Container {
-		ef := envFromConfigMap(name)
+		ef := reloadertest.EnvFromConfigMap(name)
 		if kind == refs.Secret {
-			ef = envFromSecret(name)
+			ef = reloadertest.EnvFromSecret(name)
 		}
 		return corev1.Container{Name: "job", EnvFrom: []corev1.EnvFromSource{ef}}
 	}
@@ -294,9 +288,9 @@ func TestJobChangedRightAfterCreationIsRecreated(t *testing.T) {
 	uids := map[string]types.UID{}
 	for _, c := range cases {
 		if c.kind == refs.Secret {
-			mustCreateSecret(t, cs, ns, secret(c.name, map[string]string{"k": "initial"}))
+			reloadertest.MustCreate(t, cs, ns, secret(c.name, map[string]string{"k": "initial"}))
 		} else {
-			mustCreateCM(t, cs, ns, configMap(c.name, map[string]string{"k": "initial"}))
+			reloadertest.MustCreate(t, cs, ns, configMap(c.name, map[string]string{"k": "initial"}))
 		}
 	}
 	var slowest time.Duration
@@ -324,7 +318,7 @@ func TestJobChangedRightAfterCreationIsRecreated(t *testing.T) {
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
 			var j *batchv1.Job
-			eventually(t, 30*time.Second, func() (bool, string) {
+			reloadertest.Eventually(t, 30*time.Second, func() (bool, string) {
 				var err error
 				j, err = cs.BatchV1().Jobs(ns).Get(ctx, c.name, metav1.GetOptions{})
 				if err != nil {
@@ -363,7 +357,7 @@ func TestChangeRightAfterCreationIsNeverLost(t *testing.T) {
 	const n = 50
 	name := func(i int) string { return fmt.Sprintf("race-%02d", i) }
 	for i := range n {
-		mustCreateCM(t, cs, ns, configMap(name(i), map[string]string{"k": "before"}))
+		reloadertest.MustCreate(t, cs, ns, configMap(name(i), map[string]string{"k": "before"}))
 	}
 	var replicas int32
 	var gaps []time.Duration
@@ -392,7 +386,7 @@ func TestChangeRightAfterCreationIsNeverLost(t *testing.T) {
 	t.Logf("changes acknowledged %v (median) and %v (max) after their Deployment's creation; %d of %d within 10 ms",
 		gaps[n/2].Round(100*time.Microsecond), gaps[n-1].Round(100*time.Microsecond), within, n)
 	want := hash.ConfigMap(map[string]string{"k": "after"}, nil)
-	eventually(t, 60*time.Second, func() (bool, string) {
+	reloadertest.Eventually(t, 60*time.Second, func() (bool, string) {
 		for i := range n {
 			d := getDeployment(t, cs, ns, name(i))
 			if got, _ := envOf(d, "app", controller.EnvVarName(refs.ConfigMap, name(i))); got != want {
@@ -418,12 +412,12 @@ func TestAdoptionRollsNothing(t *testing.T) {
 	requireControlPlane(t)
 	cs := cp.AdminClient(t)
 	ns := cp.Namespace(t)
-	mustCreateCM(t, cs, ns, configMap("steady", map[string]string{"k": "1"}))
-	mustCreateCM(t, cs, ns, configMap("moved", map[string]string{"k": "1"}))
+	reloadertest.MustCreate(t, cs, ns, configMap("steady", map[string]string{"k": "1"}))
+	reloadertest.MustCreate(t, cs, ns, configMap("moved", map[string]string{"k": "1"}))
 	createDeployment(t, cs, ns, deployment("steady", auto(), usesConfigMap("steady", "steady")))
 	createDeployment(t, cs, ns, deployment("moved", auto(), usesConfigMap("moved", "moved")))
 	updateConfigMapData(t, cs, ns, "moved", map[string]string{"k": "2"})
-	eventually(t, 30*time.Second, func() (bool, string) {
+	reloadertest.Eventually(t, 30*time.Second, func() (bool, string) {
 		return revision(t, cs, ns, "steady") == 1 && revision(t, cs, ns, "moved") == 1, "first ReplicaSets not there yet"
 	})
 	r := startReloader(t, "", "--namespaces="+ns)
@@ -457,7 +451,7 @@ func TestJobWithSecretProviderClassIsRecreated(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	eventually(t, 30*time.Second, func() (bool, string) {
+	reloadertest.Eventually(t, 30*time.Second, func() (bool, string) {
 		j, err := cs.BatchV1().Jobs(ns).Get(ctx, "vault-job", metav1.GetOptions{})
 		if err != nil {
 			return false, err.Error()
@@ -471,7 +465,7 @@ func TestJobWithSecretProviderClassIsRecreated(t *testing.T) {
 		t.Fatal(err)
 	}
 	var recreated types.UID
-	eventually(t, 30*time.Second, func() (bool, string) {
+	reloadertest.Eventually(t, 30*time.Second, func() (bool, string) {
 		j, err := cs.BatchV1().Jobs(ns).Get(ctx, "vault-job", metav1.GetOptions{})
 		if err != nil {
 			return false, err.Error()

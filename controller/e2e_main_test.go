@@ -13,8 +13,6 @@ import (
 	"io"
 	"net/http"
 	"os"
-	"os/exec"
-	"path/filepath"
 	"strconv"
 	"strings"
 	"testing"
@@ -28,7 +26,7 @@ import (
 	"github.com/reloader-dev/reloader/controller/hash"
 	"github.com/reloader-dev/reloader/test/controlplane"
 	"github.com/reloader-dev/reloader/test/process"
-	"github.com/reloader-dev/reloader/test/tools"
+	"github.com/reloader-dev/reloader/test/reloadertest"
 )
 
 var (
@@ -41,33 +39,12 @@ func TestMain(m *testing.M) {
 	if testing.Short() {
 		os.Exit(m.Run())
 	}
-	dir, err := os.MkdirTemp("", "reloader-e2e-bin-")
-	if err != nil {
+	var err error
+	if reloaderBin, err = reloadertest.BuildBinary(raceEnabled); err != nil {
 		fmt.Fprintln(os.Stderr, err)
 		os.Exit(1)
 	}
-	root, err := tools.RepoRoot()
-	if err != nil {
-		fmt.Fprintln(os.Stderr, err)
-		os.Exit(1)
-	}
-	reloaderBin = filepath.Join(dir, "reloader")
-	args := []string{"build", "-o", reloaderBin}
-	if raceEnabled {
-		// `go test -race` checks this package's own goroutines only; the
-		// controller under test is this binary, so it is built with the
-		// detector too, and every test fails on a race it reports.
-		args = append(args, "-race")
-	}
-	build := exec.Command("go", append(args, "./cmd/reloader")...)
-	build.Dir = root
-	if out, err := build.CombinedOutput(); err != nil {
-		fmt.Fprintf(os.Stderr, "building the reloader binary: %v\n%s", err, out)
-		os.Exit(1)
-	}
-	code := controlplane.RunTests(m, controlplane.Options{ControllerManager: true}, &cp)
-	os.RemoveAll(dir)
-	os.Exit(code)
+	os.Exit(controlplane.RunTests(m, controlplane.Options{ControllerManager: true}, &cp))
 }
 
 func requireControlPlane(t *testing.T) {
@@ -164,7 +141,7 @@ func (r *reloaderProc) scrape(t *testing.T) string {
 // queue is empty, which is when "nothing happened" can be asserted.
 func (r *reloaderProc) waitIdle(t *testing.T, n int) {
 	t.Helper()
-	eventually(t, 30*time.Second, func() (bool, string) {
+	reloadertest.Eventually(t, 30*time.Second, func() (bool, string) {
 		done := r.metric(t, "reloader_workload_syncs_total")
 		depth := r.metric(t, "reloader_workqueue_depth")
 		return done >= float64(n) && depth == 0, fmt.Sprintf("syncs %v (want >= %d), queue depth %v", done, n, depth)
@@ -172,23 +149,6 @@ func (r *reloaderProc) waitIdle(t *testing.T, n int) {
 }
 
 // eventually polls cond until it holds or timeout passes.
-func eventually(t *testing.T, timeout time.Duration, cond func() (bool, string)) {
-	t.Helper()
-	deadline := time.Now().Add(timeout)
-	var last string
-	for {
-		ok, msg := cond()
-		if ok {
-			return
-		}
-		last = msg
-		if time.Now().After(deadline) {
-			t.Fatalf("condition not met within %s: %s", timeout, last)
-		}
-		time.Sleep(50 * time.Millisecond)
-	}
-}
-
 func ctxFor(t *testing.T) context.Context {
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
 	t.Cleanup(cancel)
@@ -268,14 +228,6 @@ func deployment(name string, ann map[string]string, tmpl corev1.PodTemplateSpec)
 	}
 }
 
-func envFromConfigMap(name string) corev1.EnvFromSource {
-	return corev1.EnvFromSource{ConfigMapRef: &corev1.ConfigMapEnvSource{LocalObjectReference: corev1.LocalObjectReference{Name: name}}}
-}
-
-func envFromSecret(name string) corev1.EnvFromSource {
-	return corev1.EnvFromSource{SecretRef: &corev1.SecretEnvSource{LocalObjectReference: corev1.LocalObjectReference{Name: name}}}
-}
-
 // revision of a Deployment is the rollout counter the deployment controller
 // keeps (deployment.kubernetes.io/revision): 1 for the first ReplicaSet, +1
 // per template change. Generation is no use here: a Deployment's generation
@@ -315,7 +267,7 @@ func envOf(d *appsv1.Deployment, container, name string) (string, bool) {
 // checks it stays there for settle (no second rollout).
 func waitRevision(t *testing.T, cs kubernetes.Interface, ns, name string, want int64, settle time.Duration) {
 	t.Helper()
-	eventually(t, 30*time.Second, func() (bool, string) {
+	reloadertest.Eventually(t, 30*time.Second, func() (bool, string) {
 		d := getDeployment(t, cs, ns, name)
 		r, _ := strconv.ParseInt(d.Annotations["deployment.kubernetes.io/revision"], 10, 64)
 		return r == want, fmt.Sprintf("Deployment %s/%s revision %d, want %d; fields: %s", ns, name, r, want, managers(d))
@@ -330,7 +282,7 @@ func waitRevision(t *testing.T, cs kubernetes.Interface, ns, name string, want i
 // Deployment (from then on it watches it) and its first rollout exists.
 func waitRecorded(t *testing.T, cs kubernetes.Interface, ns, name string) {
 	t.Helper()
-	eventually(t, 30*time.Second, func() (bool, string) {
+	reloadertest.Eventually(t, 30*time.Second, func() (bool, string) {
 		d, err := cs.AppsV1().Deployments(ns).Get(context.Background(), name, metav1.GetOptions{})
 		if err != nil {
 			return false, err.Error()

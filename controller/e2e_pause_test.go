@@ -6,6 +6,8 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"github.com/reloader-dev/reloader/test/reloadertest"
 )
 
 // A Deployment a person paused stays paused, also when it carries a pause
@@ -22,19 +24,19 @@ func TestPersonsPauseIsNotUndone(t *testing.T) {
 	ann := auto()
 	ann["deployment.reloader.stakater.com/pause-period"] = "1s"
 	d := deployment("held", ann, podTemplate("held",
-		corev1.Container{Name: "app", EnvFrom: []corev1.EnvFromSource{envFromConfigMap("cfg")}}))
+		corev1.Container{Name: "app", EnvFrom: []corev1.EnvFromSource{reloadertest.EnvFromConfigMap("cfg")}}))
 	d.Spec.Paused = true
 	createDeployment(t, cs, ns, d)
 	startReloader(t, "", "--namespaces="+ns)
 	// A paused Deployment gets no revision; the record says it was adopted.
-	eventually(t, 30*time.Second, func() (bool, string) {
+	reloadertest.Eventually(t, 30*time.Second, func() (bool, string) {
 		_, ok := getDeployment(t, cs, ns, "held").Annotations["reloader.dev/applied-hashes"]
 		return ok, "Deployment held was not adopted"
 	})
 	if _, err := cs.CoreV1().ConfigMaps(ns).Update(ctx, configMap("cfg", map[string]string{"k": "2"}), metav1.UpdateOptions{}); err != nil {
 		t.Fatal(err)
 	}
-	eventually(t, 20*time.Second, func() (bool, string) {
+	reloadertest.Eventually(t, 20*time.Second, func() (bool, string) {
 		_, ok := envOf(getDeployment(t, cs, ns, "held"), "app", "STAKATER_CFG_CONFIGMAP")
 		return ok, "the reload did not reach the template"
 	})

@@ -11,6 +11,8 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+
+	"github.com/reloader-dev/reloader/test/reloadertest"
 )
 
 // A Job reload whose create is refused after the old Job was deleted does
@@ -56,7 +58,7 @@ func TestRefusedJobRecreateIsRetriedFromItsRecord(t *testing.T) {
 	if _, err := cs.AdmissionregistrationV1().ValidatingAdmissionPolicyBindings().Create(ctx, binding, metav1.CreateOptions{}); err != nil {
 		t.Fatal(err)
 	}
-	eventually(t, 30*time.Second, func() (bool, string) {
+	reloadertest.Eventually(t, 30*time.Second, func() (bool, string) {
 		probe := &batchv1.Job{ObjectMeta: metav1.ObjectMeta{Name: "batch"}, Spec: old.Spec}
 		probe.Spec.Selector, probe.Spec.Template.Labels = nil, nil
 		_, err := cs.BatchV1().Jobs(ns).Create(ctx, probe, metav1.CreateOptions{DryRun: []string{metav1.DryRunAll}})
@@ -68,7 +70,7 @@ func TestRefusedJobRecreateIsRetriedFromItsRecord(t *testing.T) {
 	updateConfigMapData(t, cs, ns, "batch-config", map[string]string{"k": "2"})
 
 	// The old Job goes, its replacement is refused, and a record of it stays.
-	eventually(t, 30*time.Second, func() (bool, string) {
+	reloadertest.Eventually(t, 30*time.Second, func() (bool, string) {
 		_, err := cs.BatchV1().Jobs(ns).Get(ctx, "batch", metav1.GetOptions{})
 		return apierrors.IsNotFound(err) && len(records(t, ns)) == 1 && r.metric(t, "reloader_errors_total") >= 2,
 			fmt.Sprintf("Job get: %v; %d records; %v errors", err, len(records(t, ns)), r.metric(t, "reloader_errors_total"))
@@ -78,7 +80,7 @@ func TestRefusedJobRecreateIsRetriedFromItsRecord(t *testing.T) {
 		t.Fatal(err)
 	}
 	var recreated *batchv1.Job
-	eventually(t, 60*time.Second, func() (bool, string) {
+	reloadertest.Eventually(t, 60*time.Second, func() (bool, string) {
 		j, err := cs.BatchV1().Jobs(ns).Get(ctx, "batch", metav1.GetOptions{})
 		if err != nil {
 			return false, "Job not recreated: " + err.Error()
@@ -126,7 +128,7 @@ func TestRolloutTemplateFieldsUnknownToUsSurviveAReload(t *testing.T) {
 	ctx := ctxFor(t)
 	cs := cp.AdminClient(t)
 	ns := cp.Namespace(t)
-	mustCreateCM(t, cs, ns, configMap("cfg", map[string]string{"k": "1"}))
+	reloadertest.MustCreate(t, cs, ns, configMap("cfg", map[string]string{"k": "1"}))
 	u := customWorkload(t, "argoproj.io/v1alpha1", "Rollout", "web", auto(), usesConfigMap("web", "cfg"))
 	containers, _, _ := unstructured.NestedSlice(u.Object, "spec", "template", "spec", "containers")
 	ctr := containers[0].(map[string]any)
@@ -145,7 +147,7 @@ func TestRolloutTemplateFieldsUnknownToUsSurviveAReload(t *testing.T) {
 	r.waitIdle(t, 1)
 	updateConfigMapData(t, cs, ns, "cfg", map[string]string{"k": "2"})
 	var got *unstructured.Unstructured
-	eventually(t, 30*time.Second, func() (bool, string) {
+	reloadertest.Eventually(t, 30*time.Second, func() (bool, string) {
 		v, cur := customEnv(t, dyn, rolloutGVR, ns, "web", "STAKATER_CFG_CONFIGMAP")
 		got = cur
 		return v != "", "Rollout not reloaded yet"

@@ -15,6 +15,7 @@ import (
 	"github.com/reloader-dev/reloader/controller"
 	"github.com/reloader-dev/reloader/controller/hash"
 	"github.com/reloader-dev/reloader/controller/refs"
+	"github.com/reloader-dev/reloader/test/reloadertest"
 )
 
 // reloadCase is one annotation or reference rule: resources, a Deployment
@@ -66,14 +67,14 @@ func reloadCases() []reloadCase {
 			name:       "auto, envFrom ConfigMap",
 			configMaps: []*corev1.ConfigMap{configMap("envfrom-cm", map[string]string{"k": "1"})},
 			deploy: deployment("envfrom-cm", auto(), podTemplate("envfrom-cm",
-				corev1.Container{Name: "app", EnvFrom: []corev1.EnvFromSource{envFromConfigMap("envfrom-cm")}})),
+				corev1.Container{Name: "app", EnvFrom: []corev1.EnvFromSource{reloadertest.EnvFromConfigMap("envfrom-cm")}})),
 			change: updateCM("envfrom-cm", setData("k", "2")), wantReload: true, container: "app", variable: cmVar("envfrom-cm"),
 		},
 		{
 			name:    "auto, envFrom Secret changed through stringData",
 			secrets: []*corev1.Secret{secret("envfrom-secret", map[string]string{"password": "one"})},
 			deploy: deployment("envfrom-secret", auto(), podTemplate("envfrom-secret",
-				corev1.Container{Name: "app", EnvFrom: []corev1.EnvFromSource{envFromSecret("envfrom-secret")}})),
+				corev1.Container{Name: "app", EnvFrom: []corev1.EnvFromSource{reloadertest.EnvFromSecret("envfrom-secret")}})),
 			change: updateSecret("envfrom-secret", func(s *corev1.Secret) {
 				s.StringData = map[string]string{"password": "two"}
 			}),
@@ -113,7 +114,7 @@ func reloadCases() []reloadCase {
 			name:       "auto, binaryData change",
 			configMaps: []*corev1.ConfigMap{{ObjectMeta: metav1.ObjectMeta{Name: "binary-cm"}, Data: map[string]string{}, BinaryData: map[string][]byte{"blob": {0, 1}}}},
 			deploy: deployment("binary", auto(), podTemplate("binary",
-				corev1.Container{Name: "app", EnvFrom: []corev1.EnvFromSource{envFromConfigMap("binary-cm")}})),
+				corev1.Container{Name: "app", EnvFrom: []corev1.EnvFromSource{reloadertest.EnvFromConfigMap("binary-cm")}})),
 			change:     updateCM("binary-cm", func(c *corev1.ConfigMap) { c.BinaryData["blob"] = []byte{0, 2} }),
 			wantReload: true, container: "app", variable: cmVar("binary-cm"),
 		},
@@ -121,7 +122,7 @@ func reloadCases() []reloadCase {
 			name:       "a label-only change does not reload",
 			configMaps: []*corev1.ConfigMap{configMap("labels-cm", map[string]string{"k": "1"})},
 			deploy: deployment("labels", auto(), podTemplate("labels",
-				corev1.Container{Name: "app", EnvFrom: []corev1.EnvFromSource{envFromConfigMap("labels-cm")}})),
+				corev1.Container{Name: "app", EnvFrom: []corev1.EnvFromSource{reloadertest.EnvFromConfigMap("labels-cm")}})),
 			change: updateCM("labels-cm", func(c *corev1.ConfigMap) { c.Labels = map[string]string{"team": "x"} }),
 		},
 		{
@@ -135,7 +136,7 @@ func reloadCases() []reloadCase {
 			name:       "exclude list beats auto",
 			configMaps: []*corev1.ConfigMap{configMap("excluded-cm", map[string]string{"k": "1"})},
 			deploy: deployment("excluded", map[string]string{"reloader.stakater.com/auto": "true", "configmaps.exclude.reloader.stakater.com/reload": "excluded-cm"},
-				podTemplate("excluded", corev1.Container{Name: "app", EnvFrom: []corev1.EnvFromSource{envFromConfigMap("excluded-cm")}})),
+				podTemplate("excluded", corev1.Container{Name: "app", EnvFrom: []corev1.EnvFromSource{reloadertest.EnvFromConfigMap("excluded-cm")}})),
 			change: updateCM("excluded-cm", setData("k", "2")),
 		},
 		{
@@ -143,14 +144,14 @@ func reloadCases() []reloadCase {
 			configMaps: []*corev1.ConfigMap{{ObjectMeta: metav1.ObjectMeta{Name: "matched-cm", Annotations: map[string]string{"reloader.stakater.com/match": "true"}},
 				Data: map[string]string{"k": "1"}}},
 			deploy: deployment("search", map[string]string{"reloader.stakater.com/search": "true"},
-				podTemplate("search", corev1.Container{Name: "app", EnvFrom: []corev1.EnvFromSource{envFromConfigMap("matched-cm")}})),
+				podTemplate("search", corev1.Container{Name: "app", EnvFrom: []corev1.EnvFromSource{reloadertest.EnvFromConfigMap("matched-cm")}})),
 			change: updateCM("matched-cm", setData("k", "2")), wantReload: true, container: "app", variable: cmVar("matched-cm"),
 		},
 		{
 			name:       "search without match does not reload",
 			configMaps: []*corev1.ConfigMap{configMap("unmatched-cm", map[string]string{"k": "1"})},
 			deploy: deployment("search-nomatch", map[string]string{"reloader.stakater.com/search": "true"},
-				podTemplate("search-nomatch", corev1.Container{Name: "app", EnvFrom: []corev1.EnvFromSource{envFromConfigMap("unmatched-cm")}})),
+				podTemplate("search-nomatch", corev1.Container{Name: "app", EnvFrom: []corev1.EnvFromSource{reloadertest.EnvFromConfigMap("unmatched-cm")}})),
 			change: updateCM("unmatched-cm", setData("k", "2")),
 		},
 		{
@@ -158,21 +159,21 @@ func reloadCases() []reloadCase {
 			configMaps: []*corev1.ConfigMap{{ObjectMeta: metav1.ObjectMeta{Name: "ignored-cm", Annotations: map[string]string{"reloader.stakater.com/ignore": "true"}},
 				Data: map[string]string{"k": "1"}}},
 			deploy: deployment("ignored", auto(), podTemplate("ignored",
-				corev1.Container{Name: "app", EnvFrom: []corev1.EnvFromSource{envFromConfigMap("ignored-cm")}})),
+				corev1.Container{Name: "app", EnvFrom: []corev1.EnvFromSource{reloadertest.EnvFromConfigMap("ignored-cm")}})),
 			change: updateCM("ignored-cm", setData("k", "2")),
 		},
 		{
 			name:       "typed secret auto ignores ConfigMaps",
 			configMaps: []*corev1.ConfigMap{configMap("typed-cm", map[string]string{"k": "1"})},
 			deploy: deployment("typed", map[string]string{"secret.reloader.stakater.com/auto": "true"},
-				podTemplate("typed", corev1.Container{Name: "app", EnvFrom: []corev1.EnvFromSource{envFromConfigMap("typed-cm")}})),
+				podTemplate("typed", corev1.Container{Name: "app", EnvFrom: []corev1.EnvFromSource{reloadertest.EnvFromConfigMap("typed-cm")}})),
 			change: updateCM("typed-cm", setData("k", "2")),
 		},
 		{
 			name:       "auto on the pod template when metadata has none",
 			configMaps: []*corev1.ConfigMap{configMap("template-auto-cm", map[string]string{"k": "1"})},
 			deploy: func() *appsv1.Deployment {
-				tmpl := podTemplate("template-auto", corev1.Container{Name: "app", EnvFrom: []corev1.EnvFromSource{envFromConfigMap("template-auto-cm")}})
+				tmpl := podTemplate("template-auto", corev1.Container{Name: "app", EnvFrom: []corev1.EnvFromSource{reloadertest.EnvFromConfigMap("template-auto-cm")}})
 				tmpl.Annotations = auto()
 				return deployment("template-auto", nil, tmpl)
 			}(),
@@ -259,7 +260,7 @@ func TestEnvVarHoldsTheOriginalsHash(t *testing.T) {
 		t.Fatal(err)
 	}
 	createDeployment(t, cs, ns, deployment("web", auto(), podTemplate("web",
-		corev1.Container{Name: "app", EnvFrom: []corev1.EnvFromSource{envFromConfigMap("app")}})))
+		corev1.Container{Name: "app", EnvFrom: []corev1.EnvFromSource{reloadertest.EnvFromConfigMap("app")}})))
 	startReloader(t, "", "--namespaces="+ns)
 	waitRecorded(t, cs, ns, "web")
 	if _, err := cs.CoreV1().ConfigMaps(ns).Update(ctx, configMap("app", map[string]string{"a": "2", "b": "3"}), metav1.UpdateOptions{}); err != nil {
@@ -272,7 +273,7 @@ func TestEnvVarHoldsTheOriginalsHash(t *testing.T) {
 		t.Fatalf("STAKATER_APP_CONFIGMAP = %q, want %q", got, want)
 	}
 	// A new ReplicaSet exists for the new template: the rollout is real.
-	eventually(t, 30*time.Second, func() (bool, string) {
+	reloadertest.Eventually(t, 30*time.Second, func() (bool, string) {
 		rs := listReplicaSets(t, cs, ns, metav1.ListOptions{LabelSelector: "app=web"})
 		return len(rs.Items) == 2, fmt.Sprintf("%d ReplicaSets, want 2", len(rs.Items))
 	})
@@ -289,7 +290,7 @@ func TestAnnotationsStrategy(t *testing.T) {
 		t.Fatal(err)
 	}
 	createDeployment(t, cs, ns, deployment("api", auto(), podTemplate("api",
-		corev1.Container{Name: "app", EnvFrom: []corev1.EnvFromSource{envFromSecret("creds")}})))
+		corev1.Container{Name: "app", EnvFrom: []corev1.EnvFromSource{reloadertest.EnvFromSecret("creds")}})))
 	startReloader(t, "", "--namespaces="+ns, "--reload-strategy=annotations")
 	waitRecorded(t, cs, ns, "api")
 	if _, err := cs.CoreV1().Secrets(ns).Update(ctx, secret("creds", map[string]string{"p": "2"}), metav1.UpdateOptions{}); err != nil {
@@ -321,9 +322,9 @@ func TestInvalidAnnotationIsReportedAndOthersStillReload(t *testing.T) {
 	createDeployment(t, cs, ns, deployment("broken", map[string]string{"configmap.reloader.stakater.com/reload": "([unclosed"},
 		podTemplate("broken")))
 	createDeployment(t, cs, ns, deployment("healthy", auto(), podTemplate("healthy",
-		corev1.Container{Name: "app", EnvFrom: []corev1.EnvFromSource{envFromConfigMap("cfg")}})))
+		corev1.Container{Name: "app", EnvFrom: []corev1.EnvFromSource{reloadertest.EnvFromConfigMap("cfg")}})))
 	r := startReloader(t, "", "--namespaces="+ns)
-	eventually(t, 30*time.Second, func() (bool, string) {
+	reloadertest.Eventually(t, 30*time.Second, func() (bool, string) {
 		evs := listEvents(t, cs, ns, metav1.ListOptions{FieldSelector: "involvedObject.name=broken,reason=ReloadFail"})
 		for _, e := range evs.Items {
 			if strings.Contains(e.Message, "([unclosed") && strings.Contains(e.Message, "configmap.reloader.stakater.com/reload") {
@@ -354,9 +355,9 @@ func TestMissingConfigMapIsReported(t *testing.T) {
 	cs := cp.AdminClient(t)
 	ns := cp.Namespace(t)
 	createDeployment(t, cs, ns, deployment("early", auto(), podTemplate("early",
-		corev1.Container{Name: "app", EnvFrom: []corev1.EnvFromSource{envFromConfigMap("late")}})))
+		corev1.Container{Name: "app", EnvFrom: []corev1.EnvFromSource{reloadertest.EnvFromConfigMap("late")}})))
 	startReloader(t, "", "--namespaces="+ns, "--reload-on-create=true")
-	eventually(t, 30*time.Second, func() (bool, string) {
+	reloadertest.Eventually(t, 30*time.Second, func() (bool, string) {
 		evs := listEvents(t, cs, ns, metav1.ListOptions{FieldSelector: "involvedObject.name=early,reason=ReloadFail"})
 		for _, e := range evs.Items {
 			if strings.Contains(e.Message, `ConfigMap "late"`) && strings.Contains(e.Message, "does not exist") {
@@ -383,7 +384,7 @@ func TestReloadOnDelete(t *testing.T) {
 		t.Fatal(err)
 	}
 	createDeployment(t, cs, ns, deployment("user", auto(), podTemplate("user",
-		corev1.Container{Name: "app", EnvFrom: []corev1.EnvFromSource{envFromConfigMap("doomed")}})))
+		corev1.Container{Name: "app", EnvFrom: []corev1.EnvFromSource{reloadertest.EnvFromConfigMap("doomed")}})))
 	startReloader(t, "", "--namespaces="+ns, "--reload-on-delete=true")
 	waitRecorded(t, cs, ns, "user")
 	if _, err := cs.CoreV1().ConfigMaps(ns).Update(ctx, configMap("doomed", map[string]string{"k": "2"}), metav1.UpdateOptions{}); err != nil {
@@ -413,18 +414,18 @@ func TestPausePeriod(t *testing.T) {
 	ann := auto()
 	ann["deployment.reloader.stakater.com/pause-period"] = "2s"
 	createDeployment(t, cs, ns, deployment("paused", ann, podTemplate("paused",
-		corev1.Container{Name: "app", EnvFrom: []corev1.EnvFromSource{envFromConfigMap("cfg")}})))
+		corev1.Container{Name: "app", EnvFrom: []corev1.EnvFromSource{reloadertest.EnvFromConfigMap("cfg")}})))
 	startReloader(t, "", "--namespaces="+ns)
 	waitRecorded(t, cs, ns, "paused")
 	if _, err := cs.CoreV1().ConfigMaps(ns).Update(ctx, configMap("cfg", map[string]string{"k": "2"}), metav1.UpdateOptions{}); err != nil {
 		t.Fatal(err)
 	}
-	eventually(t, 20*time.Second, func() (bool, string) {
+	reloadertest.Eventually(t, 20*time.Second, func() (bool, string) {
 		d := getDeployment(t, cs, ns, "paused")
 		_, at := d.Annotations["deployment.reloader.stakater.com/paused-at"]
 		return d.Spec.Paused && at, "not paused with paused-at after the reload"
 	})
-	eventually(t, 20*time.Second, func() (bool, string) {
+	reloadertest.Eventually(t, 20*time.Second, func() (bool, string) {
 		d := getDeployment(t, cs, ns, "paused")
 		_, at := d.Annotations["deployment.reloader.stakater.com/paused-at"]
 		return !d.Spec.Paused && !at, "still paused after the pause period"

@@ -11,6 +11,7 @@ import (
 	"k8s.io/client-go/kubernetes"
 
 	"github.com/reloader-dev/reloader/test/controlplane"
+	"github.com/reloader-dev/reloader/test/reloadertest"
 )
 
 func createUsers(t *testing.T, cs kubernetes.Interface, ns string, n int) []string {
@@ -18,11 +19,11 @@ func createUsers(t *testing.T, cs kubernetes.Interface, ns string, n int) []stri
 	names := make([]string, n)
 	for i := range names {
 		names[i] = fmt.Sprintf("app-%02d", i)
-		mustCreateCM(t, cs, ns, configMap(names[i], map[string]string{"v": "1"}))
+		reloadertest.MustCreate(t, cs, ns, configMap(names[i], map[string]string{"v": "1"}))
 		createDeployment(t, cs, ns, deployment(names[i], auto(), usesConfigMap(names[i], names[i])))
 	}
 	for _, n := range names {
-		eventually(t, 30*time.Second, func() (bool, string) {
+		reloadertest.Eventually(t, 30*time.Second, func() (bool, string) {
 			return revision(t, cs, ns, n) == 1, "deployment controller has not made revision 1 of " + n
 		})
 	}
@@ -120,7 +121,7 @@ func TestNamespacedModeRunsUnderRolesOnly(t *testing.T) {
 		if err := cp.Grant(ctx, "reloader", ns, controlplane.ServiceAccount(home, "reloader"), rules); err != nil {
 			t.Fatal(err)
 		}
-		mustCreateCM(t, cs, ns, configMap("cfg", map[string]string{"k": "1"}))
+		reloadertest.MustCreate(t, cs, ns, configMap("cfg", map[string]string{"k": "1"}))
 		createDeployment(t, cs, ns, deployment("web", auto(), usesConfigMap("web", "cfg")))
 	}
 	for _, ns := range watched {

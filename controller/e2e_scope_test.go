@@ -6,6 +6,8 @@ import (
 	"time"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"github.com/reloader-dev/reloader/test/reloadertest"
 )
 
 // --namespace-selector (cluster-wide watches, filtered by namespace labels)
@@ -35,8 +37,8 @@ func TestSelectors(t *testing.T) {
 	for _, ns := range []string{selected, other} {
 		labelled := configMap("labelled", map[string]string{"k": "1"})
 		labelled.Labels = map[string]string{"reload": "yes"}
-		mustCreateCM(t, cs, ns, labelled)
-		mustCreateCM(t, cs, ns, configMap("unlabelled", map[string]string{"k": "1"}))
+		reloadertest.MustCreate(t, cs, ns, labelled)
+		reloadertest.MustCreate(t, cs, ns, configMap("unlabelled", map[string]string{"k": "1"}))
 		createDeployment(t, cs, ns, deployment("uses-labelled", auto(), usesConfigMap("uses-labelled", "labelled")))
 		createDeployment(t, cs, ns, deployment("uses-unlabelled", auto(), usesConfigMap("uses-unlabelled", "unlabelled")))
 	}
@@ -84,7 +86,7 @@ func TestIgnoredKinds(t *testing.T) {
 	requireControlPlane(t)
 	cs := cp.AdminClient(t)
 	ns := cp.Namespace(t)
-	mustCreateCM(t, cs, ns, configMap("cfg", map[string]string{"k": "1"}))
+	reloadertest.MustCreate(t, cs, ns, configMap("cfg", map[string]string{"k": "1"}))
 	createDeployment(t, cs, ns, deployment("web", auto(), usesConfigMap("web", "cfg")))
 	r := startReloader(t, "", "--namespaces="+ns, "--resources-to-ignore=configMaps", "--ignored-workload-types=jobs,cronjobs")
 	r.waitIdle(t, 1)

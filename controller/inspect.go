@@ -3,24 +3,23 @@ package controller
 import (
 	"errors"
 	"fmt"
-	"sort"
+	"strings"
 	"time"
 
-	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/labels"
-	"k8s.io/client-go/informers"
-	"k8s.io/client-go/kubernetes"
 
 	"github.com/reloader-dev/reloader/controller/annotations"
+	"github.com/reloader-dev/reloader/controller/decide"
 	"github.com/reloader-dev/reloader/controller/refs"
 	"github.com/reloader-dev/reloader/controller/workload"
 )
 
 // Inspection is what one sync of a workload would decide, computed by the
-// controller's own code (watchedSet, evidence, the record, storm control)
-// from objects read by someone else, writing nothing. It is what
+// controller's own decision (decide.Decide) from objects read by someone
+// else, writing nothing. It is what
 // `reloader explain` reports, so the command and the controller cannot
 // disagree about the rules.
 type Inspection struct {
@@ -83,181 +82,150 @@ type PendingReload struct {
 // Secrets of v's namespace (*corev1.ConfigMap, *corev1.Secret), the
 // SecretProviderClasses and SecretProviderClassPodStatuses (unstructured),
 // and v's Namespace when a namespace selector is set. Objects are filtered by
-// the resource selector as the controller's watches would be. cs is only
-// used to build (never run) informers and may be nil.
-func Inspect(cs kubernetes.Interface, o Options, v workload.View, objs []any) (Inspection, error) {
-	o = inspectDefaults(o)
+// the resource selector as the controller's watches would be, and kept as
+// its caches keep them; decide.Decide then reads them as a sync reads its
+// caches.
+func Inspect(o Options, v workload.View, objs []any) (Inspection, error) {
 	if o.CSI && o.Dynamic == nil {
 		return Inspection{}, ErrNoDynamic
 	}
-	ns := v.Object.GetNamespace()
-	c := &Controller{o: o, cs: cs, scopes: map[string]*scope{}}
-	// Custom workload informers are not needed: the workload is given.
-	c.o.ArgoRollouts, c.o.OpenShift = false, false
-	s, err := c.newScope(ns)
-	if err != nil {
-		return Inspection{}, err
+	if o.Names == (annotations.Names{}) {
+		o.Names = annotations.Defaults()
 	}
-	c.scopes[ns] = s
 	var sel labels.Selector = labels.Everything()
 	if o.ResourceSelector != "" {
+		var err error
 		if sel, err = labels.Parse(o.ResourceSelector); err != nil {
 			return Inspection{}, fmt.Errorf("resource selector %q: %w", o.ResourceSelector, err)
 		}
 	}
-	if o.NamespaceSelector != nil {
-		c.nsInf = informers.NewSharedInformerFactory(cs, 0).Core().V1().Namespaces().Informer()
-	}
+	r := mapReader{config: map[string]any{}, statuses: map[string][]any{}, namespaces: map[string]map[string]string{}}
 	for _, obj := range objs {
-		if err := c.preload(s, sel, obj); err != nil {
+		if err := r.add(o, sel, obj); err != nil {
 			return Inspection{}, err
 		}
 	}
-
-	var in Inspection
-	if ok, reason := v.Reloadable(); !ok {
-		in.Skip = reason
-	} else if c.ignoredNamespace(ns) || !c.namespaceSelected(ns) {
+	now := time.Now
+	if o.Now != nil {
+		now = o.Now
+	}
+	d := decide.Decide(o.DecideOptions(), v, r, now())
+	in := Inspection{Interested: d.Interested, Problems: d.Problems, Record: d.Record, HasRecord: d.HasRecord, PausedFor: d.PausedFor}
+	switch d.Gate {
+	case decide.GateWorkload:
+		in.Skip = d.Skip
+	case decide.GateNamespace:
 		in.Skip = "namespace_not_selected"
 	}
-	w := annotations.Workload{Meta: v.Object.GetAnnotations(), Template: v.Template.Annotations}
-	in.Interested = c.o.Names.Interested(w, c.o.AutoReloadAll)
-	record, _, had, problems := appliedRecord(v)
-	in.Problems = problems
-	set, found := c.watchedSet(v, w, record)
-	in.Problems = append(in.Problems, found...)
-	in.Record, in.HasRecord = record, had
-	for _, r := range c.pending(v, w, set, record, had, &in) {
-		p := PendingReload{Kind: r.res.Kind, Name: r.res.Name, Change: [...]string{"changed", "created", "deleted"}[r.kind]}
-		p.Container, p.NoContainer = refs.ContainerFor(&v.Template.Spec, r.res.Kind, r.res.Name, r.w.auto)
-		p.NoContainer = !p.NoContainer
-		in.Pending = append(in.Pending, p)
-	}
-	sort.Slice(in.Watched, func(i, j int) bool {
-		a, b := in.Watched[i], in.Watched[j]
-		return a.Kind < b.Kind || a.Kind == b.Kind && a.Name < b.Name
-	})
-	sort.Slice(in.Pending, func(i, j int) bool {
-		a, b := in.Pending[i], in.Pending[j]
-		return a.Kind < b.Kind || a.Kind == b.Kind && a.Name < b.Name
-	})
-	if len(in.Pending) > 0 {
-		in.HeldFor = max(c.tooSoon(v), 0)
-	}
-	in.PausedFor = c.pauseRemaining(v)
-	return in, nil
-}
-
-// pending is the sync's own decision (gatherPlanInput, then planChange)
-// on v's watched set; it also fills in.Watched.
-func (c *Controller) pending(v workload.View, w annotations.Workload, set map[resource]watched, record map[string]string, hadRecord bool, in *Inspection) []reload {
-	pi := c.gatherPlanInput(v, w, set, record, hadRecord)
-	for res, wt := range set {
+	for _, w := range d.Watched {
 		// Applied shows what the record or a marker says; a first-sight
 		// verdict is not a hash that was ever applied.
-		b := pi.baselines[res]
-		applied, known := b.hash, b.known && b.from != fromFirstSight
+		known := w.Baseline.Known && w.Baseline.From != decide.FromFirstSight
+		applied := w.Baseline.Hash
 		if !known {
 			applied = ""
 		}
-		in.Watched = append(in.Watched, WatchedResource{Kind: res.Kind, Name: res.Name, Auto: wt.auto,
-			Hash: wt.hash, Exists: wt.hash != "", Applied: applied, Known: known})
+		in.Watched = append(in.Watched, WatchedResource{Kind: w.Kind, Name: w.Name, Auto: w.Auto,
+			Hash: w.Hash, Exists: w.Hash != "", Applied: applied, Known: known})
 	}
-	return planChange(pi).reloads
+	for _, rl := range d.Reloads {
+		p := PendingReload{Kind: rl.Kind, Name: rl.Name, Change: rl.Change.String()}
+		var found bool
+		p.Container, found = refs.ContainerFor(&v.Template.Spec, rl.Kind, rl.Name, rl.Auto)
+		p.NoContainer = !found
+		in.Pending = append(in.Pending, p)
+	}
+	if len(in.Pending) > 0 {
+		in.HeldFor = d.HeldFor
+	}
+	return in, nil
 }
 
-// pauseRemaining is how long the pause of a Deployment this controller
-// paused still runs, as resumeIfPauseOver reads it (0 when not paused by us
-// or when it is over).
-func (c *Controller) pauseRemaining(v workload.View) time.Duration {
-	d, ok := v.Object.(*appsv1.Deployment)
-	if !ok || !d.Spec.Paused {
-		return 0
-	}
-	at, paused := d.Annotations[c.o.Names.PausedAt]
-	if !paused {
-		return 0
-	}
-	period, err := parsePausePeriod(d.Annotations[c.o.Names.PausePeriod])
-	start, terr := time.Parse(time.RFC3339, at)
-	if err != nil || terr != nil {
-		return 0
-	}
-	return max(start.Add(period).Sub(c.o.Now()), 0)
+// mapReader is decide.Reader over objects given to Inspect: what the
+// controller's caches would hold of them, keyed "<kind>/<ns>/<name>"
+// (statuses "<ns>/<class>").
+type mapReader struct {
+	config     map[string]any
+	statuses   map[string][]any
+	namespaces map[string]map[string]string
 }
 
-// preload puts obj into the cache the controller's watch of its kind would
-// hold, through the same transforms.
-func (c *Controller) preload(s *scope, sel labels.Selector, obj any) error {
-	add := func(kind refs.Kind, o any) error {
-		inf, ok := s.config[kind]
-		if !ok {
-			return nil // kind not watched (--resources-to-ignore, CSI off)
-		}
-		return inf.GetIndexer().Add(o)
-	}
-	switch o := obj.(type) {
-	case *corev1.ConfigMap:
-		if !sel.Matches(labels.Set(o.Labels)) {
+var _ decide.Reader = mapReader{}
+
+// add keeps obj as the controller's watch of its kind would, through the
+// same transforms.
+func (r mapReader) add(o Options, sel labels.Selector, obj any) error {
+	switch t := obj.(type) {
+	case *corev1.ConfigMap, *corev1.Secret:
+		m := t.(metav1.Object)
+		if !sel.Matches(labels.Set(m.GetLabels())) {
 			return nil
 		}
-		e, _ := c.stripConfig(o)
-		return add(refs.ConfigMap, e)
-	case *corev1.Secret:
-		if !sel.Matches(labels.Set(o.Labels)) {
-			return nil
+		kind := refs.ConfigMap
+		if _, ok := t.(*corev1.Secret); ok {
+			kind = refs.Secret
 		}
-		e, _ := c.stripConfig(o)
-		return add(refs.Secret, e)
+		r.config[configKey(kind, m.GetNamespace(), m.GetName())] = stripConfig(o.Names, obj)
+		return nil
 	case *corev1.Namespace:
-		if c.nsInf == nil {
-			return nil
+		if o.NamespaceSelector != nil {
+			r.namespaces[t.Name] = t.Labels
 		}
-		return c.nsInf.GetIndexer().Add(o)
+		return nil
 	case *unstructured.Unstructured:
-		switch o.GetKind() {
+		switch t.GetKind() {
 		case "SecretProviderClass":
-			m, err := workload.MetaFromUnstructured(o)
+			m, err := workload.MetaFromUnstructured(t)
 			if err != nil {
 				return err
 			}
-			return add(refs.SecretProviderClass, m)
+			r.config[configKey(refs.SecretProviderClass, t.GetNamespace(), t.GetName())] = m
+			return nil
 		case "SecretProviderClassPodStatus":
-			if s.spcStatuses == nil {
+			if !o.CSI {
 				return nil
 			}
-			st, err := spcStatusFromUnstructured(o)
+			st, err := spcStatusFromUnstructured(t)
 			if err != nil {
 				return err
 			}
-			return s.spcStatuses.GetIndexer().Add(st)
+			if s := st.(*spcStatus); s.Class != "" {
+				k := s.Namespace + "/" + s.Class
+				r.statuses[k] = append(r.statuses[k], s)
+			}
+			return nil
 		}
 	}
 	return fmt.Errorf("inspecting: unexpected object %T", obj)
 }
 
-// inspectDefaults fills what New fills, without its requirements on
-// Metrics and Recorder (Inspect records nothing).
-func inspectDefaults(o Options) Options {
-	if o.Strategy == "" {
-		o.Strategy = EnvVars
+func configKey(kind refs.Kind, ns, name string) string { return string(kind) + "/" + ns + "/" + name }
+
+func (r mapReader) Resource(kind refs.Kind, ns, name string) decide.State {
+	obj, ok := r.config[configKey(kind, ns, name)]
+	return stateOf(kind, obj, ok, func() (string, bool) { return newestStatusHash(r.statuses[ns+"/"+name]) })
+}
+
+func (r mapReader) Names(kind refs.Kind, ns string) []string {
+	var out []string
+	prefix := string(kind) + "/" + ns + "/"
+	for k := range r.config {
+		if name, ok := strings.CutPrefix(k, prefix); ok && !strings.Contains(name, "/") {
+			out = append(out, name)
+		}
 	}
-	if o.Now == nil {
-		o.Now = time.Now
-	}
-	if o.Names == (annotations.Names{}) {
-		o.Names = annotations.Defaults()
-	}
-	return o
+	return out
+}
+
+// Birth: Inspect never saw the workload being created, so it is adopted as
+// the controller adopts what its initial list holds.
+func (mapReader) Birth(workload.Key) (decide.Birth, bool) { return decide.Birth{}, false }
+
+func (r mapReader) NamespaceLabels(ns string) (map[string]string, bool) {
+	l, ok := r.namespaces[ns]
+	return l, ok
 }
 
 // ErrNoDynamic is returned by Inspect when CSI support is on without a
 // dynamic client.
 var ErrNoDynamic = errors.New("inspecting with CSI support needs a dynamic client")
-
-// KindTitle is the kind as Kubernetes spells it ("ConfigMap").
-func KindTitle(k refs.Kind) string { return kindTitle(k) }
-
-// KindIgnored reports whether o turns off watching resources of kind k
-// (--resources-to-ignore, CSI integration off).
-func KindIgnored(o Options, k refs.Kind) bool { return (&Controller{o: o}).kindIgnored(k) }

@@ -75,7 +75,7 @@ func TestInspectDecidesAsASyncWould(t *testing.T) {
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
 			tc.o.Now = func() time.Time { return now }
-			in, err := controller.Inspect(nil, tc.o, tc.v, tc.objs)
+			in, err := controller.Inspect(tc.o, tc.v, tc.objs)
 			if err != nil {
 				t.Fatal(err)
 			}

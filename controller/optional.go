@@ -108,7 +108,7 @@ func (c *Controller) announceUnavailable() {
 			api.flag(), strings.Join(resourceNames(api), ", "), c.o.APIPollInterval)
 		c.o.Logger.Warn(msg, "api", string(api))
 		if c.o.Self != nil {
-			c.o.Recorder.Event(c.o.Self, corev1.EventTypeWarning, "APIUnavailable", msg)
+			c.o.Recorder.Event(c.o.Self, corev1.EventTypeWarning, ReasonAPIUnavailable, msg)
 		}
 	}
 	for _, api := range []OptionalAPI{ArgoRolloutsAPI, CSIAPI} {
@@ -161,7 +161,7 @@ func (c *Controller) awaitAPI(ctx context.Context, api OptionalAPI) {
 	msg := fmt.Sprintf("%s: the apiserver now serves %s; watching it", api.flag(), strings.Join(resourceNames(api), ", "))
 	c.o.Logger.Info(msg, "api", string(api))
 	if c.o.Self != nil {
-		c.o.Recorder.Event(c.o.Self, corev1.EventTypeNormal, "APIAvailable", msg)
+		c.o.Recorder.Event(c.o.Self, corev1.EventTypeNormal, ReasonAPIAvailable, msg)
 	}
 }
 

@@ -28,7 +28,7 @@ import (
 	"k8s.io/client-go/tools/cache"
 
 	"github.com/reloader-dev/reloader/test/process"
-	"github.com/reloader-dev/reloader/test/tools"
+	"github.com/reloader-dev/reloader/test/reloadertest"
 )
 
 // Placeholders are what -controller and -ready-url may refer to.
@@ -79,16 +79,18 @@ func render(tmpl string, p *Placeholders) (string, error) {
 	return b.String(), nil
 }
 
+// buildReloader is reloadertest's build of ./cmd/reloader, linked into dir.
 func buildReloader(ctx context.Context, dir string) (string, error) {
-	root, err := tools.RepoRoot()
+	if err := ctx.Err(); err != nil {
+		return "", err
+	}
+	built, err := reloadertest.BuildBinary(false)
 	if err != nil {
 		return "", err
 	}
 	bin := filepath.Join(dir, "reloader")
-	cmd := exec.CommandContext(ctx, "go", "build", "-o", bin, "./cmd/reloader")
-	cmd.Dir = root
-	if out, err := cmd.CombinedOutput(); err != nil {
-		return "", fmt.Errorf("building ./cmd/reloader: %w\n%s", err, out)
+	if err := os.Symlink(built, bin); err != nil {
+		return "", fmt.Errorf("building ./cmd/reloader: %w", err)
 	}
 	return bin, nil
 }

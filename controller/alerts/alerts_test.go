@@ -18,6 +18,8 @@ import (
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
+
+	"github.com/reloader-dev/reloader/test/reloadertest"
 )
 
 var reload = Event{
@@ -138,13 +140,7 @@ func counter(t *testing.T, reg *prometheus.Registry, name string, labels map[str
 
 func eventually(t *testing.T, what string, cond func() bool) {
 	t.Helper()
-	deadline := time.Now().Add(5 * time.Second)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatalf("not within 5s: %s", what)
-		}
-		time.Sleep(5 * time.Millisecond)
-	}
+	reloadertest.EventuallyEvery(t, 5*time.Millisecond, 5*time.Second, func() (bool, string) { return cond(), what })
 }
 
 // syncBuffer collects log output written from the sender goroutines.

@@ -89,35 +89,26 @@ type Decision struct {
 	Errors []error
 }
 
-func (n Names) reload(kind refs.Kind) string {
-	switch kind {
-	case refs.Secret:
-		return n.SecretReload
-	case refs.SecretProviderClass:
-		return n.SPCReload
-	}
-	return n.ConfigMapReload
+// KindNames are the annotations that name one resource kind.
+type KindNames struct {
+	Auto, Reload, Exclude string
 }
 
-func (n Names) typedAuto(kind refs.Kind) string {
+// For returns the annotations of kind: one place per kind, so a new kind is
+// one case here. An unknown kind reads as a ConfigMap, as the original does.
+func (n Names) For(kind refs.Kind) KindNames {
 	switch kind {
 	case refs.Secret:
-		return n.SecretAuto
+		return KindNames{Auto: n.SecretAuto, Reload: n.SecretReload, Exclude: n.SecretExclude}
 	case refs.SecretProviderClass:
-		return n.SPCAuto
+		return KindNames{Auto: n.SPCAuto, Reload: n.SPCReload, Exclude: n.SPCExclude}
 	}
-	return n.ConfigMapAuto
+	return KindNames{Auto: n.ConfigMapAuto, Reload: n.ConfigMapReload, Exclude: n.ConfigMapExclude}
 }
 
-func (n Names) exclude(kind refs.Kind) string {
-	switch kind {
-	case refs.Secret:
-		return n.SecretExclude
-	case refs.SecretProviderClass:
-		return n.SPCExclude
-	}
-	return n.ConfigMapExclude
-}
+func (n Names) reload(kind refs.Kind) string    { return n.For(kind).Reload }
+func (n Names) typedAuto(kind refs.Kind) string { return n.For(kind).Auto }
+func (n Names) exclude(kind refs.Kind) string   { return n.For(kind).Exclude }
 
 // Source returns the annotations the decision reads: the workload's metadata
 // when it carries any reload annotation, otherwise the pod template's.
@@ -137,7 +128,7 @@ func (n Names) Interested(w Workload, autoReloadAll bool) bool {
 		return true
 	}
 	for _, m := range []map[string]string{w.Meta, w.Template} {
-		for _, k := range []string{n.Auto, n.ConfigMapAuto, n.SecretAuto, n.SPCAuto, n.ConfigMapReload, n.SecretReload, n.SPCReload, n.Search} {
+		for _, k := range n.OptInKeys() {
 			if _, ok := m[k]; ok {
 				return true
 			}

@@ -13,3 +13,15 @@ func (n Names) TypedAutoKey(kind refs.Kind) string { return n.typedAuto(kind) }
 // ExcludeKey is the annotation listing resources of kind never to reload for
 // (configmaps.exclude.reloader.stakater.com/reload, ...).
 func (n Names) ExcludeKey(kind refs.Kind) string { return n.exclude(kind) }
+
+// OptInKeys are the annotations any one of which opts a workload into
+// reloading (Interested), on its metadata or its pod template.
+func (n Names) OptInKeys() []string {
+	return []string{n.Auto, n.ConfigMapAuto, n.SecretAuto, n.SPCAuto, n.ConfigMapReload, n.SecretReload, n.SPCReload, n.Search}
+}
+
+// MisplacedOnResource are the workload annotations a ConfigMap or Secret
+// sometimes carries by mistake, where they have no effect.
+func (n Names) MisplacedOnResource() []string {
+	return []string{n.Auto, n.ConfigMapAuto, n.SecretAuto, n.ConfigMapReload, n.SecretReload, n.Search}
+}

@@ -18,7 +18,8 @@ import (
 // detectAPIs notes which optional APIs asked for are not served yet, checks
 // that OpenShift's is when --is-openshift=true, and turns DeploymentConfig
 // support on when the OpenShift API exists and the user did not decide
-// (--is-openshift unset), as the original does.
+// (--is-openshift unset), as the original does. The three APIs share one
+// discovery pass, hence one function.
 func detectAPIs(cs kubernetes.Interface, co *controller.Options, openshiftAuto bool) error {
 	served := func(gvr schema.GroupVersionResource) (bool, error) {
 		list, err := cs.Discovery().ServerResourcesForGroupVersion(gvr.GroupVersion().String())

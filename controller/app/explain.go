@@ -86,6 +86,8 @@ type explainFlags struct {
 	namespace, context, output, controllerNS, readyzURL, optionsFrom string
 }
 
+// newExplainCommand declares the command, its help and its flags; it is
+// long for its help text, not its logic.
 func newExplainCommand(parent string) *cobra.Command {
 	o := DefaultOptions()
 	var f explainFlags
@@ -153,6 +155,9 @@ Exit codes: 0 up to date or not watched, 4 a reload is due or blocked, 1 error,
 	return cmd
 }
 
+// runExplain is the command's body: flags to clients, clients to the
+// report, the report to the output; one straight line kept in one place so
+// the order of its checks (and their exit codes) reads as it runs.
 func runExplain(ctx context.Context, out io.Writer, fs *pflag.FlagSet, o *Options, f explainFlags, target string, getenv func(string) string) error {
 	kind, name, err := explain.ParseTarget(target)
 	if err != nil {
@@ -298,7 +303,8 @@ type metaInfoSearch struct {
 
 // findMetaInfo finds the controller's reloader-meta-info: in controllerNS
 // when given, else by its label cluster-wide; with several controllers, the
-// one whose scope covers the workload's namespace.
+// one whose scope covers the workload's namespace. The two searches and the
+// choice among several share their error reporting, hence one function.
 func findMetaInfo(ctx context.Context, cs kubernetes.Interface, controllerNS, workloadNS string) (metaInfoSearch, error) {
 	var s metaInfoSearch
 	if controllerNS != "" {

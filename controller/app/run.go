@@ -75,7 +75,9 @@ a healthy workload and never misses a change made while the controller was down.
 	return cmd
 }
 
-// Run runs the controller until ctx ends or leadership is lost.
+// Run runs the controller until ctx ends or leadership is lost. It stays
+// whole (clients, metrics, recorder, controller, endpoints, caches, then
+// workers or the election) because each step needs the one before it.
 func Run(ctx context.Context, o *Options, r *Resolved) error {
 	log := r.Logger
 	klog.SetSlogLogger(log)
@@ -83,28 +85,9 @@ func Run(ctx context.Context, o *Options, r *Resolved) error {
 	reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	// Before the first client exists, so every request is counted.
 	metrics.NewClientGo(reg).Install()
-	cfg, err := restConfig(o.Kubeconfig, r.KubeconfigEnv)
+	cs, dyn, err := newClients(o, r)
 	if err != nil {
 		return err
-	}
-	cfg.QPS, cfg.Burst = o.QPS, o.Burst
-	// Secrets are mostly random bytes: gzip costs CPU on both sides of the
-	// initial list and saves little.
-	cfg.DisableCompression = true
-	// Protobuf halves decoding work for the built-in kinds; custom kinds
-	// (dynamic client) stay JSON through their own config.
-	cfg.ContentType = "application/vnd.kubernetes.protobuf"
-	cfg.UserAgent = "reloader/" + buildinfo.Get().Version
-	cs, err := kubernetes.NewForConfig(cfg)
-	if err != nil {
-		return fmt.Errorf("building the Kubernetes client: %w", err)
-	}
-
-	dynCfg := rest.CopyConfig(cfg)
-	dynCfg.ContentType = "application/json"
-	dyn, err := dynamic.NewForConfig(dynCfg)
-	if err != nil {
-		return fmt.Errorf("building the dynamic client: %w", err)
 	}
 	co := r.Controller
 	co.Dynamic = dyn
@@ -114,17 +97,8 @@ func Run(ctx context.Context, o *Options, r *Resolved) error {
 
 	m := metrics.New(reg, metrics.Options{CountByNamespace: r.CountByNamespace})
 
-	if ao := r.Alerts; r.AlertsOn {
-		ao.Registerer, ao.Logger = reg, log
-		n, err := alerts.New(ao)
-		if err != nil {
-			return fmt.Errorf("configuring alerts: %w", err)
-		}
-		// ctx is passed, not captured: the variable is reassigned below
-		// while this goroutine runs (the race detector caught it).
-		go func(ctx context.Context) { _ = n.Run(ctx) }(ctx)
-		co.Notify = n.Notify
-		log.Info("alerts on", "sink", ao.Sink, "webhook", ao.Redacted().URL)
+	if err := startAlerts(ctx, r, reg, &co); err != nil {
+		return err
 	}
 
 	broadcaster := record.NewBroadcaster(record.WithContext(ctx))
@@ -141,18 +115,11 @@ func Run(ctx context.Context, o *Options, r *Resolved) error {
 	defer cancel(nil)
 	var leading atomic.Bool
 	health := &healthState{controller: c, ha: o.EnableHA, leading: &leading}
-	srv, err := serve(ctx, o.MetricsAddr, metricsMux(reg, health))
+	stop, err := serveEndpoints(ctx, o, metricsMux(reg, health))
 	if err != nil {
 		return err
 	}
-	defer shutdown(srv)
-	if o.EnablePProf {
-		psrv, err := serve(ctx, o.PProfAddr, pprofMux())
-		if err != nil {
-			return err
-		}
-		defer shutdown(psrv)
-	}
+	defer stop()
 	log.Info("starting reloader", "version", buildinfo.Get().Version, "namespaces", co.Namespaces,
 		"strategy", co.Strategy, "ha", o.EnableHA, "metrics", o.MetricsAddr)
 
@@ -187,6 +154,91 @@ func Run(ctx context.Context, o *Options, r *Resolved) error {
 		c.RunWorkers(ctx)
 		return ignoreCanceled(ctx)
 	}
+	if err := runElected(ctx, o, r, cs, func(ctx context.Context) {
+		leading.Store(true)
+		publish(ctx)
+		c.RunWorkers(ctx)
+	}, func() {
+		if leading.Load() {
+			leading.Store(false)
+			// Exiting is the safe answer: a fresh start rebuilds every
+			// cache and competes again, and no half-run worker remains.
+			cancel(errors.New("leadership lost"))
+		}
+	}); err != nil {
+		return err
+	}
+	return ignoreCanceled(ctx)
+}
+
+// startAlerts starts the alert sender when alerts are on and has co notify
+// it. ctx is passed to the sender, not captured: Run reassigns its own ctx
+// while the sender runs.
+func startAlerts(ctx context.Context, r *Resolved, reg prometheus.Registerer, co *controller.Options) error {
+	ao := r.Alerts
+	if !r.AlertsOn {
+		return nil
+	}
+	ao.Registerer, ao.Logger = reg, r.Logger
+	n, err := alerts.New(ao)
+	if err != nil {
+		return fmt.Errorf("configuring alerts: %w", err)
+	}
+	go func() { _ = n.Run(ctx) }()
+	co.Notify = n.Notify
+	r.Logger.Info("alerts on", "sink", ao.Sink, "webhook", ao.Redacted().URL)
+	return nil
+}
+
+// serveEndpoints serves metrics (and pprof when asked); stop shuts them down.
+func serveEndpoints(ctx context.Context, o *Options, metricsHandler http.Handler) (stop func(), err error) {
+	srv, err := serve(ctx, o.MetricsAddr, metricsHandler)
+	if err != nil {
+		return nil, err
+	}
+	if !o.EnablePProf {
+		return func() { shutdown(srv) }, nil
+	}
+	psrv, err := serve(ctx, o.PProfAddr, pprofMux())
+	if err != nil {
+		shutdown(srv)
+		return nil, err
+	}
+	return func() { shutdown(psrv); shutdown(srv) }, nil
+}
+
+// newClients builds the typed and dynamic clients from the flags.
+func newClients(o *Options, r *Resolved) (kubernetes.Interface, dynamic.Interface, error) {
+	cfg, err := restConfig(o.Kubeconfig, r.KubeconfigEnv)
+	if err != nil {
+		return nil, nil, err
+	}
+	cfg.QPS, cfg.Burst = o.QPS, o.Burst
+	// Secrets are mostly random bytes: gzip costs CPU on both sides of the
+	// initial list and saves little.
+	cfg.DisableCompression = true
+	// Protobuf halves decoding work for the built-in kinds; custom kinds
+	// (dynamic client) stay JSON through their own config.
+	cfg.ContentType = "application/vnd.kubernetes.protobuf"
+	cfg.UserAgent = "reloader/" + buildinfo.Get().Version
+	cs, err := kubernetes.NewForConfig(cfg)
+	if err != nil {
+		return nil, nil, fmt.Errorf("building the Kubernetes client: %w", err)
+	}
+
+	dynCfg := rest.CopyConfig(cfg)
+	dynCfg.ContentType = "application/json"
+	dyn, err := dynamic.NewForConfig(dynCfg)
+	if err != nil {
+		return nil, nil, fmt.Errorf("building the dynamic client: %w", err)
+	}
+	return cs, dyn, nil
+}
+
+// runElected runs lead while this replica holds the lease, and calls lost
+// when it stops leading, until ctx ends.
+func runElected(ctx context.Context, o *Options, r *Resolved, cs kubernetes.Interface, lead func(context.Context), lost func()) error {
+	log := r.Logger
 	lock, err := resourcelock.New(resourcelock.LeasesResourceLock, r.PodNS, o.HALockName,
 		cs.CoreV1(), cs.CoordinationV1(), resourcelock.ResourceLockConfig{Identity: r.PodName})
 	if err != nil {
@@ -202,18 +254,9 @@ func Run(ctx context.Context, o *Options, r *Resolved) error {
 		Callbacks: leaderelection.LeaderCallbacks{
 			OnStartedLeading: func(ctx context.Context) {
 				log.Info("became leader", "lease", r.PodNS+"/"+o.HALockName, "identity", r.PodName)
-				leading.Store(true)
-				publish(ctx)
-				c.RunWorkers(ctx)
+				lead(ctx)
 			},
-			OnStoppedLeading: func() {
-				if leading.Load() {
-					leading.Store(false)
-					// Exiting is the safe answer: a fresh start rebuilds every
-					// cache and competes again, and no half-run worker remains.
-					cancel(errors.New("leadership lost"))
-				}
-			},
+			OnStoppedLeading: lost,
 			OnNewLeader: func(identity string) {
 				if identity != r.PodName {
 					log.Info("following leader", "leader", identity)
@@ -221,9 +264,6 @@ func Run(ctx context.Context, o *Options, r *Resolved) error {
 			},
 		},
 	})
-	if cause := context.Cause(ctx); cause != nil && !errors.Is(cause, context.Canceled) {
-		return cause
-	}
 	return nil
 }
 

@@ -26,7 +26,7 @@ import (
 	"github.com/reloader-dev/reloader/controller/explain"
 	"github.com/reloader-dev/reloader/test/controlplane"
 	"github.com/reloader-dev/reloader/test/process"
-	"github.com/reloader-dev/reloader/test/tools"
+	"github.com/reloader-dev/reloader/test/reloadertest"
 )
 
 var (
@@ -42,8 +42,7 @@ func TestMain(m *testing.M) {
 	}
 	dir, err := os.MkdirTemp("", "reloader-explain-bin-")
 	if err == nil {
-		reloaderBin = filepath.Join(dir, "reloader")
-		err = tools.GoBuild("./cmd/reloader", reloaderBin)
+		reloaderBin, err = reloadertest.BuildBinary(false)
 	}
 	if err != nil {
 		fmt.Fprintln(os.Stderr, err)
@@ -162,26 +161,11 @@ func resourceOf(t *testing.T, rep explain.Report, kind, name string) explain.Res
 	return explain.Resource{}
 }
 
-func eventually(t *testing.T, timeout time.Duration, cond func() (bool, string)) {
-	t.Helper()
-	deadline := time.Now().Add(timeout)
-	for {
-		ok, msg := cond()
-		if ok {
-			return
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("condition not met within %s: %s", timeout, msg)
-		}
-		time.Sleep(50 * time.Millisecond)
-	}
-}
-
 // waitRecorded waits until the controller has recorded a baseline on a
 // Deployment: from then on it has decided about it.
 func waitRecorded(t *testing.T, cs kubernetes.Interface, ns, name string) {
 	t.Helper()
-	eventually(t, 30*time.Second, func() (bool, string) {
+	reloadertest.Eventually(t, 30*time.Second, func() (bool, string) {
 		d, err := cs.AppsV1().Deployments(ns).Get(context.Background(), name, metav1.GetOptions{})
 		if err != nil {
 			return false, err.Error()
@@ -201,27 +185,6 @@ func writeKubeconfig(t *testing.T, cfg *rest.Config) string {
 }
 
 // ---- object builders ----
-
-func mustCreate(t *testing.T, cs kubernetes.Interface, ns string, objs ...any) {
-	t.Helper()
-	ctx := context.Background()
-	for _, o := range objs {
-		var err error
-		switch o := o.(type) {
-		case *corev1.ConfigMap:
-			_, err = cs.CoreV1().ConfigMaps(ns).Create(ctx, o, metav1.CreateOptions{})
-		case *corev1.Secret:
-			_, err = cs.CoreV1().Secrets(ns).Create(ctx, o, metav1.CreateOptions{})
-		case *appsv1.Deployment:
-			_, err = cs.AppsV1().Deployments(ns).Create(ctx, o, metav1.CreateOptions{})
-		default:
-			t.Fatalf("cannot create %T", o)
-		}
-		if err != nil {
-			t.Fatal(err)
-		}
-	}
-}
 
 func configMap(name string, ann map[string]string, labels map[string]string) *corev1.ConfigMap {
 	return &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: name, Annotations: ann, Labels: labels}, Data: map[string]string{"k": "1"}}

@@ -12,6 +12,7 @@ import (
 	"github.com/reloader-dev/reloader/controller/explain"
 	"github.com/reloader-dev/reloader/controller/hash"
 	"github.com/reloader-dev/reloader/test/controlplane"
+	"github.com/reloader-dev/reloader/test/reloadertest"
 )
 
 const (
@@ -31,7 +32,7 @@ func TestExplainNamesEachCause(t *testing.T) {
 	requireControlPlane(t)
 	cs := cp.AdminClient(t)
 	ns, other := cp.Namespace(t), cp.Namespace(t)
-	mustCreate(t, cs, ns,
+	reloadertest.MustCreate(t, cs, ns,
 		configMap("app-config", nil, nil),
 		configMap("ignored-cm", ann(ignore, "true"), nil),
 		configMap("labelled-cm", nil, map[string]string{"reload": "yes"}),
@@ -50,7 +51,7 @@ func TestExplainNamesEachCause(t *testing.T) {
 		deployment("annotated-resource", nil, nil, envFromCM("tagged-cm")),
 		deployment("unlabelled", ann(auto, "true"), nil, envFromCM("app-config")),
 	)
-	mustCreate(t, cs, other, configMap("app-config", nil, nil), deployment("elsewhere", ann(auto, "true"), nil, envFromCM("app-config")))
+	reloadertest.MustCreate(t, cs, other, configMap("app-config", nil, nil), deployment("elsewhere", ann(auto, "true"), nil, envFromCM("app-config")))
 	c := startController(t, ns)
 	for _, d := range []string{"up-to-date", "on-template", "shadowed", "search-no-match", "ignored", "excluded", "typed-auto", "sub-path", "missing", "unlabelled"} {
 		waitRecorded(t, cs, ns, d)
@@ -140,7 +141,7 @@ func TestExplainNamesEachCause(t *testing.T) {
 
 	// The problem explain shows is, word for word, what the controller
 	// reports in its ReloadFail Event.
-	eventually(t, 30*time.Second, func() (bool, string) {
+	reloadertest.Eventually(t, 30*time.Second, func() (bool, string) {
 		l, err := cs.CoreV1().Events(ns).List(context.Background(), metav1.ListOptions{FieldSelector: "involvedObject.name=missing,reason=ReloadFail"})
 		if err != nil {
 			return false, err.Error()
@@ -163,7 +164,7 @@ func TestExplainAgreesWithTheControllerThatReloads(t *testing.T) {
 	ctx := context.Background()
 	cs := cp.AdminClient(t)
 	ns := cp.Namespace(t)
-	mustCreate(t, cs, ns, configMap("app-config", nil, nil),
+	reloadertest.MustCreate(t, cs, ns, configMap("app-config", nil, nil),
 		deployment("web", ann(auto, "true", "deployment.reloader.stakater.com/pause-period", "1h"), nil, envFromCM("app-config")))
 	c := startController(t, ns)
 	waitRecorded(t, cs, ns, "web")
@@ -198,7 +199,7 @@ func TestExplainAgreesWithTheControllerThatReloads(t *testing.T) {
 	}
 
 	c = startController(t, ns)
-	eventually(t, 30*time.Second, func() (bool, string) {
+	reloadertest.Eventually(t, 30*time.Second, func() (bool, string) {
 		d, err := cs.AppsV1().Deployments(ns).Get(ctx, "web", metav1.GetOptions{})
 		if err != nil {
 			return false, err.Error()
@@ -211,7 +212,7 @@ func TestExplainAgreesWithTheControllerThatReloads(t *testing.T) {
 		return false, "not reloaded yet"
 	})
 	args = []string{"explain", "deploy/web", "-n", ns, "--controller-namespace=" + ns, "--readyz-url=" + c.readyz}
-	eventually(t, 30*time.Second, func() (bool, string) {
+	reloadertest.Eventually(t, 30*time.Second, func() (bool, string) {
 		r = runExplain(t, reloaderBin, cp.AdminKubeconfig, args...)
 		return r.code == explain.ExitOK && strings.Contains(r.stdout, "strategy env-vars (STAKATER_APP_CONFIG_CONFIGMAP on container app)"),
 			"after the reload: " + r.stdout + r.stderr
@@ -228,7 +229,7 @@ func TestExplainSaysWhenNoControllerIsInstalled(t *testing.T) {
 	requireControlPlane(t)
 	cs := cp.AdminClient(t)
 	ns := cp.Namespace(t)
-	mustCreate(t, cs, ns, configMap("app-config", nil, nil), deployment("web", ann(auto, "true"), nil, envFromCM("app-config")))
+	reloadertest.MustCreate(t, cs, ns, configMap("app-config", nil, nil), deployment("web", ann(auto, "true"), nil, envFromCM("app-config")))
 	r := runExplain(t, reloaderBin, cp.AdminKubeconfig, "explain", "deployment/web", "-n", ns, "--controller-namespace="+ns)
 	for _, want := range []string{
 		"running: no; options from flags given to explain (no reloader-meta-info in namespace " + ns + ")",
@@ -252,7 +253,7 @@ func TestExplainNeedsOnlyReadAccessAndSaysWhatItCouldNotRead(t *testing.T) {
 	ctx := context.Background()
 	cs := cp.AdminClient(t)
 	ns := cp.Namespace(t)
-	mustCreate(t, cs, ns, configMap("app-config", nil, nil), secret("db"),
+	reloadertest.MustCreate(t, cs, ns, configMap("app-config", nil, nil), secret("db"),
 		deployment("web", ann(auto, "true"), nil, envFromCM("app-config"), envFromSecret("db")))
 	c := startController(t, ns)
 	waitRecorded(t, cs, ns, "web")
@@ -313,7 +314,7 @@ func TestKubectlPlugin(t *testing.T) {
 	requireControlPlane(t)
 	cs := cp.AdminClient(t)
 	ns := cp.Namespace(t)
-	mustCreate(t, cs, ns, configMap("app-config", nil, nil), deployment("web", nil, nil, envFromCM("app-config")))
+	reloadertest.MustCreate(t, cs, ns, configMap("app-config", nil, nil), deployment("web", nil, nil, envFromCM("app-config")))
 	r := runExplain(t, pluginBin, cp.AdminKubeconfig, "explain", "deploy/web", "-n", ns, "--controller-namespace="+ns)
 	if r.code != explain.ExitOK || !strings.Contains(r.stdout, "not opted in") {
 		t.Fatalf("kubectl reloader explain: exit %d\n%s%s", r.code, r.stdout, r.stderr)
@@ -335,11 +336,11 @@ func TestExplainNamesTheLeader(t *testing.T) {
 	requireControlPlane(t)
 	cs := cp.AdminClient(t)
 	ns := cp.Namespace(t)
-	mustCreate(t, cs, ns, configMap("app-config", nil, nil), deployment("web", ann(auto, "true"), nil, envFromCM("app-config")))
+	reloadertest.MustCreate(t, cs, ns, configMap("app-config", nil, nil), deployment("web", ann(auto, "true"), nil, envFromCM("app-config")))
 	c := startControllerEnv(t, ns, []string{"POD_NAME=replica-a", "POD_NAMESPACE=" + ns}, "--enable-ha")
 	waitRecorded(t, cs, ns, "web")
 	var rep explain.Report
-	eventually(t, 30*time.Second, func() (bool, string) {
+	reloadertest.Eventually(t, 30*time.Second, func() (bool, string) {
 		rep = reportOf(t, runExplain(t, reloaderBin, cp.AdminKubeconfig, "explain", "deploy/web", "-n", ns,
 			"--controller-namespace="+ns, "--readyz-url="+c.readyz, "-o", "json"))
 		return rep.Controller.Leader == "replica-a", strings.Join(rep.Controller.Details, "; ")

@@ -15,9 +15,6 @@ import (
 	"strings"
 	"time"
 
-	corev1 "k8s.io/api/core/v1"
-	apierrors "k8s.io/apimachinery/pkg/api/errors"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/dynamic"
 	"k8s.io/client-go/kubernetes"
 
@@ -82,158 +79,6 @@ type Clients struct {
 	Get func(ctx context.Context, url string) (int, string, error)
 }
 
-// Object names a Kubernetes object.
-type Object struct {
-	Kind      string `json:"kind"`
-	Namespace string `json:"namespace,omitempty"`
-	Name      string `json:"name"`
-}
-
-func (o Object) String() string {
-	if o.Namespace == "" {
-		return o.Kind + " " + o.Name
-	}
-	return o.Kind + " " + o.Namespace + "/" + o.Name
-}
-
-// Report is the explanation; its JSON form is `--output json`.
-type Report struct {
-	Workload Object `json:"workload"`
-	Verdict  string `json:"verdict"`
-	// Summary is the one-line answer.
-	Summary string `json:"summary"`
-	// Skip is the reason the controller's sync stops early, with the label
-	// it counts in reloader_skipped_total ("namespace_not_selected",
-	// "being_deleted"); empty when it goes on.
-	Skip       string           `json:"skip,omitempty"`
-	OptIn      OptIn            `json:"optIn"`
-	Resources  []Resource       `json:"resources"`
-	Problems   []string         `json:"problems,omitempty"`
-	Holds      []string         `json:"holds,omitempty"`
-	LastReload *LastReload      `json:"lastReload,omitempty"`
-	Scope      Scope            `json:"scope"`
-	Controller ControllerStatus `json:"controller"`
-	Hints      []string         `json:"hints,omitempty"`
-	// Unreadable names what could not be read and why (RBAC).
-	Unreadable []string `json:"unreadable,omitempty"`
-}
-
-// ExitCode is the command's exit code for the verdict.
-func (r *Report) ExitCode() int {
-	if r.Verdict == ReloadDue || r.Verdict == Blocked {
-		return ExitPending
-	}
-	return ExitOK
-}
-
-// Annotation is one annotation and where it sits.
-type Annotation struct {
-	Key   string `json:"key"`
-	Value string `json:"value"`
-	// On is "metadata" or "pod template".
-	On string `json:"on"`
-	// NotReadFor lists the kinds for which a pod template annotation is not
-	// read, because the metadata carries reload annotations for them.
-	NotReadFor []string `json:"notReadFor,omitempty"`
-}
-
-func (a Annotation) String() string { return fmt.Sprintf("%s=%q on the %s", a.Key, a.Value, a.On) }
-
-// OptIn says how the workload asks to be reloaded.
-type OptIn struct {
-	OptedIn bool `json:"optedIn"`
-	// By are the reload annotations in force.
-	By []Annotation `json:"by,omitempty"`
-	// AutoReloadAll is true when --auto-reload-all opts it in.
-	AutoReloadAll bool `json:"autoReloadAll,omitempty"`
-	// Shadowed are pod template annotations the controller does not read
-	// (for some kinds) because the metadata carries reload annotations for
-	// those kinds.
-	Shadowed []Annotation `json:"shadowed,omitempty"`
-	// Suggest is how to opt in, when not opted in.
-	Suggest string `json:"suggest,omitempty"`
-}
-
-// Use is how the pod template uses a resource.
-type Use struct {
-	Via       string `json:"via"`
-	Container string `json:"container,omitempty"`
-	Init      bool   `json:"init,omitempty"`
-	Volume    string `json:"volume,omitempty"`
-	MountPath string `json:"mountPath,omitempty"`
-	SubPath   string `json:"subPath,omitempty"`
-}
-
-// Resource is one ConfigMap, Secret or SecretProviderClass the workload uses
-// or names.
-type Resource struct {
-	Kind string `json:"kind"`
-	Name string `json:"name"`
-	Uses []Use  `json:"uses,omitempty"`
-	// Watched is the controller's decision.
-	Watched bool `json:"watched"`
-	// Reason is why (a stable code) and Detail says it for people.
-	Reason string `json:"reason"`
-	Detail string `json:"detail"`
-	Exists bool   `json:"exists"`
-	// Hash is the current hash, Applied the hash last applied (empty when
-	// unknown).
-	Hash    string `json:"hash,omitempty"`
-	Applied string `json:"applied,omitempty"`
-	// Due is true when a sync would reload for it now; Change says why
-	// (changed, created, deleted).
-	Due    bool   `json:"due"`
-	Change string `json:"change,omitempty"`
-}
-
-// Reasons a resource is or is not watched.
-const (
-	ReasonNamed              = "named"
-	ReasonAuto               = "auto"
-	ReasonSearch             = "search-match"
-	ReasonKindIgnored        = "kind-ignored"
-	ReasonLabelSelector      = "label-selector"
-	ReasonUnreadable         = "unreadable"
-	ReasonIgnoreAnnotation   = "ignore-annotation"
-	ReasonExcluded           = "excluded"
-	ReasonSearchWithoutMatch = "search-without-match"
-	ReasonTypedAutoOtherKind = "typed-auto-other-kind"
-	ReasonAutoFalse          = "auto-false"
-	ReasonNotNamed           = "not-named"
-	ReasonNotOptedIn         = "not-opted-in"
-	ReasonMissing            = "missing"
-)
-
-// LastReload is what the controller left of its last reload.
-type LastReload struct {
-	Time     time.Time `json:"time"`
-	Message  string    `json:"message"`
-	Strategy string    `json:"strategy"`
-}
-
-// Scope is the controller's scope and whether the workload is inside it.
-type Scope struct {
-	InScope bool `json:"inScope"`
-	// Unknown is true when it could not be decided (an unreadable Namespace).
-	Unknown            bool     `json:"unknown,omitempty"`
-	Reason             string   `json:"reason,omitempty"`
-	Namespaces         []string `json:"namespaces,omitempty"`
-	NamespacesToIgnore []string `json:"namespacesToIgnore,omitempty"`
-	NamespaceSelector  string   `json:"namespaceSelector,omitempty"`
-	ResourceSelector   string   `json:"resourceSelector,omitempty"`
-	IgnoredResources   []string `json:"ignoredResources,omitempty"`
-	IgnoredWorkloads   []string `json:"ignoredWorkloads,omitempty"`
-}
-
-// ControllerStatus says whether a controller runs and leads.
-type ControllerStatus struct {
-	OptionsFrom string `json:"optionsFrom"`
-	// Running is "yes", "no" or "unknown".
-	Running string   `json:"running"`
-	Leader  string   `json:"leader,omitempty"`
-	Details []string `json:"details,omitempty"`
-}
-
 // Explain reads the cluster and explains the workload. It fails only when the
 // workload itself cannot be read or the options are unusable.
 func Explain(ctx context.Context, cl Clients, o Options) (*Report, error) {
@@ -250,7 +95,7 @@ func Explain(ctx context.Context, cl Clients, o Options) (*Report, error) {
 	}
 	rd := &reader{}
 	objs, existing := rd.configs(ctx, cl, o, &co, v)
-	in, err := controller.Inspect(cl.Kube, co, v, objs)
+	in, err := controller.Inspect(co, v, objs)
 	if err != nil {
 		return nil, fmt.Errorf("deciding for %s: %w", r.Workload, err)
 	}
@@ -321,162 +166,6 @@ func anyWatched(rs []Resource) bool {
 	return slices.ContainsFunc(rs, func(r Resource) bool { return r.Watched })
 }
 
-// reader gathers what explain reads, noting what it may not read.
-type reader struct {
-	notes            []string
-	unreadable       map[string]string // "kind/name" -> why
-	namespaceUnknown bool
-}
-
-func (rd *reader) note(what string, err error) {
-	rd.notes = append(rd.notes, fmt.Sprintf("%s: %s", what, reasonOf(err)))
-}
-
-func reasonOf(err error) string {
-	switch {
-	case apierrors.IsForbidden(err):
-		return "forbidden (" + err.Error() + ")"
-	case apierrors.IsNotFound(err):
-		return "not found"
-	}
-	return err.Error()
-}
-
-func getWorkload(ctx context.Context, cl Clients, o Options) (workload.View, error) {
-	return workload.Get(ctx, cl.Kube, cl.Dynamic, o.Kind, o.Namespace, o.Name)
-}
-
-// configs reads what the controller's watches hold for the namespace. It
-// returns the objects for Inspect and every ConfigMap, Secret and class it
-// could read (before selectors), by "kind/name".
-func (rd *reader) configs(ctx context.Context, cl Clients, o Options, co *controller.Options, v workload.View) ([]any, map[string]map[string]string) {
-	ns := o.Namespace
-	var objs []any
-	existing := map[string]map[string]string{} // "kind/name" -> annotations
-	rd.unreadable = map[string]string{}
-	used := refs.Find(&v.Template.Spec)
-	namesOf := func(k refs.Kind) []string {
-		var out []string
-		for _, r := range used {
-			if r.Kind == k {
-				out = append(out, r.Name)
-			}
-		}
-		return out
-	}
-	// A list is needed for named reloads (regexes over every name) and
-	// shows the whole picture; without it, each used resource is read.
-	readAll := func(kind refs.Kind, list func() ([]metav1.Object, error), get func(name string) (metav1.Object, error)) {
-		add := func(o metav1.Object) {
-			objs = append(objs, o)
-			existing[string(kind)+"/"+o.GetName()] = o.GetAnnotations()
-		}
-		items, err := list()
-		if err == nil {
-			for _, o := range items {
-				add(o)
-			}
-			return
-		}
-		rd.note("listing "+kindTitle(kind)+"s in "+ns, err)
-		for _, name := range namesOf(kind) {
-			o, err := get(name)
-			switch {
-			case err == nil:
-				add(o)
-			case !apierrors.IsNotFound(err):
-				rd.unreadable[string(kind)+"/"+name] = reasonOf(err)
-			}
-		}
-	}
-	cms, secrets := cl.Kube.CoreV1().ConfigMaps(ns), cl.Kube.CoreV1().Secrets(ns)
-	readAll(refs.ConfigMap, func() ([]metav1.Object, error) {
-		l, err := cms.List(ctx, metav1.ListOptions{})
-		return objects(l, err, func(l *corev1.ConfigMapList) []corev1.ConfigMap { return l.Items })
-	}, func(name string) (metav1.Object, error) { return cms.Get(ctx, name, metav1.GetOptions{}) })
-	readAll(refs.Secret, func() ([]metav1.Object, error) {
-		l, err := secrets.List(ctx, metav1.ListOptions{})
-		return objects(l, err, func(l *corev1.SecretList) []corev1.Secret { return l.Items })
-	}, func(name string) (metav1.Object, error) { return secrets.Get(ctx, name, metav1.GetOptions{}) })
-	if co.CSI && cl.Dynamic != nil {
-		for _, gvr := range controller.CSIResources() {
-			l, err := cl.Dynamic.Resource(gvr).Namespace(ns).List(ctx, metav1.ListOptions{})
-			if err != nil {
-				rd.note("listing "+gvr.Resource+" in "+ns, err)
-				continue
-			}
-			for i := range l.Items {
-				objs = append(objs, &l.Items[i])
-				if l.Items[i].GetKind() == "SecretProviderClass" {
-					existing[string(refs.SecretProviderClass)+"/"+l.Items[i].GetName()] = l.Items[i].GetAnnotations()
-				}
-			}
-		}
-	}
-	if co.NamespaceSelector != nil {
-		n, err := cl.Kube.CoreV1().Namespaces().Get(ctx, ns, metav1.GetOptions{})
-		if err == nil {
-			objs = append(objs, n)
-		} else {
-			rd.note("reading Namespace "+ns+" (for --namespace-selector)", err)
-			rd.namespaceUnknown = true
-			co.NamespaceSelector = nil
-		}
-	}
-	return objs, existing
-}
-
-// objects are a list's items as metadata, or the list's error.
-func objects[L any, T any, PT interface {
-	*T
-	metav1.Object
-}](l L, err error, items func(L) []T) ([]metav1.Object, error) {
-	if err != nil {
-		return nil, err
-	}
-	list := items(l)
-	out := make([]metav1.Object, len(list))
-	for i := range list {
-		out[i] = PT(&list[i])
-	}
-	return out, nil
-}
-
-// lastReload reads the controller's Reloaded Events for the workload.
-func (rd *reader) lastReload(ctx context.Context, cl Clients, o Options, co controller.Options, v workload.View) *LastReload {
-	l, err := cl.Kube.CoreV1().Events(o.Namespace).List(ctx, metav1.ListOptions{
-		FieldSelector: "involvedObject.name=" + o.Name + ",involvedObject.kind=" + string(o.Kind),
-	})
-	if err != nil {
-		rd.note("listing Events in "+o.Namespace, err)
-		return nil
-	}
-	var last *corev1.Event
-	for i := range l.Items {
-		e := &l.Items[i]
-		if e.Reason != "Reloaded" {
-			continue
-		}
-		if last == nil || eventTime(e).After(eventTime(last)) {
-			last = e
-		}
-	}
-	if last == nil {
-		return nil
-	}
-	return &LastReload{Time: eventTime(last), Message: last.Message, Strategy: strategyOf(co, v)}
-}
-
-func eventTime(e *corev1.Event) time.Time {
-	switch {
-	case !e.LastTimestamp.IsZero():
-		return e.LastTimestamp.Time
-	case !e.EventTime.IsZero():
-		return e.EventTime.Time
-	}
-	return e.CreationTimestamp.Time
-}
-
 // strategyOf says which reload marker the template carries.
 func strategyOf(co controller.Options, v workload.View) string {
 	if _, ok := v.Template.Annotations[co.Names.LastReloadedFrom]; ok {
@@ -532,11 +221,11 @@ func optIn(co controller.Options, v workload.View) OptIn {
 	n := co.Names
 	w := annotations.Workload{Meta: v.Object.GetAnnotations(), Template: v.Template.Annotations}
 	var oi OptIn
-	keys := []string{n.Auto, n.ConfigMapAuto, n.SecretAuto, n.SPCAuto, n.ConfigMapReload, n.SecretReload, n.SPCReload, n.Search}
+	keys := n.OptInKeys()
 	type at struct{ key, value, on string }
 	read := map[at]bool{}
 	notRead := map[at][]string{}
-	for _, kind := range []refs.Kind{refs.ConfigMap, refs.Secret, refs.SecretProviderClass} {
+	for _, kind := range refs.Kinds() {
 		_, where := on(n, w, kind)
 		for _, k := range keys {
 			if !relevant(n, k, kind) {
@@ -589,4 +278,4 @@ func holds(in controller.Inspection, now time.Time) []string {
 	return out
 }
 
-func kindTitle(k refs.Kind) string { return controller.KindTitle(k) }
+func kindTitle(k refs.Kind) string { return k.Title() }

@@ -21,6 +21,7 @@ func (k resKey) String() string { return string(k.kind) + "/" + k.name }
 
 // resources lists every resource the template uses, and those it watches
 // without using them (named reloads), with the controller's decision and why.
+// It is one loop over the resources with one case per verdict.
 func resources(co controller.Options, v workload.View, in controller.Inspection, existing map[string]map[string]string, unreadable map[string]string) []Resource {
 	uses := map[resKey][]Use{}
 	for _, u := range refs.Uses(&v.Template.Spec) {
@@ -99,7 +100,7 @@ func resources(co controller.Options, v workload.View, in controller.Inspection,
 	return out
 }
 
-func kindIgnored(co controller.Options, k refs.Kind) bool { return controller.KindIgnored(co, k) }
+func kindIgnored(co controller.Options, k refs.Kind) bool { return co.DecideOptions().KindIgnored(k) }
 
 func kindIgnoredDetail(k refs.Kind) string {
 	switch k {
@@ -219,7 +220,7 @@ func hints(co controller.Options, v workload.View, r *Report, existing map[strin
 			out = append(out, fmt.Sprintf("annotation %s on the workload's %s has no effect: it belongs on a ConfigMap or Secret (to stop reloads of this workload, remove its reload annotations)", n.Ignore, where))
 		}
 	}
-	workloadKeys := []string{n.Auto, n.ConfigMapAuto, n.SecretAuto, n.ConfigMapReload, n.SecretReload, n.Search}
+	workloadKeys := n.MisplacedOnResource()
 	for _, res := range r.Resources {
 		ann := existing[string(kindOf(res.Kind))+"/"+res.Name]
 		for _, k := range workloadKeys {

@@ -11,7 +11,8 @@ import (
 
 // controllerStatus says whether a controller runs and which replica leads,
 // from what the user may read: /readyz (through a port-forward), the
-// controller's Deployment and its Lease.
+// controller's Deployment and its Lease. Each source fills in what the
+// others miss, in that order, so they are read in one place.
 func controllerStatus(ctx context.Context, cl Clients, o Options) ControllerStatus {
 	st := ControllerStatus{OptionsFrom: o.OptionsFrom, Running: "unknown"}
 	detail := func(format string, args ...any) { st.Details = append(st.Details, fmt.Sprintf(format, args...)) }

@@ -7,7 +7,8 @@ import (
 	"time"
 )
 
-// WriteText writes the report for people.
+// WriteText writes the report for people. It stays whole because it is
+// the report's layout read top to bottom: one section after another.
 func (r *Report) WriteText(w io.Writer) error {
 	var b strings.Builder
 	p := func(format string, args ...any) { fmt.Fprintf(&b, format+"\n", args...) }

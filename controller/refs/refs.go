@@ -34,7 +34,8 @@ type Ref struct {
 
 // Find lists the resources spec uses through volumes (including projected
 // sources), env[].valueFrom and envFrom, in containers and init containers.
-// The result is sorted and has no duplicates.
+// The result is sorted and has no duplicates. It is one walk of the pod
+// spec; split, the places a reference can hide would be harder to audit.
 func Find(spec *corev1.PodSpec) []Ref {
 	seen := map[Ref]int{} // key with Optional=false -> index
 	var out []Ref

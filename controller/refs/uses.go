@@ -33,7 +33,8 @@ type Use struct {
 
 // Uses lists every use of a resource in spec, in the order Find walks them:
 // volumes (one entry per mount), then env and envFrom of init containers and
-// containers. It covers exactly the resources Find returns.
+// containers. It covers exactly the resources Find returns, and walks the
+// spec as Find does, which is easiest to check with the walk kept whole.
 func Uses(spec *corev1.PodSpec) []Use {
 	var out []Use
 	addVolume := func(u Use) {

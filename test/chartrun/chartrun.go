@@ -8,7 +8,7 @@ package chartrun
 import (
 	"context"
 	"fmt"
-	"os/exec"
+	"os"
 	"path/filepath"
 	"strconv"
 	"strings"
@@ -17,20 +17,22 @@ import (
 	appsv1 "k8s.io/api/apps/v1"
 
 	"github.com/reloader-dev/reloader/test/process"
-	"github.com/reloader-dev/reloader/test/tools"
+	"github.com/reloader-dev/reloader/test/reloadertest"
 )
 
-// Build compiles the controller from this checkout into dir.
+// Build compiles the controller from this checkout into dir. The build is
+// reloadertest's, done once per process; dir gets a link to it.
 func Build(ctx context.Context, dir string) (string, error) {
-	root, err := tools.RepoRoot()
-	if err != nil {
+	if err := ctx.Err(); err != nil {
 		return "", err
 	}
+	built, err := reloadertest.BuildBinary(false)
+	if err != nil {
+		return "", fmt.Errorf("building the controller: %w", err)
+	}
 	bin := filepath.Join(dir, "reloader")
-	cmd := exec.CommandContext(ctx, "go", "build", "-o", bin, "./cmd/reloader")
-	cmd.Dir = root
-	if out, err := cmd.CombinedOutput(); err != nil {
-		return "", fmt.Errorf("building the controller: %w\n%s", err, out)
+	if err := os.Symlink(built, bin); err != nil {
+		return "", fmt.Errorf("building the controller: %w", err)
 	}
 	return bin, nil
 }

@@ -1,4 +1,4 @@
-package controller
+package decide
 
 import (
 	"strings"
@@ -39,13 +39,13 @@ func TestBuildChange(t *testing.T) {
 		}
 		return v
 	}
-	cm := resource{refs.ConfigMap, "app-config"}
-	other := resource{refs.ConfigMap, "unused"}
+	cm := Resource{refs.ConfigMap, "app-config"}
+	other := Resource{refs.ConfigMap, "unused"}
 	cases := []struct {
 		name        string
 		o           Options
 		v           workload.View
-		reloads     []reload
+		reloads     []Reload
 		env         string // "container/NAME=value" or "-NAME" for a removal
 		annotation  bool   // last-reloaded-from set on the template
 		paused      bool
@@ -56,42 +56,39 @@ func TestBuildChange(t *testing.T) {
 		restart     bool
 	}{
 		{name: "env-vars sets the variable on the container using it", o: Options{Strategy: EnvVars},
-			v: deploy(nil, false), reloads: []reload{{cm, watched{hash: "h2", auto: true}, changed}},
+			v: deploy(nil, false), reloads: []Reload{{Watched{Resource: cm, Hash: "h2", Auto: true}, Changed}},
 			env: "app/STAKATER_APP_CONFIG_CONFIGMAP=h2", applied: 1},
 		{name: "annotations sets last-reloaded-from", o: Options{Strategy: Annotations},
-			v: deploy(nil, false), reloads: []reload{{cm, watched{hash: "h2", auto: true}, changed}},
+			v: deploy(nil, false), reloads: []Reload{{Watched{Resource: cm, Hash: "h2", Auto: true}, Changed}},
 			annotation: true, applied: 1},
 		{name: "a deletion removes the variable", o: Options{Strategy: EnvVars},
 			v:       deploy(nil, false, corev1.EnvVar{Name: "STAKATER_APP_CONFIG_CONFIGMAP", Value: "h1"}),
-			reloads: []reload{{cm, watched{auto: true}, deleted}}, env: "app/-STAKATER_APP_CONFIG_CONFIGMAP", applied: 1},
+			reloads: []Reload{{Watched{Resource: cm, Auto: true}, Deleted}}, env: "app/-STAKATER_APP_CONFIG_CONFIGMAP", applied: 1},
 		{name: "a deletion without a variable is skipped", o: Options{Strategy: EnvVars},
-			v: deploy(nil, false), reloads: []reload{{cm, watched{auto: true}, deleted}}, skips: "configmap/app-config no_variable_to_remove"},
+			v: deploy(nil, false), reloads: []Reload{{Watched{Resource: cm, Auto: true}, Deleted}}, skips: "configmap/app-config no_variable_to_remove"},
 		{name: "no container to carry the marker", o: Options{Strategy: EnvVars},
-			v: deploy(nil, false), reloads: []reload{{other, watched{hash: "h", auto: true}, changed}}, noContainer: 1},
+			v: deploy(nil, false), reloads: []Reload{{Watched{Resource: other, Hash: "h", Auto: true}, Changed}}, noContainer: 1},
 		{name: "a pause period pauses the Deployment", o: Options{Strategy: EnvVars},
 			v:       deploy(map[string]string{names.PausePeriod: "5m"}, false),
-			reloads: []reload{{cm, watched{hash: "h2", auto: true}, changed}}, env: "app/STAKATER_APP_CONFIG_CONFIGMAP=h2",
+			reloads: []Reload{{Watched{Resource: cm, Hash: "h2", Auto: true}, Changed}}, env: "app/STAKATER_APP_CONFIG_CONFIGMAP=h2",
 			paused: true, meta: names.PausedAt, applied: 1},
 		{name: "a person's pause is left alone", o: Options{Strategy: EnvVars},
 			v:       deploy(map[string]string{names.PausePeriod: "5m"}, true),
-			reloads: []reload{{cm, watched{hash: "h2", auto: true}, changed}}, env: "app/STAKATER_APP_CONFIG_CONFIGMAP=h2", applied: 1},
+			reloads: []Reload{{Watched{Resource: cm, Hash: "h2", Auto: true}, Changed}}, env: "app/STAKATER_APP_CONFIG_CONFIGMAP=h2", applied: 1},
 		{name: "storm control stamps the reload", o: Options{Strategy: EnvVars, MinReloadInterval: time.Minute},
-			v: deploy(nil, false), reloads: []reload{{cm, watched{hash: "h2", auto: true}, changed}},
+			v: deploy(nil, false), reloads: []Reload{{Watched{Resource: cm, Hash: "h2", Auto: true}, Changed}},
 			env: "app/STAKATER_APP_CONFIG_CONFIGMAP=h2", meta: LastReload, applied: 1},
 		{name: "Argo's restart strategy restarts the pods in place", o: Options{Strategy: EnvVars},
-			v: rollout(map[string]string{names.RolloutStrategy: "restart"}), reloads: []reload{{cm, watched{hash: "h2", auto: true}, changed}},
+			v: rollout(map[string]string{names.RolloutStrategy: "restart"}), reloads: []Reload{{Watched{Resource: cm, Hash: "h2", Auto: true}, Changed}},
 			restart: true, applied: 1},
 		{name: "nothing to reload writes only the record", o: Options{Strategy: EnvVars, MinReloadInterval: time.Minute},
 			v: deploy(map[string]string{names.PausePeriod: "5m"}, false)},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
-			tc.o.Names, tc.o.Now = names, func() time.Time { return now }
-			c := &Controller{o: tc.o}
-			d, err := c.buildChange(tc.v, tc.reloads, nil, `{"rec":"x"}`)
-			if err != nil {
-				t.Fatal(err)
-			}
+			tc.o.Names = names
+			c := &decider{o: tc.o, v: tc.v, now: now}
+			d := c.buildChange(tc.reloads, nil, `{"rec":"x"}`)
 			ch := d.change
 			if ch.RecordKey != annotations.Applied || ch.Record != `{"rec":"x"}` {
 				t.Errorf("record %s=%s, want the planned one", ch.RecordKey, ch.Record)
@@ -125,7 +122,7 @@ func TestBuildChange(t *testing.T) {
 			}
 			var skips []string
 			for _, s := range d.skips {
-				skips = append(skips, s.res.String()+" "+s.reason)
+				skips = append(skips, s.Resource.String()+" "+s.Reason)
 			}
 			if len(d.applied) != tc.applied || strings.Join(skips, ",") != tc.skips || d.noContainer != tc.noContainer {
 				t.Errorf("applied %d, skips %q, no container %d; want %d, %q, %d", len(d.applied), skips, d.noContainer, tc.applied, tc.skips, tc.noContainer)

@@ -1,0 +1,136 @@
+package decide
+
+import (
+	"time"
+
+	"github.com/reloader-dev/reloader/controller/refs"
+	"github.com/reloader-dev/reloader/controller/workload"
+)
+
+// Decision is what one sync of a workload decides, and why.
+type Decision struct {
+	// Gate is the first reason a sync stops before looking at resources
+	// (GateOpen when it goes on); Skip names a GateWorkload stop as
+	// reloader_skipped_total does ("being_deleted").
+	Gate Gate
+	Skip string
+	// Interested is false when the workload carries no annotation that can
+	// make it reload (and --auto-reload-all is off).
+	Interested bool
+	// PausedFor is how long the pause period of a Deployment this controller
+	// paused still runs; Resume, when not nil, is the write that ends a pause
+	// whose period is over (or no longer readable).
+	PausedFor time.Duration
+	Resume    *workload.Change
+	// Record is the applied-hashes record (RecordText as written); HasRecord
+	// is false when the controller never recorded one.
+	Record     map[string]string
+	RecordText string
+	HasRecord  bool
+	// Watched are the resources the workload watches, each with the rule
+	// that watches it and the content last applied, sorted.
+	Watched []Watched
+	// Problems are the configuration problems, in the order found; sorted,
+	// they are the text of the ReloadFail Event.
+	Problems []string
+	// Reloads are the changes to apply (sorted); Skips the changes
+	// deliberately not applied (reloader_skipped_total).
+	Reloads []Reload
+	Skips   []Skip
+	// NextRecord is the record to write; RecordOnly is true when it must be
+	// written without rolling anything (a baseline, a resource no longer
+	// watched).
+	NextRecord string
+	RecordOnly bool
+	// HeldFor is how long storm control (--min-reload-interval) holds the
+	// reloads.
+	HeldFor time.Duration
+	// Change is the one write carrying the reloads; Applied are the reloads
+	// it carries and NoContainer counts those with no container to carry a
+	// marker.
+	Change      workload.Change
+	Applied     []Reload
+	NoContainer int
+}
+
+// Gate is where a sync stops before deciding on resources.
+type Gate int
+
+const (
+	GateOpen          Gate = iota
+	GateWorkload           // the workload itself cannot be reloaded (Skip says why)
+	GateNamespace          // --namespaces-to-ignore or the namespace selector
+	GateNotInterested      // no reload annotation and no --auto-reload-all
+)
+
+// Resource identifies a watched ConfigMap, Secret or SecretProviderClass
+// within the workload's namespace; its string form "configmap/name" is the
+// key in the applied-hashes record.
+type Resource struct {
+	Kind refs.Kind
+	Name string
+}
+
+func (r Resource) String() string { return string(r.Kind) + "/" + r.Name }
+
+// Watched is what the decision knows of one resource the workload watches.
+type Watched struct {
+	Resource
+	Auto     bool   // watched through auto/search: the marker goes on a user
+	Optional bool   // every use is optional: absence is fine
+	Named    bool   // watched only through the reload list, not used by the pod spec
+	Hash     string // current hash; "" when the resource does not exist
+	// ResourceVersion, Created and Written place the current content in
+	// time (firstsight.go).
+	ResourceVersion  string
+	Created, Written time.Time
+	// Baseline is the content last applied.
+	Baseline Baseline
+}
+
+// Baseline is what is known of the content last applied to a workload for
+// one watched resource, and where it was learnt.
+type Baseline struct {
+	Hash  string
+	Known bool
+	From  BaselineSource
+}
+
+// BaselineSource is where a Baseline was learnt.
+type BaselineSource int
+
+const (
+	FromNothing    BaselineSource = iota
+	FromRecord                    // the applied-hashes record
+	FromMarker                    // a reload marker in the template (evidence)
+	FromFirstSight                // the first-sight rule (firstsight.go)
+)
+
+// Transition is why a watched resource's hash differs from the recorded one.
+type Transition int
+
+const (
+	Changed Transition = iota
+	Created
+	Deleted
+)
+
+func (t Transition) String() string { return [...]string{"changed", "created", "deleted"}[t] }
+
+// Reload is one change to apply.
+type Reload struct {
+	Watched
+	Change Transition
+}
+
+// Skip is a change deliberately not applied.
+type Skip struct {
+	Resource
+	Reason string
+}
+
+// Detail is the sentence a log line gives for the skip's reason.
+func (s Skip) Detail() string { return SkipDetail(s.Reason) }
+
+// SkipDetail is the sentence a log line gives for a skip reason.
+func SkipDetail(reason string) string { return skipText[reason] }
