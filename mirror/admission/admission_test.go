@@ -218,3 +218,31 @@ func FuzzGenerate(f *testing.F) {
 		}
 	})
 }
+
+// policy-controller and Kyverno match an identity regexp anywhere in the
+// certificate identity, so the policies write it anchored; every approved
+// digest is in the CEL the VAP and Kyverno share.
+func TestGeneratedPoliciesAnchorIdentityRegexpsAndPinDigests(t *testing.T) {
+	o := admission.Options{Repositories: []string{repo}, Digests: []string{testDigest, testDigest}, Approved: []string{"v1.2.3"}, Namespace: "reloader",
+		Trust: admission.Trust{IdentityRegexp: `https://github\.com/reloader-dev/reloader/\.github/workflows/release\.yml@refs/tags/v.*`,
+			Issuer: "https://token.actions.githubusercontent.com", TrustedRootJSON: trustedRootJSON(t)}}
+	out, err := admission.Generate(o, admission.Formats)
+	if err != nil {
+		t.Fatal(err)
+	}
+	anchored := `subjectRegExp: ^(?:https://github\.com/reloader-dev/reloader/\.github/workflows/release\.yml@refs/tags/v.*)$`
+	for _, f := range []admission.Format{admission.PolicyController, admission.Kyverno} {
+		if !strings.Contains(string(out[f]), anchored) {
+			t.Errorf("%s policy does not anchor the identity regexp:\n%s", f, out[f])
+		}
+	}
+	for _, f := range []admission.Format{admission.VAP, admission.Kyverno} {
+		if n := strings.Count(string(out[f]), `["`+testDigest+`"]`); n != 1 {
+			t.Errorf("%s policy lists the approved digests %d times, want once:\n%s", f, n, out[f])
+		}
+	}
+	o.Digests = nil
+	if _, err := admission.Generate(o, admission.Formats); err == nil || !strings.Contains(err.Error(), "no approved image digests") {
+		t.Errorf("a policy that approves no digest: %v, want a refusal", err)
+	}
+}
