@@ -40,22 +40,23 @@ advisory marks affected, or whose release series is past its end of
 support, unless --accept-advisory ID / --allow-unsupported is given.
 The advisories and support table come from a signed release lock, as they
 stood when that release was cut, so a newer release tells you about older
-ones: by default the newest lock the --target holds (verified with the same
-trust policy), or the release's own lock if that is newer or there is no
-target. --advisories names another source: a release archive, a lock in a
+ones: by default, for copy, import, plan and verify, the newest lock the
+--target holds (verified with the same trust policy), or the release's own
+lock if that is newer or there is no target; for the others the release's
+own lock. --advisories names another source: a release archive, a lock in a
 registry, or a directory of OSV files (with an optional support.yaml),
 which is trusted as given. Withdrawn advisories are ignored.`
 
 func (a *advisoryFlags) register(pf *pflag.FlagSet) {
-	pf.StringVar(&a.source, "advisories", "", "judge the release by the advisories and support table of this release archive, lock reference or directory of OSV files (a directory is trusted as given; default: the newest signed lock at --target, or the release's own)")
+	pf.StringVar(&a.source, "advisories", "", "judge the release by the advisories and support table of this release archive, lock reference or directory of OSV files (a directory is trusted as given; default: the newest signed lock at --target for copy, import, plan and verify, else the release's own)")
 	pf.StringArrayVar(&a.accept, "accept-advisory", nil, "run a release despite this advisory (ID or alias; repeatable)")
 	pf.BoolVar(&a.allowUnsupported, "allow-unsupported", false, "accept a release whose series is past its end of support")
 }
 
 // judge verifies where the advisories come from and decides on the
 // release the lock describes; the standing is returned with its refusal.
-func (g *globals) judge(ctx context.Context, cl *registry.Client, in *releaseInput, l *release.Lock) (*mirror.Standing, error) {
-	src, err := g.advisorySource(ctx, cl, in, l)
+func (g *globals) judge(ctx context.Context, cl *registry.Client, in *releaseInput, l *release.Lock, atTarget bool) (*mirror.Standing, error) {
+	src, err := g.advisorySource(ctx, cl, in, l, atTarget)
 	if err != nil {
 		return nil, err
 	}
@@ -67,7 +68,10 @@ func (g *globals) judge(ctx context.Context, cl *registry.Client, in *releaseInp
 	return st, st.Err()
 }
 
-func (g *globals) advisorySource(ctx context.Context, cl *registry.Client, in *releaseInput, own *release.Lock) (*mirror.AdvisorySource, error) {
+// advisorySource is --advisories, else the newest verified lock at the
+// target when atTarget (the command reads the target anyway) and it is
+// newer than the release, else the release's own lock.
+func (g *globals) advisorySource(ctx context.Context, cl *registry.Client, in *releaseInput, own *release.Lock, atTarget bool) (*mirror.AdvisorySource, error) {
 	fromLock := func(name string, lockJSON, bundle []byte) (*mirror.AdvisorySource, error) {
 		l, _, err := in.verifier.Lock(lockJSON, bundle)
 		if err != nil {
@@ -97,7 +101,7 @@ func (g *globals) advisorySource(ctx context.Context, cl *registry.Client, in *r
 			return nil, cli.Usage(fmt.Errorf("--advisories %q: not a directory, an archive or a lock reference", s))
 		}
 	}
-	if g.target != "" {
+	if atTarget && g.target != "" {
 		repo := strings.TrimSuffix(g.target, "/") + "/" + release.LockRepository
 		versions, err := mirror.ReleasesAt(ctx, cl, repo)
 		if err != nil {
@@ -135,6 +139,11 @@ func newer(a, b string) bool {
 	return semver.Compare(v(a), v(b)) > 0
 }
 
+// readsTarget are the commands that read the --target registry anyway, and
+// so take the advisories of the newest release there by default; the
+// others (values, policy, export, review) name a target without reaching it.
+var readsTarget = map[string]bool{"copy": true, "import": true, "plan": true, "verify": true}
+
 // applyStanding judges the opened release before a command acts on it. A
 // lock that does not verify is left to the command, which refuses it in
 // its own words.
@@ -143,7 +152,7 @@ func (g *globals) applyStanding(cmd *cobra.Command, cl *registry.Client, in *rel
 	if err != nil {
 		return nil
 	}
-	st, err := g.judge(cmd.Context(), cl, in, l)
+	st, err := g.judge(cmd.Context(), cl, in, l, readsTarget[cmd.Name()])
 	if err != nil {
 		g.standingRefused(cmd, st)
 		return err

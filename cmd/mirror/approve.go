@@ -43,7 +43,7 @@ func (g *globals) approveOthers(ctx context.Context, cl *registry.Client, in *re
 		return fmt.Errorf("--keep-previous: %w", err)
 	}
 	for _, ol := range append(others, prev...) {
-		if _, err := g.judge(ctx, cl, in, ol); err != nil {
+		if _, err := g.judge(ctx, cl, in, ol, false); err != nil {
 			return err
 		}
 		o.Approve(ol)
