@@ -95,18 +95,7 @@ func TestThePolicyAdmitsOnlyTheApprovedReleasesImages(t *testing.T) {
 	}
 
 	// What reloader-mirror policy does for v1.1.0 with --keep-previous 1.
-	l2, _, err := v.Lock(v2.LockJSON, v2.LockBundle)
-	if err != nil {
-		t.Fatal(err)
-	}
-	m, err := mirror.NewMapping(tgt, l2, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	var o admission.Options
-	if err := o.FromLock(l2, m.Repository); err != nil {
-		t.Fatal(err)
-	}
+	l2, _, o := policyFor(t, v, v2, tgt)
 	prev, err := mirror.PreviousReleases(ctx, cl, tgt+"/"+release.LockRepository, l2.Version, 1, v)
 	if err != nil {
 		t.Fatal(err)
