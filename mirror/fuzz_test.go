@@ -12,6 +12,8 @@ func FuzzLockArtifact(f *testing.F) {
 	art, _ := NewLockArtifact([]byte(`{"schema":"x"}`), []byte(`{}`))
 	f.Add(art.Manifest)
 	f.Add([]byte(`{"schema":"https://reloader.dev/schemas/release-lock/v1","version":"v1.0.0"}`))
+	f.Add([]byte(`{"schema":"https://reloader.dev/schemas/release-lock/v2","version":"v1.0.0","advisories":[{"id":"X-1"}],` +
+		`"support":{"apiVersion":"reloader.dev/support/v1","series":[{"series":"v1.0","released":"2026-01-01","endOfSupport":"2027-01-01"}]}}`))
 	f.Fuzz(func(t *testing.T, data []byte) {
 		_, _, _ = ParseLockArtifactManifest(data)
 		l, err := release.Parse(data)

@@ -16,10 +16,17 @@ import (
 	"time"
 
 	"github.com/reloader-dev/reloader/internal/strict"
+	"github.com/reloader-dev/reloader/release/support"
 )
 
-// LockSchema identifies the format of a lock; a consumer rejects any other.
-const LockSchema = "https://reloader.dev/schemas/release-lock/v1"
+// LockSchema identifies the format of the locks the pipeline writes. v2
+// added the advisories and the support table; a v1 consumer refuses a v2
+// lock by its schema, not by an unknown field it cannot explain.
+const LockSchema = "https://reloader.dev/schemas/release-lock/v2"
+
+// LockSchemaV1 is the format of locks written before v2. They are still
+// read, and carry no advisories or support table.
+const LockSchemaV1 = "https://reloader.dev/schemas/release-lock/v1"
 
 // LockFileName is the conventional name of the lock file.
 const LockFileName = "reloader-release.json"
@@ -73,6 +80,13 @@ type Lock struct {
 	// was pushed. A lock without one is unscanned, as is one that says
 	// Skipped; consumers refuse such a release unless told otherwise.
 	Scan *Scan `json:"scan,omitempty"`
+	// Advisories are the project's security advisories (OSV documents,
+	// release/advisories) as they stood when the release was cut, and
+	// Support is the support table (release/support.yaml). Signed with the
+	// rest, they let a newer release's lock tell a disconnected site that
+	// an older release is affected or out of support.
+	Advisories []json.RawMessage `json:"advisories,omitempty"`
+	Support    *support.Table    `json:"support,omitempty"`
 }
 
 // Scan records the vulnerability scan of a release's images.
@@ -180,8 +194,22 @@ func Parse(data []byte) (*Lock, error) {
 func (l *Lock) Validate() error {
 	var errs []error
 	bad := func(format string, args ...any) { errs = append(errs, fmt.Errorf(format, args...)) }
-	if l.Schema != LockSchema {
-		bad("schema is %q, want %q", l.Schema, LockSchema)
+	switch l.Schema {
+	case LockSchema:
+		if _, err := l.ParsedAdvisories(); err != nil {
+			bad("%v", err)
+		}
+		if l.Support != nil {
+			if err := l.Support.Check(); err != nil {
+				bad("support: %v", err)
+			}
+		}
+	case LockSchemaV1:
+		if len(l.Advisories) > 0 || l.Support != nil {
+			bad("schema %s carries no advisories or support table; they came with %s", LockSchemaV1, LockSchema)
+		}
+	default:
+		bad("schema is %q, want %q (or the older %q)", l.Schema, LockSchema, LockSchemaV1)
 	}
 	if !versionRE.MatchString(l.Version) {
 		bad("version %q is not a semantic version", l.Version)
@@ -286,4 +314,24 @@ func (l *Lock) Find(kind Kind, name string) []Artifact {
 		}
 	}
 	return out
+}
+
+// ParsedAdvisories decodes the advisories the lock carries, each held to
+// the OSV rules support.ParseAdvisory applies; an ID listed twice is an
+// error, since a consumer could not tell which one the signer meant.
+func (l *Lock) ParsedAdvisories() ([]*support.Advisory, error) {
+	out := make([]*support.Advisory, 0, len(l.Advisories))
+	seen := map[string]bool{}
+	for i, raw := range l.Advisories {
+		a, err := support.ParseAdvisory(raw)
+		if err != nil {
+			return nil, fmt.Errorf("advisory %d: %w", i, err)
+		}
+		if seen[a.ID] {
+			return nil, fmt.Errorf("advisory %s is listed twice", a.ID)
+		}
+		seen[a.ID] = true
+		out = append(out, a)
+	}
+	return out, nil
 }

@@ -64,6 +64,7 @@ type globals struct {
 	concurrency int
 	retries     int
 	receipt     string
+	adv         advisoryFlags
 }
 
 func newRoot(stdout, stderr io.Writer) *cobra.Command {
@@ -83,7 +84,7 @@ trusted root). A release whose lock records no vulnerability scan is refused
 unless --allow-unscanned is given, and one whose images or indexes lack SLSA
 provenance from that signer, naming the lock's source and commit, unless
 --allow-no-provenance is given. After pushing it reads everything back,
-verifies again, and only then writes tags.` + cli.ExitCodesHelp,
+verifies again, and only then writes tags.` + advisoriesHelp + cli.ExitCodesHelp,
 		Example: `  # Connected side: carry the release across the air gap in one file
   reloader-mirror export --lock-ref ghcr.io/reloader-dev/reloader-release:v1.2.3 \
       --key cosign.pub -f reloader-v1.2.3.tar.zst
@@ -119,6 +120,7 @@ verifies again, and only then writes tags.` + cli.ExitCodesHelp,
 	pf.StringVarP(&g.archive, "file", "f", "", "release archive (.tar, .tar.zst or an OCI layout directory)")
 	pf.StringVar(&g.workDir, "work-dir", "", "where to unpack archives (default: the system temporary directory)")
 	g.limits.register(pf)
+	g.adv.register(pf)
 
 	root.AddCommand(g.planCmd(), g.copyCmd(), g.exportCmd(), g.importCmd(), g.verifyCmd(), g.valuesCmd(), g.policyCmd(),
 		g.reviewCmd())
@@ -190,6 +192,8 @@ type releaseInput struct {
 	verifier             *trust.Verifier
 	archive              *mirror.OpenedArchive
 	close                func()
+	// standing is what the advisories say about the release.
+	standing *mirror.Standing
 }
 
 // open resolves --file, --lock or --lock-ref, and the trust policy. The
@@ -404,6 +408,9 @@ func (g *globals) withRelease(cmd *cobra.Command, fn func(*registry.Client, *rel
 		return err
 	}
 	defer in.close()
+	if err := g.applyStanding(cmd, cl, in); err != nil {
+		return err
+	}
 	return fn(cl, in)
 }
 
@@ -504,8 +511,9 @@ func (g *globals) verifyCmd() *cobra.Command {
 					}
 					return err
 				}
-				return g.emit(prep.Verification, func(w io.Writer) {
+				return g.emit(withStanding(prep.Verification, in.standing), func(w io.Writer) {
 					fmt.Fprintf(w, "Release %s verified offline from %s against %s\n", prep.Lock.Version, src, describeTrust(in.policy.Summary()))
+					describeStanding(w, in.standing)
 					for _, s := range prep.Verification.Subjects {
 						fmt.Fprintf(w, "  %-12s %-14s %s  %d signature(s) ok\n", s.Kind, s.Name, s.Digest, len(s.Signatures))
 					}

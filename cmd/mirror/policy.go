@@ -18,6 +18,7 @@ import (
 // here, so it shadows the global text|json --output.
 type policyFlags struct {
 	format, outDir, namespace, selector, mode, name string
+	approve                                         approveFlags
 }
 
 func (g *globals) policyCmd() *cobra.Command {
@@ -31,13 +32,23 @@ admission policies for the target it was mirrored to:
   vap                a ValidatingAdmissionPolicy and its binding (built into
                      Kubernetes): Pods and pod-template workloads in the
                      namespace are rejected unless every image is pinned by
-                     digest and comes from a mirrored repository; the message
-                     names the container and image.
+                     digest, comes from a mirrored repository and is an image
+                     (index or platform manifest) of an approved release;
+                     the message names the container and image.
   policy-controller  sigstore policy-controller ClusterImagePolicies requiring
                      the release's signature and its SPDX SBOM attestation
                      (and a TrustRoot for a keyless trust policy).
   kyverno            a Kyverno ClusterPolicy with the same rules: the CEL
                      checks and verifyImages for signature and SBOM.
+
+The approved releases are the one given and those you add with -f
+(repeated) or --keep-previous N (the N newest older releases at the target,
+each lock fetched and verified): any other digest in the mirrored
+repositories, an old image still in the registry or anything pushed there
+by digest, is denied with a message naming it. Each approved release is
+held to the advisory and support rules (see reloader-mirror --help).
+Identity regexps are written anchored (^(?:...)$), since policy-controller
+and Kyverno match them anywhere in the identity.
 
 Roll out with --mode audit first (violations are warned about and recorded,
 nothing is rejected), then --mode enforce. See docs/enforce.md.`,
@@ -48,6 +59,10 @@ nothing is rejected), then --mode enforce. See docs/enforce.md.`,
   # Audit first: write each dialect to its own file
   reloader-mirror policy --lock reloader-release.json --key cosign.pub \
       --target harbor.corp.example/platform/reloader --mode audit --output ./policies
+
+  # Upgrading to v1.3.0: admit it and the release before it while pods roll
+  reloader-mirror policy -f reloader-v1.3.0.tar.zst --key cosign.pub \
+      --target harbor.corp.example/platform/reloader --keep-previous 1 --format vap
 
   # Keyless release, namespaces picked by a label, Kyverno only
   reloader-mirror policy -f reloader-v1.2.3.tar.zst \
@@ -65,12 +80,18 @@ nothing is rejected), then --mode enforce. See docs/enforce.md.`,
 			if err != nil {
 				return err
 			}
-			return g.withRelease(cmd, func(_ *registry.Client, in *releaseInput) error {
+			if len(pf.approve.files) > 0 {
+				g.archive = pf.approve.files[0]
+			}
+			return g.withRelease(cmd, func(cl *registry.Client, in *releaseInput) error {
 				l, m, err := g.lockAndMapping(in)
 				if err != nil {
 					return err
 				}
 				if err := opts.FromLock(l, m.Repository); err != nil {
+					return err
+				}
+				if err := g.approveOthers(cmd.Context(), cl, in, l, pf.approve, &opts); err != nil {
 					return err
 				}
 				if opts.Trust, err = g.admissionTrust(in); err != nil {
@@ -92,6 +113,8 @@ nothing is rejected), then --mode enforce. See docs/enforce.md.`,
 	f.StringVar(&pf.selector, "namespace-selector", "", "apply to the namespaces this label selector picks instead of --namespace, e.g. reloader.dev/enforce=true")
 	f.StringVar(&pf.mode, "mode", "enforce", "enforce (reject) or audit (warn and record only)")
 	f.StringVar(&pf.name, "name", "reloader-mirror", "prefix of the policies' object names")
+	f.StringArrayVarP(&pf.approve.files, "file", "f", nil, "release archive to approve; repeat to approve several releases (the first is the one the policy is for)")
+	f.IntVar(&pf.approve.keepPrevious, "keep-previous", 0, "also approve the N newest releases at --target older than this one (their locks fetched there and verified), for an upgrade's rollout window")
 	return c
 }
 

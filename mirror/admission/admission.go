@@ -22,6 +22,8 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/validation"
 	"sigs.k8s.io/yaml"
+
+	"github.com/reloader-dev/reloader/release/trust"
 )
 
 // Format is one dialect of admission policy.
@@ -78,6 +80,12 @@ type Options struct {
 	// Repositories are the mirrored image repositories at the target,
 	// without tag or digest (e.g. harbor.example/platform/reloader/reloader).
 	Repositories []string
+	// Digests are the image digests (indexes and platform manifests) of
+	// the approved releases; an image of a mirrored repository with any
+	// other digest is denied. Approve fills them from a verified lock.
+	Digests []string
+	// Approved are the approved releases' versions, for messages.
+	Approved []string
 	// Trust is whom the release's images must be signed by.
 	Trust Trust
 	// Namespace scopes the policies to one namespace (where Reloader runs).
@@ -109,6 +117,11 @@ type Trust struct {
 	// user's verification did.
 	IgnoreSCT bool
 }
+
+// anchoredRegexp is the identity regexp as every generated policy writes
+// it: policy-controller and Kyverno match unanchored, so a bare pattern
+// would accept any identity that contains it.
+func (t Trust) anchoredRegexp() string { return trust.AnchorRegexp(t.IdentityRegexp) }
 
 // Keyless reports whether the trust policy is a certificate identity.
 func (t Trust) Keyless() bool { return t.PublicKeyPEM == "" }
@@ -150,6 +163,9 @@ func (o *Options) normalise() error {
 	}
 	sort.Strings(repos)
 	o.Repositories = repos
+	if err := o.normaliseDigests(); err != nil {
+		return err
+	}
 	switch {
 	case o.Namespace != "" && o.NamespaceSelector != nil:
 		return errors.New("give a namespace or a namespace selector, not both")

@@ -49,8 +49,11 @@ func trustedRootJSON(t testing.TB) []byte {
 	return b
 }
 
+// testDigest stands for an approved release's image.
+const testDigest = "sha256:0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef"
+
 func keyOptions(t testing.TB) admission.Options {
-	return admission.Options{Version: "v1.2.3", Repositories: []string{repoUBI, repo, repo}, Namespace: "reloader", Trust: admission.Trust{PublicKeyPEM: keyPEM(t)}}
+	return admission.Options{Version: "v1.2.3", Repositories: []string{repoUBI, repo, repo}, Digests: []string{testDigest}, Namespace: "reloader", Trust: admission.Trust{PublicKeyPEM: keyPEM(t)}}
 }
 
 // objects decodes a generated YAML stream.
@@ -76,7 +79,7 @@ func kinds(objs []map[string]any) []string {
 }
 
 func TestGenerateWritesEachFormatsObjects(t *testing.T) {
-	keyless := admission.Options{Repositories: []string{repo}, NamespaceSelector: &metav1.LabelSelector{MatchLabels: map[string]string{"reloader.dev/enforce": "true"}},
+	keyless := admission.Options{Repositories: []string{repo}, Digests: []string{testDigest}, NamespaceSelector: &metav1.LabelSelector{MatchLabels: map[string]string{"reloader.dev/enforce": "true"}},
 		Trust: admission.Trust{Identity: "https://github.com/reloader-dev/reloader/.github/workflows/release.yml@refs/tags/v1.2.3", Issuer: "https://token.actions.githubusercontent.com", TrustedRootJSON: trustedRootJSON(t)}}
 	for _, tc := range []struct {
 		name   string
@@ -200,7 +203,7 @@ func FuzzGenerate(f *testing.F) {
 	f.Add(repo, "reloader", "", "https://issuer", []byte("{}"), keyPEM(f))
 	f.Add(repo, "reloader", "id", "https://issuer", trustedRootJSON(f), "")
 	f.Fuzz(func(t *testing.T, repository, ns, identity, issuer string, rootJSON []byte, key string) {
-		o := admission.Options{Repositories: []string{repository}, Namespace: ns,
+		o := admission.Options{Repositories: []string{repository}, Digests: []string{testDigest}, Namespace: ns,
 			Trust: admission.Trust{PublicKeyPEM: key, Identity: identity, Issuer: issuer, TrustedRootJSON: rootJSON}}
 		out, err := admission.Generate(o, admission.Formats)
 		if err != nil {
@@ -214,4 +217,32 @@ func FuzzGenerate(f *testing.F) {
 			}
 		}
 	})
+}
+
+// policy-controller and Kyverno match an identity regexp anywhere in the
+// certificate identity, so the policies write it anchored; every approved
+// digest is in the CEL the VAP and Kyverno share.
+func TestGeneratedPoliciesAnchorIdentityRegexpsAndPinDigests(t *testing.T) {
+	o := admission.Options{Repositories: []string{repo}, Digests: []string{testDigest, testDigest}, Approved: []string{"v1.2.3"}, Namespace: "reloader",
+		Trust: admission.Trust{IdentityRegexp: `https://github\.com/reloader-dev/reloader/\.github/workflows/release\.yml@refs/tags/v.*`,
+			Issuer: "https://token.actions.githubusercontent.com", TrustedRootJSON: trustedRootJSON(t)}}
+	out, err := admission.Generate(o, admission.Formats)
+	if err != nil {
+		t.Fatal(err)
+	}
+	anchored := `subjectRegExp: ^(?:https://github\.com/reloader-dev/reloader/\.github/workflows/release\.yml@refs/tags/v.*)$`
+	for _, f := range []admission.Format{admission.PolicyController, admission.Kyverno} {
+		if !strings.Contains(string(out[f]), anchored) {
+			t.Errorf("%s policy does not anchor the identity regexp:\n%s", f, out[f])
+		}
+	}
+	for _, f := range []admission.Format{admission.VAP, admission.Kyverno} {
+		if n := strings.Count(string(out[f]), `["`+testDigest+`"]`); n != 1 {
+			t.Errorf("%s policy lists the approved digests %d times, want once:\n%s", f, n, out[f])
+		}
+	}
+	o.Digests = nil
+	if _, err := admission.Generate(o, admission.Formats); err == nil || !strings.Contains(err.Error(), "no approved image digests") {
+		t.Errorf("a policy that approves no digest: %v, want a refusal", err)
+	}
 }

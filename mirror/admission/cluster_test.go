@@ -5,13 +5,11 @@ import (
 	"encoding/json"
 	"flag"
 	"fmt"
-	"net/http"
 	"os"
 	"strings"
 	"testing"
 	"time"
 
-	"github.com/google/go-containerregistry/pkg/v1/remote"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
@@ -28,13 +26,32 @@ import (
 	"github.com/reloader-dev/reloader/charts"
 	"github.com/reloader-dev/reloader/mirror"
 	"github.com/reloader-dev/reloader/mirror/admission"
+	"github.com/reloader-dev/reloader/release"
 	"github.com/reloader-dev/reloader/release/releasetest"
 	"github.com/reloader-dev/reloader/release/trust"
 	"github.com/reloader-dev/reloader/test/controlplane"
-	testregistry "github.com/reloader-dev/reloader/test/registry"
 )
 
 var cp *controlplane.ControlPlane
+
+// policyFor verifies rel's lock and fills the policy options for it at tgt,
+// as reloader-mirror policy does.
+func policyFor(t *testing.T, v *trust.Verifier, rel *releasetest.Release, tgt string) (*release.Lock, *mirror.Mapping, admission.Options) {
+	t.Helper()
+	l, _, err := v.Lock(rel.LockJSON, rel.LockBundle)
+	if err != nil {
+		t.Fatal(err)
+	}
+	m, err := mirror.NewMapping(tgt, l, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var o admission.Options
+	if err := o.FromLock(l, m.Repository); err != nil {
+		t.Fatal(err)
+	}
+	return l, m, o
+}
 
 // In -short mode only the tests that need no apiserver run.
 func TestMain(m *testing.M) {
@@ -67,14 +84,7 @@ type mirrored struct {
 
 func publish(t *testing.T, signer releasetest.Signer, policy trust.Policy) *mirrored {
 	t.Helper()
-	reg, err := testregistry.StartInProcess(testregistry.InProcessOptions{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() {
-		remote.DefaultTransport.(*http.Transport).CloseIdleConnections()
-		_ = reg.Stop()
-	})
+	reg := startRegistry(t)
 	rel, err := releasetest.Publish(context.Background(), releasetest.Options{Registry: reg.Host, Signer: signer, Seed: 11})
 	if err != nil {
 		t.Fatal(err)
@@ -83,20 +93,9 @@ func publish(t *testing.T, signer releasetest.Signer, policy trust.Policy) *mirr
 	if err != nil {
 		t.Fatal(err)
 	}
-	l, _, err := v.Lock(rel.LockJSON, rel.LockBundle)
-	if err != nil {
-		t.Fatal(err)
-	}
-	m, err := mirror.NewMapping(target, l, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
+	l, m, o := policyFor(t, v, rel, target)
 	vals, err := mirror.RenderValues(l, m)
 	if err != nil {
-		t.Fatal(err)
-	}
-	var o admission.Options
-	if err := o.FromLock(l, m.Repository); err != nil {
 		t.Fatal(err)
 	}
 	return &mirrored{signer: signer, rel: rel, mapping: m, values: vals, opts: o}

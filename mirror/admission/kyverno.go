@@ -118,7 +118,7 @@ func kyvernoAttestor(t Trust, tm *material) (map[string]any, error) {
 	if t.Identity != "" {
 		kl["subject"] = t.Identity
 	} else {
-		kl["subjectRegExp"] = t.IdentityRegexp
+		kl["subjectRegExp"] = t.anchoredRegexp()
 	}
 	rekor := map[string]any{"ignoreTlog": true}
 	if len(tm.tlogs) > 0 {

@@ -7,7 +7,8 @@ import (
 	"github.com/reloader-dev/reloader/release"
 )
 
-// FromLock fills Options.Version, Repositories and SBOMPredicateType from a
+// FromLock fills Options.Version, Repositories, SBOMPredicateType and the
+// approved Digests (see Approve) from a
 // verified release lock: the repositories its image indexes were mirrored to
 // (target maps a lock repository to its place at the target) and the
 // predicate type of the SPDX SBOM attested on every index, the digest a
@@ -20,6 +21,8 @@ func (o *Options) FromLock(l *release.Lock, target func(repository string) strin
 	}
 	o.Version = l.Version
 	o.Repositories = nil
+	o.Digests, o.Approved = nil, nil
+	o.Approve(l)
 	predicate := ""
 	for _, idx := range indexes {
 		o.Repositories = append(o.Repositories, target(idx.Repository))

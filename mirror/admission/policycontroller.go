@@ -30,7 +30,7 @@ func trustText(t Trust) string {
 	}
 	id := t.Identity
 	if id == "" {
-		id = "~" + t.IdentityRegexp
+		id = "~" + t.anchoredRegexp()
 	}
 	return "keyless identity " + id + " from " + t.Issuer + " under the trusted root"
 }
@@ -90,7 +90,7 @@ func pcAuthority(o Options, name, trustRoot string, tm *material) map[string]any
 	if o.Trust.Identity != "" {
 		id["subject"] = o.Trust.Identity
 	} else {
-		id["subjectRegExp"] = o.Trust.IdentityRegexp
+		id["subjectRegExp"] = o.Trust.anchoredRegexp()
 	}
 	kl := map[string]any{"trustRootRef": trustRoot, "identities": []any{id}}
 	if o.Trust.IgnoreSCT {

@@ -21,6 +21,14 @@ const (
 		` + (has(variables.podSpec.ephemeralContainers) ? variables.podSpec.ephemeralContainers : [])`
 	celUnpinned = `variables.containers.filter(c, !c.image.matches('@sha256:[a-f0-9]{64}$'))`
 	celForeign  = `variables.containers.filter(c, !variables.repositories.exists(r, c.image.startsWith(r + '@') || c.image.startsWith(r + ':')))`
+	// celUnapproved: images of the mirrored repositories, pinned, whose
+	// digest belongs to no approved release (an old image still in the
+	// registry, or anything pushed there by digest). exists over a list
+	// literal keeps the cost linear in the digests and within the
+	// apiserver's estimate.
+	celUnapproved = `variables.containers.filter(c, c.image.matches('@sha256:[a-f0-9]{64}$') && ` +
+		`variables.repositories.exists(r, c.image.startsWith(r + '@') || c.image.startsWith(r + ':')) && ` +
+		`!variables.digests.exists(d, c.image.endsWith('@' + d)))`
 	// celOffenders names each offending container with its image.
 	celOffenders = `.map(c, 'container ' + c.name + ' image ' + c.image).join(', ')`
 )
@@ -35,12 +43,18 @@ func celVariables(o Options) []celVariable {
 		// be escaped; strconv adds the quotes CEL reads.
 		quoted[i] = strconv.Quote(r)
 	}
+	digests := make([]string, len(o.Digests))
+	for i, d := range o.Digests {
+		digests[i] = strconv.Quote(d) // checked against digestRE
+	}
 	return []celVariable{
 		{"repositories", "[" + strings.Join(quoted, ", ") + "]"},
+		{"digests", "[" + strings.Join(digests, ", ") + "]"},
 		{"podSpec", celPodSpec},
 		{"containers", celContainers},
 		{"unpinned", celUnpinned},
 		{"foreign", celForeign},
+		{"unapproved", celUnapproved},
 	}
 }
 
@@ -49,6 +63,8 @@ type celRule struct{ Expression, Message, MessageExpression string }
 
 func celRules(o Options) []celRule {
 	repos := strings.Join(o.Repositories, ", ")
+	// Versions match versionRE in the lock, so they cannot end the literal.
+	approved := strings.Join(o.Approved, ", ")
 	return []celRule{{
 		Expression:        `size(variables.unpinned) == 0`,
 		Message:           "every image must be pinned by digest (repository@sha256:<digest>)",
@@ -57,6 +73,10 @@ func celRules(o Options) []celRule {
 		Expression:        `size(variables.foreign) == 0`,
 		Message:           "every image must come from the mirrored repositories: " + repos,
 		MessageExpression: `'not from the mirrored repositories: ' + variables.foreign` + celOffenders + ` + '; allowed: ' + variables.repositories.join(', ')`,
+	}, {
+		Expression:        `size(variables.unapproved) == 0`,
+		Message:           "every image must be one of an approved Reloader release: " + approved,
+		MessageExpression: `'not an image of an approved release: ' + variables.unapproved` + celOffenders + ` + '; approved: Reloader ` + approved + ` (reloader-mirror policy -f / --keep-previous)'`,
 	}}
 }
 
@@ -64,8 +84,11 @@ func vapHeader(o Options) string {
 	return comment(
 		"ValidatingAdmissionPolicy written by reloader-mirror policy"+releaseSuffix(o)+".",
 		"In "+o.scopeText()+", Pods and pod-template workloads are admitted only when every",
-		"container image is pinned by digest and comes from a mirrored repository:",
+		"container image is pinned by digest, comes from a mirrored repository:",
 	) + comment(indent(o.Repositories)...) + comment(
+		"and is an image (index or platform manifest) of an approved release: "+strings.Join(o.Approved, ", "),
+		fmt.Sprintf("(%d digests); any other digest in those repositories is denied.", len(o.Digests)),
+	) + comment(
 		"Mode: "+string(o.Mode)+" (the binding's validationActions).",
 		"Apply: kubectl apply --server-side -f "+VAP.FileName(),
 	)

@@ -9,7 +9,6 @@ import (
 
 	"github.com/reloader-dev/reloader/release"
 	"github.com/reloader-dev/reloader/release/page"
-	"github.com/reloader-dev/reloader/release/support"
 	"github.com/reloader-dev/reloader/review"
 )
 
@@ -22,19 +21,11 @@ const reviewDir = "review"
 // anything is imported.
 func (r *run) page(context.Context) error {
 	dir := filepath.Join(r.opts.OutDir, "page")
-	tab, err := support.ReadTable(filepath.Join(r.opts.ModuleDir, "release", "support.yaml"))
-	if err != nil {
-		return err
-	}
-	advisories, err := support.ReadAdvisories(filepath.Join(r.opts.ModuleDir, "release", "advisories"))
-	if err != nil {
-		return err
-	}
 	if err := r.writeReview(filepath.Join(dir, reviewDir)); err != nil {
 		return err
 	}
 	return page.Write(dir, r.lock, page.Options{SBOMBaseURL: "../sbom/", LockRef: r.res.LockRef,
-		Support: tab, Advisories: advisories, ReviewURL: reviewDir + "/" + review.FileHTML, Provenance: r.provSummaries})
+		Support: r.support, Advisories: r.advisories, ReviewURL: reviewDir + "/" + review.FileHTML, Provenance: r.provSummaries})
 }
 
 func (r *run) writeReview(dir string) error {

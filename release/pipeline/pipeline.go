@@ -22,6 +22,7 @@ import (
 	"github.com/reloader-dev/reloader/release"
 	"github.com/reloader-dev/reloader/release/provenance"
 	"github.com/reloader-dev/reloader/release/sign"
+	"github.com/reloader-dev/reloader/release/support"
 	"github.com/reloader-dev/reloader/release/verify"
 	"github.com/reloader-dev/reloader/sbom"
 )
@@ -47,6 +48,9 @@ type Options struct {
 
 	// ModuleDir is the checkout; MainPackage the controller's main package.
 	ModuleDir, MainPackage string
+	// SupportFile and AdvisoriesDir override the checkout's
+	// release/support.yaml and release/advisories, which the lock records.
+	SupportFile, AdvisoriesDir string
 	// StampPackage holds Version/Commit/Date; default build.BuildInfoPackage.
 	StampPackage string
 
@@ -131,6 +135,9 @@ type run struct {
 	provenance map[string][]byte
 	// provSummaries are the same, summarised for the versions page.
 	provSummaries map[string]provenance.Summary
+	// support and advisories are what recordSupport put in the lock.
+	support    *support.Table
+	advisories []*support.Advisory
 	// lockArtifact is the lock's OCI artifact, pushed by digest.
 	lockArtifact name.Digest
 }
@@ -161,6 +168,7 @@ type step struct {
 // nothing is tagged before the whole release verified as users verify it.
 func steps() []step {
 	return []step{
+		{"record the support table and advisories", (*run).recordSupport},
 		{"build images", (*run).buildImages},
 		{"generate SBOMs", (*run).generateSBOMs},
 		{"generate provenance", (*run).generateProvenance},

@@ -182,6 +182,9 @@ type Options struct {
 	Created time.Time
 	// Remote are extra registry options (auth, transport).
 	Remote []remote.Option
+	// SupportFile and AdvisoriesDir replace the checkout's support table
+	// and advisories, which the lock records (see pipeline.Options).
+	SupportFile, AdvisoriesDir string
 }
 
 // Release is what Publish produced.
@@ -259,6 +262,7 @@ func Publish(ctx context.Context, opts Options) (*Release, error) {
 	res, err := pipeline.Run(ctx, pipeline.Options{
 		Version: opts.Version, Commit: fmt.Sprintf("%040x", opts.Seed), Source: "https://github.com/reloader-dev/reloader",
 		Created: opts.Created, Now: opts.Created, ModuleDir: mod, MainPackage: opts.MainPackage,
+		SupportFile: opts.SupportFile, AdvisoriesDir: opts.AdvisoriesDir,
 		Registry: opts.Registry + "/" + opts.Prefix, StandardName: "reloader", UBIName: "reloader-ubi", UBIBase: base,
 		Licenses: "Apache-2.0", LicenseFiles: []string{filepath.Join(mod, "LICENSE")},
 		ChartDirs: charts, OutDir: out, NewSigner: signer.New, BuilderID: signer.builderID(), Verify: vopts, NoScan: true, Platforms: opts.Platforms,

@@ -7,6 +7,7 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"sort"
 	"strings"
 	"time"
@@ -191,6 +192,29 @@ func ParseAdvisory(data []byte) (*Advisory, error) {
 // (a README.md may explain the directory). An empty directory is no
 // advisory; any other file, or a file named for another ID, is an error.
 func ReadAdvisories(dir string) ([]*Advisory, error) {
+	return readAdvisories(dir, "README.md")
+}
+
+// ReadSupportDir reads a directory a user assembled for reloader-mirror
+// --advisories: the advisories as ReadAdvisories reads them, and the
+// support table from support.yaml beside them, if there is one (else nil).
+func ReadSupportDir(dir string) ([]*Advisory, *Table, error) {
+	as, err := readAdvisories(dir, "README.md", "support.yaml")
+	if err != nil {
+		return nil, nil, err
+	}
+	p := filepath.Join(dir, "support.yaml")
+	if _, err := os.Stat(p); errors.Is(err, os.ErrNotExist) {
+		return as, nil, nil
+	}
+	t, err := ReadTable(p)
+	if err != nil {
+		return nil, nil, err
+	}
+	return as, t, nil
+}
+
+func readAdvisories(dir string, skip ...string) ([]*Advisory, error) {
 	entries, err := os.ReadDir(dir)
 	if err != nil {
 		return nil, fmt.Errorf("reading the advisories: %w", err)
@@ -198,7 +222,7 @@ func ReadAdvisories(dir string) ([]*Advisory, error) {
 	var out []*Advisory
 	for _, e := range entries {
 		name := e.Name()
-		if name == "README.md" {
+		if slices.Contains(skip, name) {
 			continue
 		}
 		if e.IsDir() || filepath.Ext(name) != ".json" {

@@ -67,6 +67,16 @@ func ParseTable(data []byte) (*Table, error) {
 	if err := strict.YAML(data, "support table", maxFileBytes, &t); err != nil {
 		return nil, err
 	}
+	if err := t.Check(); err != nil {
+		return nil, err
+	}
+	sort.SliceStable(t.Series, func(i, j int) bool { return semver.Compare(t.Series[i].Series, t.Series[j].Series) > 0 })
+	return &t, nil
+}
+
+// Check holds a table to the rules ParseTable applies, for a table that
+// arrived inside another document (the release lock).
+func (t *Table) Check() error {
 	var errs []error
 	if t.APIVersion != APIVersion {
 		errs = append(errs, fmt.Errorf("apiVersion is %q, want %q", t.APIVersion, APIVersion))
@@ -91,8 +101,17 @@ func ParseTable(data []byte) (*Table, error) {
 		}
 	}
 	if len(errs) > 0 {
-		return nil, fmt.Errorf("invalid support table: %w", errors.Join(errs...))
+		return fmt.Errorf("invalid support table: %w", errors.Join(errs...))
 	}
-	sort.SliceStable(t.Series, func(i, j int) bool { return semver.Compare(t.Series[i].Series, t.Series[j].Series) > 0 })
-	return &t, nil
+	return nil
+}
+
+// SeriesOf returns the series version (v1.4.2) belongs to, if listed.
+func (t *Table) SeriesOf(version string) (Series, bool) {
+	for _, s := range t.Series {
+		if s.Contains(version) {
+			return s, true
+		}
+	}
+	return Series{}, false
 }

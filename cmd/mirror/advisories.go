@@ -1,0 +1,191 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
+	"golang.org/x/mod/semver"
+
+	"github.com/reloader-dev/reloader/internal/cli"
+	"github.com/reloader-dev/reloader/mirror"
+	"github.com/reloader-dev/reloader/mirror/registry"
+	"github.com/reloader-dev/reloader/release"
+	"github.com/reloader-dev/reloader/release/trust"
+)
+
+// advisoryFlags choose what a release is judged against and the user's
+// exceptions; every command that takes a release applies them.
+type advisoryFlags struct {
+	source           string
+	accept           []string
+	allowUnsupported bool
+	// now is the clock end of support is judged by; tests set it.
+	now func() time.Time
+}
+
+// advisoriesHelp is the rule, for the root command's help.
+const advisoriesHelp = `
+
+Every command that takes a release (plan, copy, import, export, verify,
+values, policy, review) refuses, with exit 3, a release that a signed
+advisory marks affected, or whose release series is past its end of
+support, unless --accept-advisory ID / --allow-unsupported is given.
+The advisories and support table come from a signed release lock, as they
+stood when that release was cut, so a newer release tells you about older
+ones: by default, for copy, import, plan and verify, the newest lock the
+--target holds (verified with the same trust policy), or the release's own
+lock if that is newer or there is no target; for the others the release's
+own lock. --advisories names another source: a release archive, a lock in a
+registry, or a directory of OSV files (with an optional support.yaml),
+which is trusted as given. Withdrawn advisories are ignored.`
+
+func (a *advisoryFlags) register(pf *pflag.FlagSet) {
+	pf.StringVar(&a.source, "advisories", "", "judge the release by the advisories and support table of this release archive, lock reference or directory of OSV files (a directory is trusted as given; default: the newest signed lock at --target for copy, import, plan and verify, else the release's own)")
+	pf.StringArrayVar(&a.accept, "accept-advisory", nil, "run a release despite this advisory (ID or alias; repeatable)")
+	pf.BoolVar(&a.allowUnsupported, "allow-unsupported", false, "accept a release whose series is past its end of support")
+}
+
+// judge verifies where the advisories come from and decides on the
+// release the lock describes; the standing is returned with its refusal.
+func (g *globals) judge(ctx context.Context, cl *registry.Client, in *releaseInput, l *release.Lock, atTarget bool) (*mirror.Standing, error) {
+	src, err := g.advisorySource(ctx, cl, in, l, atTarget)
+	if err != nil {
+		return nil, err
+	}
+	now := time.Now
+	if g.adv.now != nil {
+		now = g.adv.now
+	}
+	st := mirror.Judge(src, l.Version, mirror.StandingOptions{Now: now(), Accept: g.adv.accept, AllowUnsupported: g.adv.allowUnsupported})
+	return st, st.Err()
+}
+
+// advisorySource is --advisories, else the newest verified lock at the
+// target when atTarget (the command reads the target anyway) and it is
+// newer than the release, else the release's own lock.
+func (g *globals) advisorySource(ctx context.Context, cl *registry.Client, in *releaseInput, own *release.Lock, atTarget bool) (*mirror.AdvisorySource, error) {
+	fromLock := func(name string, lockJSON, bundle []byte) (*mirror.AdvisorySource, error) {
+		l, _, err := in.verifier.Lock(lockJSON, bundle)
+		if err != nil {
+			return nil, fmt.Errorf("verifying the lock of the advisories (%s): %w", name, err)
+		}
+		return mirror.AdvisoriesFromLock(name, l)
+	}
+	if s := g.adv.source; s != "" {
+		st, err := os.Stat(s)
+		switch {
+		case err == nil && st.IsDir() && !exists(filepath.Join(s, "oci-layout")):
+			return mirror.AdvisoriesFromDir(s)
+		case err == nil:
+			a, err := mirror.OpenArchive(ctx, s, g.workDir)
+			if err != nil {
+				return nil, fmt.Errorf("--advisories: %w", err)
+			}
+			defer func() { _ = a.Close() }()
+			return fromLock("archive "+s, a.LockJSON, a.LockBundle)
+		case strings.ContainsAny(s, ":@"):
+			lj, lb, err := mirror.FetchLock(ctx, cl, s)
+			if err != nil {
+				return nil, fmt.Errorf("--advisories: %w", err)
+			}
+			return fromLock(s, lj, lb)
+		default:
+			return nil, cli.Usage(fmt.Errorf("--advisories %q: not a directory, an archive or a lock reference", s))
+		}
+	}
+	if atTarget && g.target != "" {
+		repo := strings.TrimSuffix(g.target, "/") + "/" + release.LockRepository
+		versions, err := mirror.ReleasesAt(ctx, cl, repo)
+		if err != nil {
+			return nil, err
+		}
+		if len(versions) > 0 && newer(versions[0], own.Version) {
+			ref := repo + ":" + versions[0]
+			lj, lb, err := mirror.FetchLock(ctx, cl, ref)
+			if err != nil {
+				return nil, fmt.Errorf("reading the newest release at the target for its advisories: %w", err)
+			}
+			return fromLock("release "+versions[0]+" at "+ref, lj, lb)
+		}
+	}
+	return mirror.AdvisoriesFromLock("release "+own.Version+" (its own lock)", own)
+}
+
+func exists(p string) bool {
+	_, err := os.Stat(p)
+	return !errors.Is(err, os.ErrNotExist)
+}
+
+// standingRefused reports a refusal in verify's JSON output too.
+func (g *globals) standingRefused(cmd *cobra.Command, st *mirror.Standing) {
+	if st != nil && g.output == "json" && cmd.Name() == "verify" {
+		_ = g.emit(struct {
+			Standing *mirror.Standing `json:"standing"`
+		}{st}, nil)
+	}
+}
+
+// newer reports whether version a is after b (either may lack the "v").
+func newer(a, b string) bool {
+	v := func(s string) string { return "v" + strings.TrimPrefix(s, "v") }
+	return semver.Compare(v(a), v(b)) > 0
+}
+
+// readsTarget are the commands that read the --target registry anyway, and
+// so take the advisories of the newest release there by default; the
+// others (values, policy, export, review) name a target without reaching it.
+var readsTarget = map[string]bool{"copy": true, "import": true, "plan": true, "verify": true}
+
+// applyStanding judges the opened release before a command acts on it. A
+// lock that does not verify is left to the command, which refuses it in
+// its own words.
+func (g *globals) applyStanding(cmd *cobra.Command, cl *registry.Client, in *releaseInput) error {
+	l, _, err := in.verifier.Lock(in.lockJSON, in.lockBundle)
+	if err != nil {
+		return nil
+	}
+	st, err := g.judge(cmd.Context(), cl, in, l, readsTarget[cmd.Name()])
+	if err != nil {
+		g.standingRefused(cmd, st)
+		return err
+	}
+	in.standing = st
+	return nil
+}
+
+// verifyReport is verify's JSON: the verification result as before, with
+// the release's standing beside it.
+type verifyReport struct {
+	*trust.Result
+	Standing *mirror.Standing `json:"standing"`
+}
+
+func withStanding(r *trust.Result, st *mirror.Standing) verifyReport {
+	return verifyReport{Result: r, Standing: st}
+}
+
+func describeStanding(w io.Writer, st *mirror.Standing) {
+	if st == nil {
+		return
+	}
+	fmt.Fprintf(w, "Advisories and support: from %s\n", st.Source.Name)
+	for _, a := range st.Advisories {
+		fmt.Fprintf(w, "  advisory %s affects %s, accepted by --accept-advisory\n", a.ID, st.Version)
+	}
+	switch st.Support {
+	case "supported":
+		fmt.Fprintf(w, "  series %s supported until %s\n", st.Series, st.EndOfSupport)
+	case "ended":
+		fmt.Fprintf(w, "  series %s out of support since %s, accepted by --allow-unsupported\n", st.Series, st.EndOfSupport)
+	default:
+		fmt.Fprintf(w, "  support: %s\n", st.Support)
+	}
+}
