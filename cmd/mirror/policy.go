@@ -25,8 +25,13 @@ func (g *globals) policyCmd() *cobra.Command {
 	c := &cobra.Command{
 		Use:   "policy",
 		Short: "Print admission policies that admit only the mirrored release's signed, digest-pinned images",
-		Long: `policy verifies the release offline, as every other command does, and prints
-admission policies for the target it was mirrored to:
+		Long: `policy verifies the release completely and offline, as verify does: the lock's
+signature, then every signature, attestation and provenance the lock lists,
+each against its artifact. It reads the release from --file, or with --lock /
+--lock-ref from the registries the lock names (from --target when --lock-ref
+is the target's copy of the lock). If any artifact fails, it exits 3 naming
+that artifact and prints no policy. Then it prints admission policies for the
+target the release was mirrored to:
 
   vap                a ValidatingAdmissionPolicy and its binding (built into
                      Kubernetes): Pods and pod-template workloads in the
@@ -65,12 +70,12 @@ nothing is rejected), then --mode enforce. See docs/enforce.md.`,
 			if err != nil {
 				return err
 			}
-			return g.withRelease(cmd, func(_ *registry.Client, in *releaseInput) error {
-				l, m, err := g.lockAndMapping(in)
+			return g.withRelease(cmd, func(cl *registry.Client, in *releaseInput) error {
+				prep, m, err := g.verifiedRelease(cmd.Context(), cl, in)
 				if err != nil {
 					return err
 				}
-				if err := opts.FromLock(l, m.Repository); err != nil {
+				if err := opts.FromLock(prep.Lock, m.Repository); err != nil {
 					return err
 				}
 				if opts.Trust, err = g.admissionTrust(in); err != nil {
