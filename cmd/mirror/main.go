@@ -362,6 +362,7 @@ func (g *globals) mirrorRun(cmd *cobra.Command, in *releaseInput, cl *registry.C
 		fmt.Fprintf(w, "  blobs: %d pushed (%s), %d mounted, %d already present\n", s.BlobsPushed, progress.Bytes(s.BytesPushed), s.BlobsMounted, s.BlobsPresent)
 		fmt.Fprintf(w, "  manifests: %d pushed, %d present; tags: %d written, %d present; fallback indexes: %d\n", s.ManifestsPushed, s.ManifestsPresent, s.TagsWritten, s.TagsPresent, s.FallbackIndexes)
 		fmt.Fprintf(w, "  lock: %s\n", rc.Lock)
+		printTagChanges(w, rc.Tags)
 	})
 }
 
@@ -369,6 +370,8 @@ func (g *globals) copyCmd() *cobra.Command {
 	c := &cobra.Command{
 		Use:   "copy",
 		Short: "Copy a release registry to registry, verified before and after",
+		Long: `copy verifies the release at its source, pushes it to --target by digest,
+verifies the copy at the target, and only then writes tags.` + tagsHelp,
 		Example: `  reloader-mirror copy --lock-ref ghcr.io/reloader-dev/reloader-release:v1.2.3 --key cosign.pub \
       --target harbor.corp.example/platform/reloader --receipt receipt.json
   # Artifactory repository key, chart to a separate Helm repository
@@ -411,7 +414,7 @@ func (g *globals) importCmd() *cobra.Command {
 		Short: "Push an archive into a registry after verifying it completely, offline",
 		Long: `import checks the archive's checksums, the lock's signature and every
 artifact's signatures before the first byte is pushed; then it pushes in a
-safe order, verifies the copy at the target, and writes tags last.`,
+safe order, verifies the copy at the target, and writes tags last.` + tagsHelp,
 		Example: `  reloader-mirror import -f reloader-v1.2.3.tar.zst --key cosign.pub \
       --target harbor.corp.example/platform/reloader
   reloader-mirror import -f reloader-v1.2.3.tar.zst \
