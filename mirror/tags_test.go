@@ -70,7 +70,9 @@ func TestMergedSignaturesKeepTheReleasesFirstAndTheTargetsOthers(t *testing.T) {
 				t.Errorf("layers %v kept %v, want %v kept %v", m.digests, m.kept, want, kept)
 			}
 			var cfg struct {
-				RootFS  struct{ DiffIDs []string `json:"diff_ids"` } `json:"rootfs"`
+				RootFS struct {
+					DiffIDs []string `json:"diff_ids"`
+				} `json:"rootfs"`
 				History []json.RawMessage
 			}
 			if err := json.Unmarshal(m.config, &cfg); err != nil {
