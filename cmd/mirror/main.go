@@ -524,12 +524,7 @@ func (g *globals) valuesCmd() *cobra.Command {
 	c := &cobra.Command{
 		Use:   "values",
 		Short: "Print digest-pinned Helm values and the helm install command for the target",
-		Long: `values verifies the release completely and offline, as verify does: the lock's
-signature, then every signature, attestation and provenance the lock lists,
-each against its artifact. It reads the release from --file, or with --lock /
---lock-ref from the registries the lock names (from --target when --lock-ref
-is the target's copy of the lock). If any artifact fails, it exits 3 naming
-that artifact and prints nothing else. Then it prints Helm values that pin
+		Long: "values" + verifiesHelp + ` Then it prints Helm values that pin
 every image by digest at --target, and the helm install command for the
 chart at --target by digest. --check-chart also reads the chart at the
 target and confirms it honours image.digest.`,

@@ -25,12 +25,7 @@ func (g *globals) policyCmd() *cobra.Command {
 	c := &cobra.Command{
 		Use:   "policy",
 		Short: "Print admission policies that admit only the mirrored release's signed, digest-pinned images",
-		Long: `policy verifies the release completely and offline, as verify does: the lock's
-signature, then every signature, attestation and provenance the lock lists,
-each against its artifact. It reads the release from --file, or with --lock /
---lock-ref from the registries the lock names (from --target when --lock-ref
-is the target's copy of the lock). If any artifact fails, it exits 3 naming
-that artifact and prints no policy. Then it prints admission policies for the
+		Long: "policy" + verifiesHelp + ` Then it prints admission policies for the
 target the release was mirrored to:
 
   vap                a ValidatingAdmissionPolicy and its binding (built into

@@ -9,6 +9,15 @@ import (
 	"github.com/reloader-dev/reloader/release"
 )
 
+// verifiesHelp is how values and policy (the command's name goes first)
+// say what they check before they print anything.
+const verifiesHelp = ` verifies the release completely and offline, as verify does: the
+lock's signature, then every signature, attestation and provenance the lock
+lists, each against its artifact. It reads the release from --file, or with
+--lock / --lock-ref from the registries the lock names (from --target when
+--lock-ref is the target's copy of the lock). If any artifact fails, it exits
+3 naming that artifact and prints nothing.`
+
 // verifiedRelease is what values and policy start from: the release fully
 // verified (the lock's signature and every signature, attestation and
 // provenance the lock lists, as verify does) and its mapping to --target.

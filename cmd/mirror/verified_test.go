@@ -4,6 +4,7 @@ import (
 	"context"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -25,20 +26,8 @@ import (
 func TestPolicyAndValuesRefuseAReleaseWhoseImageSignatureIsForgedOrMissing(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
 	defer cancel()
-	src := startRegistry(t)
-	s, err := releasetest.NewKeySigner(t.TempDir())
-	if err != nil {
-		t.Fatal(err)
-	}
-	rel, err := releasetest.Publish(ctx, releasetest.Options{Registry: src.Host, Signer: s, Seed: 23})
-	if err != nil {
-		t.Fatal(err)
-	}
-	dir := t.TempDir()
-	key := filepath.Join(dir, "cosign.pub")
-	if err := os.WriteFile(key, s.PublicKeyPEM(), 0o644); err != nil {
-		t.Fatal(err)
-	}
+	kr := publishKeyRelease(t, ctx, 23)
+	rel, s, key := kr.rel, kr.signer, kr.key
 	var index release.Artifact
 	for _, a := range rel.Lock.Artifacts {
 		if a.Kind == release.KindImageIndex && a.Name == "reloader" {
@@ -76,7 +65,11 @@ func TestPolicyAndValuesRefuseAReleaseWhoseImageSignatureIsForgedOrMissing(t *te
 		edit func(l *release.Lock)
 	}{
 		{"forged", func(l *release.Lock) { l.Artifacts[sigOf(l)] = forgedSig }},
-		{"missing", func(l *release.Lock) { l.Artifacts = append(l.Artifacts[:sigOf(l)], l.Artifacts[sigOf(l)+1:]...) }},
+		{"missing", func(l *release.Lock) {
+			// Neither its signature nor its attestations: the lock
+			// lists nothing that signs the image.
+			l.Artifacts = slices.DeleteFunc(l.Artifacts, func(a release.Artifact) bool { return a.Subject == index.Digest })
+		}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			lock := resignedLock(t, ctx, s.SignLock, rel.Lock, tc.edit)
@@ -95,6 +88,35 @@ func TestPolicyAndValuesRefuseAReleaseWhoseImageSignatureIsForgedOrMissing(t *te
 			}
 		})
 	}
+}
+
+// keyRelease is a key-signed release the pipeline published into a fresh
+// registry, with its public key and its lock (and bundle) written to files.
+type keyRelease struct {
+	rel       *releasetest.Release
+	signer    releasetest.Signer
+	key, lock string
+}
+
+func publishKeyRelease(t *testing.T, ctx context.Context, seed uint64) keyRelease {
+	t.Helper()
+	src := startRegistry(t)
+	s, err := releasetest.NewKeySigner(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	rel, err := releasetest.Publish(ctx, releasetest.Options{Registry: src.Host, Signer: s, Seed: seed})
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir := t.TempDir()
+	kr := keyRelease{rel: rel, signer: s, key: filepath.Join(dir, "cosign.pub"), lock: filepath.Join(dir, release.LockFileName)}
+	for p, b := range map[string][]byte{kr.key: s.PublicKeyPEM(), kr.lock: rel.LockJSON, kr.lock + ".sigstore.json": rel.LockBundle} {
+		if err := os.WriteFile(p, b, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return kr
 }
 
 // resignedLock writes lock changed by edit and signed by sign (with the
