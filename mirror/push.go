@@ -102,11 +102,9 @@ type Receipt struct {
 	Referrers    map[string]string `json:"referrers"`
 	Verification *trust.Result     `json:"verification"`
 	Entries      []ReceiptEntry    `json:"entries"`
-	// Tags is every tag the run wrote or found at the target, with what it
-	// pointed at before.
-	Tags     []TagChange `json:"tags,omitempty"`
-	Stats    Stats       `json:"stats"`
-	Duration string      `json:"duration"`
+	Tags         []TagChange       `json:"tags,omitempty"`
+	Stats        Stats             `json:"stats"`
+	Duration     string            `json:"duration"`
 }
 
 // Prepared is a release verified at its source, ready to be written.

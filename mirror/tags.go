@@ -33,7 +33,8 @@ const (
 )
 
 // TagChange is what one tag at the target pointed at before a run and after:
-// the record an auditor needs when a tag was re-pointed.
+// the record an auditor needs when a tag was re-pointed. A Receipt lists
+// every tag the run wrote or found (Receipt.Tags).
 type TagChange struct {
 	Repository string    `json:"repository"`
 	Tag        string    `json:"tag"`
