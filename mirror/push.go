@@ -102,6 +102,7 @@ type Receipt struct {
 	Referrers    map[string]string `json:"referrers"`
 	Verification *trust.Result     `json:"verification"`
 	Entries      []ReceiptEntry    `json:"entries"`
+	Tags         []TagChange       `json:"tags,omitempty"`
 	Stats        Stats             `json:"stats"`
 	Duration     string            `json:"duration"`
 }
@@ -196,7 +197,7 @@ func Mirror(ctx context.Context, opts Options) (*Receipt, error) {
 		Version: prep.Lock.Version, LockDigest: prep.LockResult.Digest,
 		Lock:   m.Target + "/" + opts.LockRepository + ":" + prep.Lock.Version,
 		Target: m.Target, Referrers: refs, Verification: tprep.Verification,
-		Stats: w.stats, Duration: time.Since(start).Round(time.Millisecond).String(),
+		Stats: w.stats, Duration: time.Since(start).Round(time.Millisecond).String(), Tags: w.tagChanges,
 	}
 	for _, a := range prep.Lock.Artifacts {
 		rc.Entries = append(rc.Entries, ReceiptEntry{
@@ -217,6 +218,8 @@ type writer struct {
 	// present maps a blob digest to a target repository path known to
 	// hold it, for cross-repository mounts.
 	present map[string]string
+	// tagChanges records each tag's old and new digest (tags.go).
+	tagChanges []TagChange
 }
 
 func (w *writer) repo(ctx context.Context, lockRepo string) (*registry.Repository, error) {
@@ -509,24 +512,9 @@ func (w *writer) tags(ctx context.Context) error {
 		if err != nil {
 			return err
 		}
-		what := fmt.Sprintf("tagging %s:%s", dst.Name, tag)
-		var d registry.Descriptor
-		var exists bool
-		if err := w.retry(ctx, what, func() (err error) { d, exists, err = dst.HeadManifest(ctx, tag); return err }); err != nil {
+		if err := w.tag(ctx, dst, tag, n); err != nil {
 			return err
 		}
-		if exists && d.Digest == n.Digest {
-			w.stats.TagsPresent++
-			continue
-		}
-		if err := w.retry(ctx, what, func() error { _, err := dst.PutManifest(ctx, tag, n.MediaType, n.Raw); return err }); err != nil {
-			return err
-		}
-		d, exists, err = dst.HeadManifest(ctx, tag)
-		if err != nil || !exists || (d.Digest != "" && d.Digest != n.Digest) {
-			return fmt.Errorf("%s: reading the tag back gave %q (%v), not %s", what, d.Digest, err, n.Digest)
-		}
-		w.stats.TagsWritten++
 	}
 	return nil
 }
@@ -555,11 +543,16 @@ func (w *writer) pushLock(ctx context.Context, l *release.Lock) error {
 			}
 		}
 	}
+	old, err := w.tagBefore(ctx, dst, l.Version)
+	if err != nil {
+		return err
+	}
 	if err := w.retry(ctx, "storing the lock in "+dst.Name, func() error {
 		_, err := dst.PutManifest(ctx, l.Version, release.LockManifestMediaType, art.Manifest)
 		return err
 	}); err != nil {
 		return err
 	}
+	w.noteTag(dst, l.Version, old, registry.Digest(art.Manifest), nil)
 	return nil
 }

@@ -368,6 +368,7 @@ func (g *globals) mirrorRun(cmd *cobra.Command, in *releaseInput, cl *registry.C
 		fmt.Fprintf(w, "  blobs: %d pushed (%s), %d mounted, %d already present\n", s.BlobsPushed, progress.Bytes(s.BytesPushed), s.BlobsMounted, s.BlobsPresent)
 		fmt.Fprintf(w, "  manifests: %d pushed, %d present; tags: %d written, %d present; fallback indexes: %d\n", s.ManifestsPushed, s.ManifestsPresent, s.TagsWritten, s.TagsPresent, s.FallbackIndexes)
 		fmt.Fprintf(w, "  lock: %s\n", rc.Lock)
+		printTagChanges(w, rc.Tags)
 	})
 }
 
@@ -375,6 +376,8 @@ func (g *globals) copyCmd() *cobra.Command {
 	c := &cobra.Command{
 		Use:   "copy",
 		Short: "Copy a release registry to registry, verified before and after",
+		Long: `copy verifies the release at its source, pushes it to --target by digest,
+verifies the copy at the target, and only then writes tags.` + tagsHelp,
 		Example: `  reloader-mirror copy --lock-ref ghcr.io/reloader-dev/reloader-release:v1.2.3 --key cosign.pub \
       --target harbor.corp.example/platform/reloader --receipt receipt.json
   # Artifactory repository key, chart to a separate Helm repository
@@ -420,7 +423,7 @@ func (g *globals) importCmd() *cobra.Command {
 		Short: "Push an archive into a registry after verifying it completely, offline",
 		Long: `import checks the archive's checksums, the lock's signature and every
 artifact's signatures before the first byte is pushed; then it pushes in a
-safe order, verifies the copy at the target, and writes tags last.`,
+safe order, verifies the copy at the target, and writes tags last.` + tagsHelp,
 		Example: `  reloader-mirror import -f reloader-v1.2.3.tar.zst --key cosign.pub \
       --target harbor.corp.example/platform/reloader
   reloader-mirror import -f reloader-v1.2.3.tar.zst \
@@ -531,6 +534,10 @@ func (g *globals) valuesCmd() *cobra.Command {
 	c := &cobra.Command{
 		Use:   "values",
 		Short: "Print digest-pinned Helm values and the helm install command for the target",
+		Long: "values" + verifiesHelp + ` Then it prints Helm values that pin
+every image by digest at --target, and the helm install command for the
+chart at --target by digest. --check-chart also reads the chart at the
+target and confirms it honours image.digest.`,
 		Example: `  reloader-mirror values --lock reloader-release.json --key cosign.pub \
       --target harbor.corp.example/platform/reloader > values.yaml
   reloader-mirror values -f reloader-v1.2.3.tar.zst --key cosign.pub --target harbor.corp.example/platform/reloader --variant ubi
@@ -539,10 +546,11 @@ func (g *globals) valuesCmd() *cobra.Command {
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			return g.withRelease(cmd, func(cl *registry.Client, in *releaseInput) error {
-				l, m, err := g.lockAndMapping(in)
+				prep, m, err := g.verifiedRelease(cmd.Context(), cl, in)
 				if err != nil {
 					return err
 				}
+				l := prep.Lock
 				v, err := mirror.RenderValues(l, m)
 				if err != nil {
 					return err

@@ -26,8 +26,8 @@ func (g *globals) policyCmd() *cobra.Command {
 	c := &cobra.Command{
 		Use:   "policy",
 		Short: "Print admission policies that admit only the mirrored release's signed, digest-pinned images",
-		Long: `policy verifies the release offline, as every other command does, and prints
-admission policies for the target it was mirrored to:
+		Long: "policy" + verifiesHelp + ` Then it prints admission policies for the
+target the release was mirrored to:
 
   vap                a ValidatingAdmissionPolicy and its binding (built into
                      Kubernetes): Pods and pod-template workloads in the
@@ -84,14 +84,14 @@ nothing is rejected), then --mode enforce. See docs/enforce.md.`,
 				g.archive = pf.approve.files[0]
 			}
 			return g.withRelease(cmd, func(cl *registry.Client, in *releaseInput) error {
-				l, m, err := g.lockAndMapping(in)
+				prep, m, err := g.verifiedRelease(cmd.Context(), cl, in)
 				if err != nil {
 					return err
 				}
-				if err := opts.FromLock(l, m.Repository); err != nil {
+				if err := opts.FromLock(prep.Lock, m.Repository); err != nil {
 					return err
 				}
-				if err := g.approveOthers(cmd.Context(), cl, in, l, pf.approve, &opts); err != nil {
+				if err := g.approveOthers(cmd.Context(), cl, in, prep.Lock, pf.approve, &opts); err != nil {
 					return err
 				}
 				if opts.Trust, err = g.admissionTrust(in); err != nil {

@@ -59,25 +59,7 @@ func releaseWithProvenance(t *testing.T, ctx context.Context, host string) prove
 // returns its path: the signatures the lock lists must still hold.
 func (p provenanceRelease) forge(t *testing.T, ctx context.Context, edit func(l *release.Lock)) string {
 	t.Helper()
-	l := *p.lock
-	l.Artifacts = append([]release.Artifact(nil), p.lock.Artifacts...)
-	edit(&l)
-	data, err := l.Marshal()
-	if err != nil {
-		t.Fatal(err)
-	}
-	bundle, err := p.signer.Blob(ctx, data)
-	if err != nil {
-		t.Fatal(err)
-	}
-	path := filepath.Join(t.TempDir(), release.LockFileName)
-	if err := os.WriteFile(path, data, 0o644); err != nil {
-		t.Fatal(err)
-	}
-	if err := os.WriteFile(path+".sigstore.json", bundle, 0o644); err != nil {
-		t.Fatal(err)
-	}
-	return path
+	return resignedLock(t, ctx, p.signer.Blob, p.lock, edit)
 }
 
 // attestationsOf is the lock's cosign attestation entry (.att) for subject:
