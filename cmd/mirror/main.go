@@ -63,6 +63,7 @@ type globals struct {
 	concurrency int
 	retries     int
 	receipt     string
+	expect      expectFlags
 }
 
 func newRoot(stdout, stderr io.Writer) *cobra.Command {
@@ -82,7 +83,7 @@ trusted root). A release whose lock records no vulnerability scan is refused
 unless --allow-unscanned is given, and one whose images or indexes lack SLSA
 provenance from that signer, naming the lock's source and commit, unless
 --allow-no-provenance is given. After pushing it reads everything back,
-verifies again, and only then writes tags.` + cli.ExitCodesHelp,
+verifies again, and only then writes tags.` + replayHelp + downgradeHelp + cli.ExitCodesHelp,
 		Example: `  # Connected side: carry the release across the air gap in one file
   reloader-mirror export --lock-ref ghcr.io/reloader-dev/reloader-release:v1.2.3 \
       --key cosign.pub -f reloader-v1.2.3.tar.zst
@@ -101,7 +102,7 @@ verifies again, and only then writes tags.` + cli.ExitCodesHelp,
 	pf.StringVarP(&g.output, "output", "o", "text", "output format: text or json")
 	pf.StringVar(&g.key, "key", "", "PEM public key that must have signed the release (cosign.pub)")
 	pf.StringVar(&g.identity, "certificate-identity", "", "keyless: exact certificate identity (SAN) that must have signed")
-	pf.StringVar(&g.identityRegexp, "certificate-identity-regexp", "", "keyless: regular expression the certificate identity must match")
+	pf.StringVar(&g.identityRegexp, "certificate-identity-regexp", "", "keyless: regular expression the whole certificate identity must match (anchored: ^(?:EXPR)$)")
 	pf.StringVar(&g.issuer, "certificate-oidc-issuer", "", "keyless: OIDC issuer of the signing certificate")
 	pf.BoolVar(&g.allowUnscanned, "allow-unscanned", false, "accept a release whose lock records no vulnerability scan (built with --no-scan)")
 	pf.BoolVar(&g.allowNoProvenance, "allow-no-provenance", false, "accept images and indexes without SLSA provenance signed by the release signer (provenance that is present is still checked)")
@@ -118,6 +119,7 @@ verifies again, and only then writes tags.` + cli.ExitCodesHelp,
 	pf.StringVarP(&g.archive, "file", "f", "", "release archive (.tar, .tar.zst or an OCI layout directory)")
 	pf.StringVar(&g.workDir, "work-dir", "", "where to unpack archives (default: the system temporary directory)")
 
+	g.expectFlag(root)
 	root.AddCommand(g.planCmd(), g.copyCmd(), g.exportCmd(), g.importCmd(), g.verifyCmd(), g.valuesCmd(), g.policyCmd(),
 		g.reviewCmd())
 	cli.Wire(root)
@@ -136,6 +138,7 @@ func (g *globals) transferFlags(c *cobra.Command) {
 	c.Flags().IntVarP(&g.concurrency, "concurrency", "j", 4, "blobs transferred in parallel")
 	c.Flags().IntVar(&g.retries, "retries", 5, "retries after a 5xx, throttling or a reset connection, with exponential backoff")
 	c.Flags().StringVar(&g.receipt, "receipt", "", "write the receipt (source digest -> target reference) as JSON to this file")
+	g.downgradeFlag(c)
 }
 
 // lockAndMapping verifies the release lock and maps its repositories to the
@@ -254,6 +257,7 @@ func (g *globals) open(ctx context.Context, c *registry.Client) (*releaseInput, 
 	}
 	p.RequireScan = !g.allowUnscanned
 	p.RequireProvenance = !g.allowNoProvenance
+	p.Expect = g.binding()
 	if in.verifier, err = trust.NewVerifier(p); err != nil {
 		in.close()
 		return nil, cli.Usage(err)
@@ -342,7 +346,7 @@ func (g *globals) mirrorRun(cmd *cobra.Command, in *releaseInput, cl *registry.C
 	rc, err := mirror.Mirror(cmd.Context(), mirror.Options{
 		Source: in.src, LockJSON: in.lockJSON, LockBundle: in.lockBundle, Policy: in.policy,
 		Client: cl, Target: g.target, Repos: repos, Concurrency: g.concurrency, Retries: g.retries,
-		Progress: g.progress(),
+		Progress: g.progress(), AllowDowngrade: g.expect.allowDowngrade,
 	})
 	if err != nil {
 		return err
@@ -362,6 +366,9 @@ func (g *globals) mirrorRun(cmd *cobra.Command, in *releaseInput, cl *registry.C
 		fmt.Fprintf(w, "  blobs: %d pushed (%s), %d mounted, %d already present\n", s.BlobsPushed, progress.Bytes(s.BytesPushed), s.BlobsMounted, s.BlobsPresent)
 		fmt.Fprintf(w, "  manifests: %d pushed, %d present; tags: %d written, %d present; fallback indexes: %d\n", s.ManifestsPushed, s.ManifestsPresent, s.TagsWritten, s.TagsPresent, s.FallbackIndexes)
 		fmt.Fprintf(w, "  lock: %s\n", rc.Lock)
+		if rc.Downgrade != nil {
+			fmt.Fprintf(w, "  downgrade: %s over %s, allowed by --allow-downgrade\n", rc.Downgrade.Version, rc.Downgrade.NewestAtTarget)
+		}
 	})
 }
 

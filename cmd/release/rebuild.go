@@ -17,6 +17,7 @@ import (
 
 type rebuildFlags struct {
 	lock, source, out, license string
+	expectVersion              string
 	output                     outputFlag
 }
 
@@ -29,7 +30,9 @@ func newRebuildCmd() *cobra.Command {
 checkout of the lock's commit (--source), with the Go toolchain its provenance
 names, into a local OCI layout (<out>/oci). It pushes nothing. For each image
 it prints "identical", or the first layer and file that differ from the
-released image. A release that does not reproduce exits 3.` + cli.ExitCodesHelp,
+released image. A release that does not reproduce exits 3, and so does a lock
+that is not the --expect-version given (rebuild does not verify the lock's
+signature: run verify first).` + cli.ExitCodesHelp,
 		Example: `  git checkout $(jq -r .commit reloader-release.json)
   reloader-release rebuild --lock reloader-release.json --source . --out _out/rebuild
 
@@ -43,6 +46,7 @@ released image. A release that does not reproduce exits 3.` + cli.ExitCodesHelp,
 	fl.StringVar(&f.source, "source", ".", "checkout of the lock's commit")
 	fl.StringVar(&f.out, "out", "_out/rebuild", "where the binaries and the OCI layout go")
 	fl.StringVar(&f.license, "license-file", "", "license text shipped under /licenses (default <source>/LICENSE)")
+	fl.StringVar(&f.expectVersion, "expect-version", "", "refuse a lock that is not exactly this version, e.g. v1.2.3 (exit 3)")
 	f.output.register(c)
 	return c
 }
@@ -58,6 +62,9 @@ func runRebuild(cmd *cobra.Command, f *rebuildFlags) error {
 	l, err := release.Parse(data)
 	if err != nil {
 		return cli.Usage(err)
+	}
+	if err := (trust.Binding{Version: f.expectVersion}).Check(l); err != nil {
+		return fmt.Errorf("lock %s: %w", f.lock, err)
 	}
 	// A git checkout must be at the lock's commit; a plain directory (an
 	// unpacked source archive) is taken as given.
