@@ -52,7 +52,7 @@ const TrustedRootFile = "trusted_root.json"
 // checkSigner is what the page says about the signer it names: the page
 // travels with the release, so whoever could change one could change the
 // other, and a key or identity read from it proves nothing.
-const checkSigner = "Check the signer these commands name (the key, or the certificate identity and issuer) against the project's documentation (SECURITY.md), not against this page: whoever could alter the release could alter the page."
+const checkSigner = "Check the signer these commands name (the key, or the certificate identity and issuer) against the project documentation (SECURITY.md), not against this page: whoever could alter the release could alter the page."
 
 // AdvisoryDir is the directory, next to the page, of the OSV files.
 const AdvisoryDir = "advisories"
