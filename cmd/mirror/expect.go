@@ -31,9 +31,23 @@ its reloader-release repository): a release older than the newest one there
 is refused (exit 3, naming both) unless --allow-downgrade is given, which the
 receipt records. The same release again is a no-op.`
 
-func (g *globals) expectFlag(root *cobra.Command) {
+// replayRules registers --expect-version for every command and states the
+// rules in each command's --help: every one takes a release, and copy and
+// import also push it.
+func (g *globals) replayRules(root *cobra.Command) {
 	root.PersistentFlags().StringVar(&g.expect.version, "expect-version", "",
 		"refuse the release unless its signed lock is exactly this version, e.g. v1.2.3 (exit 3)")
+	for _, c := range root.Commands() {
+		long := c.Long
+		if long == "" {
+			long = c.Short + "."
+		}
+		long += replayHelp
+		if c.Flags().Lookup("allow-downgrade") != nil {
+			long += downgradeHelp
+		}
+		c.Long = long
+	}
 }
 
 func (g *globals) downgradeFlag(c *cobra.Command) {

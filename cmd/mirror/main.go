@@ -107,7 +107,7 @@ verifies again, and only then writes tags.` + replayHelp + downgradeHelp + cli.E
 	pf.BoolVar(&g.allowUnscanned, "allow-unscanned", false, "accept a release whose lock records no vulnerability scan (built with --no-scan)")
 	pf.BoolVar(&g.allowNoProvenance, "allow-no-provenance", false, "accept images and indexes without SLSA provenance signed by the release signer (provenance that is present is still checked)")
 	pf.StringVar(&g.trustedRoot, "trusted-root", "", "keyless: trusted_root.json to verify certificates against")
-	pf.StringVar(&g.trustedRootSHA256, "trusted-root-sha256", "", "keyless: use the archive's trusted_root.json only if its sha256 is this (hex, from the publisher)")
+	pf.StringVar(&g.trustedRootSHA256, "trusted-root-sha256", "", "keyless: use the archive's trusted_root.json only if its sha256 is this (hex, as the release notes publish it)")
 	pf.BoolVar(&g.ignoreTlog, "insecure-ignore-tlog", false, "keyless: accept signatures without a transparency log entry (a private Sigstore without Rekor only)")
 	pf.BoolVar(&g.ignoreSCT, "insecure-ignore-sct", false, "keyless: accept certificates without a certificate transparency timestamp (private CAs that log to no CT log only)")
 	pf.StringVar(&g.caFile, "ca-file", "", "PEM CA bundle for registries with an internal CA")
@@ -119,9 +119,9 @@ verifies again, and only then writes tags.` + replayHelp + downgradeHelp + cli.E
 	pf.StringVarP(&g.archive, "file", "f", "", "release archive (.tar, .tar.zst or an OCI layout directory)")
 	pf.StringVar(&g.workDir, "work-dir", "", "where to unpack archives (default: the system temporary directory)")
 
-	g.expectFlag(root)
 	root.AddCommand(g.planCmd(), g.copyCmd(), g.exportCmd(), g.importCmd(), g.verifyCmd(), g.valuesCmd(), g.policyCmd(),
 		g.reviewCmd())
+	g.replayRules(root)
 	cli.Wire(root)
 	return root
 }
@@ -424,7 +424,7 @@ safe order, verifies the copy at the target, and writes tags last.`,
   reloader-mirror import -f reloader-v1.2.3.tar.zst \
       --certificate-identity https://github.com/reloader-dev/reloader/.github/workflows/release.yml@refs/tags/v1.2.3 \
       --certificate-oidc-issuer https://token.actions.githubusercontent.com \
-      --trusted-root-sha256 <sha256 of trusted_root.json, from the release notes> \
+      --trusted-root-sha256 <sha256 of trusted_root.json, as the release notes publish it> --expect-version v1.2.3 \
       --target quay.corp.example/reloader -o json`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {

@@ -142,3 +142,24 @@ func TestAnOlderArchiveImportedAfterANewerOneIsRefusedUnlessAllowed(t *testing.T
 		t.Errorf("the receipt of a normal import records a downgrade:\n%s", b)
 	}
 }
+
+// Each command's --help states the rules a user of it relies on: the
+// version binding everywhere, the downgrade refusal where it pushes, and
+// that the identity regexp is anchored.
+func TestEveryCommandsHelpStatesTheVersionAndDowngradeRules(t *testing.T) {
+	for _, c := range []string{"plan", "copy", "export", "import", "verify", "values", "policy", "review"} {
+		code, out, _ := runCLI(t, c, "--help")
+		if code != cli.ExitOK {
+			t.Fatalf("%s --help: exit %d", c, code)
+		}
+		for _, want := range []string{"--expect-version v1.2.3 requires exactly that version", "must be that version", "anchored: ^(?:EXPR)$"} {
+			if !strings.Contains(out, want) {
+				t.Errorf("%s --help lacks %q", c, want)
+			}
+		}
+		pushes := c == "copy" || c == "import"
+		if got := strings.Contains(out, "refused (exit 3, naming both) unless --allow-downgrade"); got != pushes {
+			t.Errorf("%s --help states the downgrade rule: %v, want %v", c, got, pushes)
+		}
+	}
+}
