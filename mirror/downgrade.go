@@ -39,13 +39,20 @@ func LockTag(ref string) string {
 }
 
 // checkDowngrade refuses version when lockRepo (the target's lock
-// repository) holds a newer release, unless allow. The same version again is
-// not a downgrade: a re-run changes nothing another release relies on.
+// repository) holds a newer release, unless allow.
 func checkDowngrade(ctx context.Context, c *registry.Client, lockRepo, version string, allow bool) (*Downgrade, error) {
 	held, err := ReleasesAt(ctx, c, lockRepo)
 	if err != nil {
 		return nil, fmt.Errorf("reading what the target holds before pushing (no release is pushed over one it cannot see): %w", err)
 	}
+	return decideDowngrade(lockRepo, held, version, allow)
+}
+
+// decideDowngrade is the verdict on version given the releases held, newest
+// first. The same version again is not a downgrade: a re-run changes
+// nothing another release relies on. Pre-releases order by semver, so
+// v1.3.0-rc.1 is older than v1.3.0.
+func decideDowngrade(lockRepo string, held []string, version string, allow bool) (*Downgrade, error) {
 	if len(held) == 0 || slices.Contains(held, version) || semver.Compare(version, held[0]) > 0 {
 		return nil, nil
 	}
