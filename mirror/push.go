@@ -45,6 +45,9 @@ type Options struct {
 	Backoff time.Duration
 	// Progress receives progress; nil reports nothing.
 	Progress progress.Reporter
+	// AllowDowngrade mirrors a release older than the newest the target
+	// holds (refused otherwise); the receipt records it.
+	AllowDowngrade bool
 }
 
 func (o *Options) defaults() {
@@ -105,6 +108,9 @@ type Receipt struct {
 	Tags         []TagChange       `json:"tags,omitempty"`
 	Stats        Stats             `json:"stats"`
 	Duration     string            `json:"duration"`
+	// Downgrade is set when an older release was mirrored over a newer
+	// one because AllowDowngrade said so.
+	Downgrade *Downgrade `json:"downgrade,omitempty"`
 }
 
 // Prepared is a release verified at its source, ready to be written.
@@ -164,6 +170,10 @@ func Mirror(ctx context.Context, opts Options) (*Receipt, error) {
 	if err != nil {
 		return nil, err
 	}
+	downgrade, err := checkDowngrade(ctx, opts.Client, m.Target+"/"+opts.LockRepository, prep.Lock.Version, opts.AllowDowngrade)
+	if err != nil {
+		return nil, err
+	}
 	w := &writer{opts: opts, m: m, g: prep.Graph, present: map[string]string{}}
 	if err := w.blobs(ctx); err != nil {
 		return nil, err
@@ -197,7 +207,7 @@ func Mirror(ctx context.Context, opts Options) (*Receipt, error) {
 		Version: prep.Lock.Version, LockDigest: prep.LockResult.Digest,
 		Lock:   m.Target + "/" + opts.LockRepository + ":" + prep.Lock.Version,
 		Target: m.Target, Referrers: refs, Verification: tprep.Verification,
-		Stats: w.stats, Duration: time.Since(start).Round(time.Millisecond).String(), Tags: w.tagChanges,
+		Stats: w.stats, Duration: time.Since(start).Round(time.Millisecond).String(), Tags: w.tagChanges, Downgrade: downgrade,
 	}
 	for _, a := range prep.Lock.Artifacts {
 		rc.Entries = append(rc.Entries, ReceiptEntry{

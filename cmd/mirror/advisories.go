@@ -72,8 +72,12 @@ func (g *globals) judge(ctx context.Context, cl *registry.Client, in *releaseInp
 // target when atTarget (the command reads the target anyway) and it is
 // newer than the release, else the release's own lock.
 func (g *globals) advisorySource(ctx context.Context, cl *registry.Client, in *releaseInput, own *release.Lock, atTarget bool) (*mirror.AdvisorySource, error) {
-	fromLock := func(name string, lockJSON, bundle []byte) (*mirror.AdvisorySource, error) {
-		l, _, err := in.verifier.Lock(lockJSON, bundle)
+	fromLock := func(name, tag string, lockJSON, bundle []byte) (*mirror.AdvisorySource, error) {
+		v, err := in.verifierFor(tag)
+		if err != nil {
+			return nil, err
+		}
+		l, _, err := v.Lock(lockJSON, bundle)
 		if err != nil {
 			return nil, fmt.Errorf("verifying the lock of the advisories (%s): %w", name, err)
 		}
@@ -90,13 +94,13 @@ func (g *globals) advisorySource(ctx context.Context, cl *registry.Client, in *r
 				return nil, fmt.Errorf("--advisories: %w", err)
 			}
 			defer func() { _ = a.Close() }()
-			return fromLock("archive "+s, a.LockJSON, a.LockBundle)
+			return fromLock("archive "+s, "", a.LockJSON, a.LockBundle)
 		case strings.ContainsAny(s, ":@"):
 			lj, lb, err := mirror.FetchLock(ctx, cl, s)
 			if err != nil {
 				return nil, fmt.Errorf("--advisories: %w", err)
 			}
-			return fromLock(s, lj, lb)
+			return fromLock(s, mirror.LockTag(s), lj, lb)
 		default:
 			return nil, cli.Usage(fmt.Errorf("--advisories %q: not a directory, an archive or a lock reference", s))
 		}
@@ -113,7 +117,7 @@ func (g *globals) advisorySource(ctx context.Context, cl *registry.Client, in *r
 			if err != nil {
 				return nil, fmt.Errorf("reading the newest release at the target for its advisories: %w", err)
 			}
-			return fromLock("release "+versions[0]+" at "+ref, lj, lb)
+			return fromLock("release "+versions[0]+" at "+ref, versions[0], lj, lb)
 		}
 	}
 	return mirror.AdvisoriesFromLock("release "+own.Version+" (its own lock)", own)

@@ -23,12 +23,16 @@ type approveFlags struct {
 // trust policy and judged by the same advisory rules as the first.
 func (g *globals) approveOthers(ctx context.Context, cl *registry.Client, in *releaseInput, l *release.Lock, af approveFlags, o *admission.Options) error {
 	var others []*release.Lock
+	v, err := in.verifierFor("")
+	if err != nil {
+		return err
+	}
 	for _, f := range af.files[min(1, len(af.files)):] {
 		a, err := mirror.OpenArchive(ctx, f, g.workDir)
 		if err != nil {
 			return fmt.Errorf("-f %s: %w", f, err)
 		}
-		ol, _, err := in.verifier.Lock(a.LockJSON, a.LockBundle)
+		ol, _, err := v.Lock(a.LockJSON, a.LockBundle)
 		_ = a.Close()
 		if err != nil {
 			return fmt.Errorf("-f %s: %w", f, err)
@@ -38,7 +42,7 @@ func (g *globals) approveOthers(ctx context.Context, cl *registry.Client, in *re
 	if af.keepPrevious < 0 {
 		return cli.Usage(fmt.Errorf("--keep-previous %d: want 0 or more", af.keepPrevious))
 	}
-	prev, err := mirror.PreviousReleases(ctx, cl, strings.TrimSuffix(g.target, "/")+"/"+release.LockRepository, l.Version, af.keepPrevious, in.verifier)
+	prev, err := mirror.PreviousReleases(ctx, cl, strings.TrimSuffix(g.target, "/")+"/"+release.LockRepository, l.Version, af.keepPrevious, v)
 	if err != nil {
 		return fmt.Errorf("--keep-previous: %w", err)
 	}

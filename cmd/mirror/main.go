@@ -65,6 +65,7 @@ type globals struct {
 	retries     int
 	receipt     string
 	adv         advisoryFlags
+	expect      expectFlags
 }
 
 func newRoot(stdout, stderr io.Writer) *cobra.Command {
@@ -84,7 +85,7 @@ trusted root). A release whose lock records no vulnerability scan is refused
 unless --allow-unscanned is given, and one whose images or indexes lack SLSA
 provenance from that signer, naming the lock's source and commit, unless
 --allow-no-provenance is given. After pushing it reads everything back,
-verifies again, and only then writes tags.` + advisoriesHelp + cli.ExitCodesHelp,
+verifies again, and only then writes tags.` + advisoriesHelp + replayHelp + downgradeHelp + cli.ExitCodesHelp,
 		Example: `  # Connected side: carry the release across the air gap in one file
   reloader-mirror export --lock-ref ghcr.io/reloader-dev/reloader-release:v1.2.3 \
       --key cosign.pub -f reloader-v1.2.3.tar.zst
@@ -103,12 +104,12 @@ verifies again, and only then writes tags.` + advisoriesHelp + cli.ExitCodesHelp
 	pf.StringVarP(&g.output, "output", "o", "text", "output format: text or json")
 	pf.StringVar(&g.key, "key", "", "PEM public key that must have signed the release (cosign.pub)")
 	pf.StringVar(&g.identity, "certificate-identity", "", "keyless: exact certificate identity (SAN) that must have signed")
-	pf.StringVar(&g.identityRegexp, "certificate-identity-regexp", "", "keyless: regular expression the certificate identity must match")
+	pf.StringVar(&g.identityRegexp, "certificate-identity-regexp", "", "keyless: regular expression the whole certificate identity must match (anchored: ^(?:EXPR)$)")
 	pf.StringVar(&g.issuer, "certificate-oidc-issuer", "", "keyless: OIDC issuer of the signing certificate")
 	pf.BoolVar(&g.allowUnscanned, "allow-unscanned", false, "accept a release whose lock records no vulnerability scan (built with --no-scan)")
 	pf.BoolVar(&g.allowNoProvenance, "allow-no-provenance", false, "accept images and indexes without SLSA provenance signed by the release signer (provenance that is present is still checked)")
 	pf.StringVar(&g.trustedRoot, "trusted-root", "", "keyless: trusted_root.json to verify certificates against")
-	pf.StringVar(&g.trustedRootSHA256, "trusted-root-sha256", "", "keyless: use the archive's trusted_root.json only if its sha256 is this (hex, from the publisher)")
+	pf.StringVar(&g.trustedRootSHA256, "trusted-root-sha256", "", "keyless: use the archive's trusted_root.json only if its sha256 is this (hex, as the release notes publish it)")
 	pf.BoolVar(&g.ignoreTlog, "insecure-ignore-tlog", false, "keyless: accept signatures without a transparency log entry (a private Sigstore without Rekor only)")
 	pf.BoolVar(&g.ignoreSCT, "insecure-ignore-sct", false, "keyless: accept certificates without a certificate transparency timestamp (private CAs that log to no CT log only)")
 	pf.StringVar(&g.caFile, "ca-file", "", "PEM CA bundle for registries with an internal CA")
@@ -124,6 +125,7 @@ verifies again, and only then writes tags.` + advisoriesHelp + cli.ExitCodesHelp
 
 	root.AddCommand(g.planCmd(), g.copyCmd(), g.exportCmd(), g.importCmd(), g.verifyCmd(), g.valuesCmd(), g.policyCmd(),
 		g.reviewCmd())
+	g.replayRules(root)
 	cli.Wire(root)
 	return root
 }
@@ -140,6 +142,7 @@ func (g *globals) transferFlags(c *cobra.Command) {
 	c.Flags().IntVarP(&g.concurrency, "concurrency", "j", 4, "blobs transferred in parallel")
 	c.Flags().IntVar(&g.retries, "retries", 5, "retries after a 5xx, throttling or a reset connection, with exponential backoff")
 	c.Flags().StringVar(&g.receipt, "receipt", "", "write the receipt (source digest -> target reference) as JSON to this file")
+	g.downgradeFlag(c)
 }
 
 // lockAndMapping verifies the release lock and maps its repositories to the
@@ -260,6 +263,7 @@ func (g *globals) open(ctx context.Context, c *registry.Client) (*releaseInput, 
 	}
 	p.RequireScan = !g.allowUnscanned
 	p.RequireProvenance = !g.allowNoProvenance
+	p.Expect = g.binding()
 	if in.verifier, err = trust.NewVerifier(p); err != nil {
 		in.close()
 		return nil, cli.Usage(err)
@@ -348,7 +352,7 @@ func (g *globals) mirrorRun(cmd *cobra.Command, in *releaseInput, cl *registry.C
 	rc, err := mirror.Mirror(cmd.Context(), mirror.Options{
 		Source: in.src, LockJSON: in.lockJSON, LockBundle: in.lockBundle, Policy: in.policy,
 		Client: cl, Target: g.target, Repos: repos, Concurrency: g.concurrency, Retries: g.retries,
-		Progress: g.progress(),
+		Progress: g.progress(), AllowDowngrade: g.expect.allowDowngrade,
 	})
 	if err != nil {
 		return err
@@ -369,6 +373,9 @@ func (g *globals) mirrorRun(cmd *cobra.Command, in *releaseInput, cl *registry.C
 		fmt.Fprintf(w, "  manifests: %d pushed, %d present; tags: %d written, %d present; fallback indexes: %d\n", s.ManifestsPushed, s.ManifestsPresent, s.TagsWritten, s.TagsPresent, s.FallbackIndexes)
 		fmt.Fprintf(w, "  lock: %s\n", rc.Lock)
 		printTagChanges(w, rc.Tags)
+		if rc.Downgrade != nil {
+			fmt.Fprintf(w, "  downgrade: %s over %s, allowed by --allow-downgrade\n", rc.Downgrade.Version, rc.Downgrade.NewestAtTarget)
+		}
 	})
 }
 
@@ -429,7 +436,7 @@ safe order, verifies the copy at the target, and writes tags last.` + tagsHelp,
   reloader-mirror import -f reloader-v1.2.3.tar.zst \
       --certificate-identity https://github.com/reloader-dev/reloader/.github/workflows/release.yml@refs/tags/v1.2.3 \
       --certificate-oidc-issuer https://token.actions.githubusercontent.com \
-      --trusted-root-sha256 <sha256 of trusted_root.json, from the release notes> \
+      --trusted-root-sha256 <sha256 of trusted_root.json, as the release notes publish it> --expect-version v1.2.3 \
       --target quay.corp.example/reloader -o json`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {

@@ -17,6 +17,7 @@ import (
 	"github.com/reloader-dev/reloader/mirror/registry"
 	"github.com/reloader-dev/reloader/policy"
 	"github.com/reloader-dev/reloader/release"
+	"github.com/reloader-dev/reloader/release/trust"
 	"github.com/reloader-dev/reloader/review"
 )
 
@@ -267,8 +268,21 @@ func readGate(path string) (*policy.Result, error) {
 // exists, otherwise a lock in a registry. It is verified against the same
 // trust policy as the release under review.
 func (g *globals) openAgainst(ctx context.Context, cl *registry.Client, ref string, cur *releaseInput) (*releaseInput, error) {
-	in := &releaseInput{policy: cur.policy, verifier: cur.verifier, close: func() {}}
-	if _, err := os.Stat(ref); err == nil {
+	// The release compared with is another version: it is held to the tag
+	// it was fetched by, not to --expect-version.
+	_, statErr := os.Stat(ref)
+	tag := ""
+	if statErr != nil {
+		tag = mirror.LockTag(ref)
+	}
+	v, err := cur.verifierFor(tag)
+	if err != nil {
+		return nil, err
+	}
+	p := cur.policy
+	p.Expect = trust.Binding{Tag: tag}
+	in := &releaseInput{policy: p, verifier: v, close: func() {}}
+	if statErr == nil {
 		a, err := mirror.OpenArchiveLimited(ctx, ref, g.workDir, g.limits.limits())
 		if err != nil {
 			return nil, fmt.Errorf("opening --against %s: %w", ref, err)

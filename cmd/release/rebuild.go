@@ -39,7 +39,8 @@ against the signer you name (--key, or keyless --certificate-identity with
 signature and attestation the lock lists, provenance included. The main
 package it builds comes from that signed provenance and must be a plain
 ./-relative package path; anything else (a flag such as -toolexec=, "..",
-an absolute path) is refused with exit 3.` + cli.ExitCodesHelp,
+an absolute path) is refused with exit 3, and so is a lock that is not the --expect-version
+given.` + cli.ExitCodesHelp,
 		Example: `  git checkout $(jq -r .commit reloader-release.json)
   reloader-release rebuild --lock reloader-release.json --key cosign.pub --source . --out _out/rebuild
 
@@ -60,6 +61,7 @@ an absolute path) is refused with exit 3.` + cli.ExitCodesHelp,
 	fl.StringVar(&f.source, "source", ".", "checkout of the lock's commit")
 	fl.StringVar(&f.out, "out", "_out/rebuild", "where the binaries and the OCI layout go")
 	fl.StringVar(&f.license, "license-file", "", "license text shipped under /licenses (default <source>/LICENSE)")
+	fl.StringVar(&f.expectVersion, "expect-version", "", "refuse a lock that is not exactly this version, e.g. v1.2.3 (exit 3)")
 	f.output.register(c)
 	return c
 }
@@ -71,6 +73,9 @@ func runRebuild(cmd *cobra.Command, f *rebuildFlags) error {
 	l, err := f.verifiedLock(cmd.Context())
 	if err != nil {
 		return err
+	}
+	if err := (trust.Binding{Version: f.expectVersion}).Check(l); err != nil {
+		return fmt.Errorf("lock %s: %w", f.lock, err)
 	}
 	// A git checkout must be at the lock's commit; a plain directory (an
 	// unpacked source archive) is taken as given.

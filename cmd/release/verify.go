@@ -15,6 +15,7 @@ import (
 
 type verifyFlags struct {
 	lock, bundle, key, identity, identityRegexp, issuer, trustedRoot string
+	expectVersion                                                    string
 	ignoreTlog                                                       bool
 	output                                                           outputFlag
 }
@@ -30,9 +31,16 @@ Sigstore trusted root), then every artifact of the lock in its registry by
 digest: manifest and blob digests, sizes, media types, cosign signatures and
 SBOM attestations. Keyless signatures need a transparency-log entry (verified
 offline against the trusted root) unless --insecure-ignore-tlog is given. No transparency log or other online service is contacted;
-only the registry holding the artifacts.` + cli.ExitCodesHelp,
+only the registry holding the artifacts.
+
+A signature only says the signer made that lock at some time: with
+--expect-version the lock must be exactly that version (after its signature
+verified), so an older signed lock handed over under a newer name exits 3
+naming both versions. --certificate-identity-regexp is anchored: it must
+match the whole identity. A keyless certificate that carries GitHub's source
+repository digest and ref must name the lock's commit and refs/tags/<version>.` + cli.ExitCodesHelp,
 		Example: `  # key-based release (private PKI)
-  reloader-release verify --lock reloader-release.json --key cosign.pub
+  reloader-release verify --lock reloader-release.json --key cosign.pub --expect-version v1.2.3
 
   # keyless release from GitHub Actions
   reloader-release verify --lock reloader-release.json --trusted-root trusted_root.json \
@@ -45,6 +53,7 @@ only the registry holding the artifacts.` + cli.ExitCodesHelp,
 	fl.StringVar(&f.lock, "lock", release.LockFileName, "the release lock")
 	fl.StringVar(&f.bundle, "bundle", "", "the lock's Sigstore bundle (default <lock>.sigstore.json)")
 	f.registerTrust(fl)
+	fl.StringVar(&f.expectVersion, "expect-version", "", "refuse the release unless its signed lock is exactly this version, e.g. v1.2.3 (exit 3)")
 	f.output.register(c)
 	return c
 }
@@ -73,6 +82,7 @@ func (f *verifyFlags) options() (verify.Options, error) {
 	default:
 		return o, cli.Usage(errors.New("say whom to trust: --key, or --certificate-identity with --certificate-oidc-issuer"))
 	}
+	o.ExpectVersion = f.expectVersion
 	return o, nil
 }
 

@@ -5,6 +5,7 @@ package page
 
 import (
 	"bytes"
+	"crypto/sha256"
 	"fmt"
 	"html/template"
 	"os"
@@ -38,7 +39,20 @@ type Options struct {
 	// ReviewURL links the procurement review published with the page;
 	// empty when there is none.
 	ReviewURL string
+	// TrustedRootJSON is the Sigstore trusted_root.json a keyless release
+	// was verified against; it is published next to the page as
+	// TrustedRootFile, with its sha256 on the page, which users pass as
+	// --trusted-root-sha256.
+	TrustedRootJSON []byte
 }
+
+// TrustedRootFile is the trusted root's file name next to the page.
+const TrustedRootFile = "trusted_root.json"
+
+// checkSigner is what the page says about the signer it names: the page
+// travels with the release, so whoever could change one could change the
+// other, and a key or identity read from it proves nothing.
+const checkSigner = "Check the signer these commands name (the key, or the certificate identity and issuer) against the project documentation (SECURITY.md), not against this page: whoever could alter the release could alter the page."
 
 // AdvisoryDir is the directory, next to the page, of the OSV files.
 const AdvisoryDir = "advisories"
@@ -98,6 +112,11 @@ type View struct {
 	Support    []SupportRow
 	Advisories []AdvisoryRow
 	ReviewURL  string
+	// TrustedRootSHA256 is the hex sha256 of the published trusted root
+	// (keyless releases only).
+	TrustedRootSHA256 string
+	// CheckSigner says where the signer must be checked.
+	CheckSigner string
 }
 
 // scanLine describes the lock's scan record for people.
@@ -123,7 +142,10 @@ func scanLine(l *release.Lock) string {
 // they are what the commands check.
 func Build(l *release.Lock, opts Options) View {
 	v := View{Version: l.Version, Commit: l.Commit, Source: l.Source, Created: l.Created.UTC().Format("2006-01-02 15:04:05 UTC"),
-		Scan: scanLine(l), Unscanned: !l.Scanned()}
+		Scan: scanLine(l), Unscanned: !l.Scanned(), CheckSigner: checkSigner}
+	if l.Signer.Keyless() && len(opts.TrustedRootJSON) > 0 {
+		v.TrustedRootSHA256 = fmt.Sprintf("%x", sha256.Sum256(opts.TrustedRootJSON))
+	}
 	var flags, who string
 	if l.Signer.Keyless() {
 		id := "--certificate-identity=" + shellQuote(l.Signer.Identity)
@@ -144,9 +166,13 @@ func Build(l *release.Lock, opts Options) View {
 	if l.Signer.Keyless() {
 		trust = "--trusted-root trusted_root.json " + who
 	}
-	v.VerifyLock = fmt.Sprintf("reloader-release verify --lock %s %s", release.LockFileName, trust)
+	v.VerifyLock = fmt.Sprintf("reloader-release verify --lock %s --expect-version %s %s", release.LockFileName, l.Version, trust)
 	if opts.LockRef != "" {
-		v.VerifyLock += fmt.Sprintf("\n# or, as the mirror does before copying:\nreloader-mirror verify --lock-ref %s %s", opts.LockRef, trust)
+		mirrorTrust := trust
+		if v.TrustedRootSHA256 != "" {
+			mirrorTrust += " --trusted-root-sha256 " + v.TrustedRootSHA256
+		}
+		v.VerifyLock += fmt.Sprintf("\n# or, as the mirror does before copying:\nreloader-mirror verify --lock-ref %s --expect-version %s %s", opts.LockRef, l.Version, mirrorTrust)
 	}
 	for _, a := range l.Artifacts {
 		switch a.Kind {
@@ -225,6 +251,10 @@ Every artifact below is signed. Verify the release lock first, then any artifact
 
 Signer: {{.Signer}}
 
+**{{.CheckSigner}}**
+{{if .TrustedRootSHA256}}
+Trusted root: [` + TrustedRootFile + `](` + TrustedRootFile + `), sha256 ` + "`{{.TrustedRootSHA256}}`" + ` (give it to reloader-mirror as ` + "`--trusted-root-sha256`" + `; compare it with the trusted root you obtained from Sigstore yourself).
+{{end}}
 | Kind | Name | Platform | Digest | SBOMs |
 |---|---|---|---|---|
 {{range .Rows}}| {{.Kind}} | {{.Name}} | {{.Platform}} | ` + "`{{.Ref}}`" + ` | {{range $i, $s := .SBOMs}}{{if $i}}, {{end}}[{{$s.Name}}]({{$s.URL}}){{end}} |
@@ -262,6 +292,8 @@ const htmlPage = `<!DOCTYPE html>
 <p{{if .Unscanned}} style="color:#b00;font-weight:bold"{{end}}>{{.Scan}}</p>
 <p>Verify the release lock first:</p><pre><code>{{.VerifyLock}}</code></pre>
 <p>Signer:</p><pre>{{.Signer}}</pre>
+<p><strong>{{.CheckSigner}}</strong></p>
+{{if .TrustedRootSHA256}}<p id="trusted-root">Trusted root: <a href="` + TrustedRootFile + `">` + TrustedRootFile + `</a>, sha256 <code>{{.TrustedRootSHA256}}</code> (give it to reloader-mirror as <code>--trusted-root-sha256</code>; compare it with the trusted root you obtained from Sigstore yourself).</p>{{end}}
 <table><tr><th>Kind</th><th>Name</th><th>Platform</th><th>Digest and verification</th><th>SBOMs</th></tr>
 {{range .Rows}}<tr><td>{{.Kind}}</td><td>{{.Name}}</td><td>{{.Platform}}</td><td><code>{{.Ref}}</code><br><code>{{.Verify}}</code>{{if .Provenance}}<br>{{.Provenance}}<br><code>{{.VerifyProvenance}}</code>{{end}}</td><td>{{range .SBOMs}}<a href="{{.URL}}">{{.Name}}</a><br>{{end}}</td></tr>
 {{end}}</table>
@@ -302,6 +334,11 @@ func Write(dir string, l *release.Lock, opts Options) error {
 	for _, a := range opts.Advisories {
 		if err := os.WriteFile(filepath.Join(dir, AdvisoryDir, a.ID+".json"), a.Raw, 0o644); err != nil {
 			return fmt.Errorf("writing the versions page: advisory %s: %w", a.ID, err)
+		}
+	}
+	if l.Signer.Keyless() && len(opts.TrustedRootJSON) > 0 {
+		if err := os.WriteFile(filepath.Join(dir, TrustedRootFile), opts.TrustedRootJSON, 0o644); err != nil {
+			return fmt.Errorf("writing the versions page: %w", err)
 		}
 	}
 	if err := os.WriteFile(filepath.Join(dir, "versions.md"), md, 0o644); err != nil {

@@ -2,6 +2,8 @@ package page
 
 import (
 	"bytes"
+	"crypto/sha256"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -167,3 +169,47 @@ series:
 		t.Error("a page without advisories must say none has been published")
 	}
 }
+
+// A disconnected user passes --trusted-root-sha256, and must get it from the
+// publisher: the page (the release notes) publishes the trusted root a
+// keyless release was verified against, and its sha256. The signer it names
+// is to be checked against the documentation, not taken from the page.
+func TestPageOfAKeylessReleasePublishesItsTrustedRootAndItsSHA256(t *testing.T) {
+	keyless := &release.Lock{Schema: release.LockSchema, Version: "v1.2.3", Source: "https://github.com/reloader-dev/reloader",
+		Commit: strings.Repeat("ab", 20), Created: time.Date(2026, 11, 30, 12, 0, 0, 0, time.UTC),
+		Signer: release.Signer{Identity: "https://github.com/reloader-dev/reloader/.github/workflows/release.yml@refs/tags/v1.2.3", Issuer: "https://token.actions.githubusercontent.com"}}
+	rootJSON := []byte(`{"mediaType":"application/vnd.dev.sigstore.trustedroot+json;version=0.1"}`)
+	dir := t.TempDir()
+	if err := Write(dir, keyless, Options{LockRef: "ghcr.io/reloader-dev/reloader-release:v1.2.3", TrustedRootJSON: rootJSON}); err != nil {
+		t.Fatal(err)
+	}
+	published, err := os.ReadFile(filepath.Join(dir, TrustedRootFile))
+	if err != nil || !bytes.Equal(published, rootJSON) {
+		t.Fatalf("published trusted root %q, %v; want the one the release was verified against", published, err)
+	}
+	want := sha256Hex(rootJSON)
+	for _, f := range []string{"versions.md", "index.html"} {
+		b, err := os.ReadFile(filepath.Join(dir, f))
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, s := range []string{want, "--trusted-root-sha256 " + want, "against the project documentation (SECURITY.md), not against this page", "--expect-version v1.2.3"} {
+			if !strings.Contains(string(b), s) {
+				t.Errorf("%s lacks %q:\n%s", f, s, b)
+			}
+		}
+	}
+	// A key-signed release has no trusted root to publish, but its key is
+	// checked against the documentation all the same.
+	keyed := *keyless
+	keyed.Signer = release.Signer{PublicKey: "-----BEGIN PUBLIC KEY-----\n-----END PUBLIC KEY-----\n"}
+	md, _, err := Render(Build(&keyed, Options{TrustedRootJSON: rootJSON}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if strings.Contains(string(md), want) || !strings.Contains(string(md), "not against this page") {
+		t.Errorf("key-signed page: publishes a trusted root or does not send the reader to the documentation:\n%s", md)
+	}
+}
+
+func sha256Hex(b []byte) string { return fmt.Sprintf("%x", sha256.Sum256(b)) }

@@ -3,7 +3,9 @@ package pipeline_test
 import (
 	"bytes"
 	"context"
+	"crypto/sha256"
 	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -16,6 +18,7 @@ import (
 
 	"github.com/reloader-dev/reloader/release"
 	"github.com/reloader-dev/reloader/release/local"
+	"github.com/reloader-dev/reloader/release/page"
 	"github.com/reloader-dev/reloader/release/pipeline"
 	"github.com/reloader-dev/reloader/release/sign"
 	"github.com/reloader-dev/reloader/release/trust"
@@ -107,6 +110,17 @@ func TestKeylessReleaseVerifiesAgainstTheWorkflowIdentity(t *testing.T) {
 		}
 	}
 	checkPublishedPage(t, filepath.Dir(res.LockPath))
+	// The release notes publish the trusted root the release was verified
+	// against, and its sha256 for --trusted-root-sha256.
+	pageDir := filepath.Join(filepath.Dir(res.LockPath), "page")
+	published, err := os.ReadFile(filepath.Join(pageDir, page.TrustedRootFile))
+	if err != nil {
+		t.Fatalf("the keyless release publishes no trusted root: %v", err)
+	}
+	notes, err := os.ReadFile(filepath.Join(pageDir, "versions.md"))
+	if err != nil || !strings.Contains(string(notes), fmt.Sprintf("%x", sha256.Sum256(published))) {
+		t.Errorf("the release notes lack the sha256 of the published trusted root (%v)", err)
+	}
 
 	lockBytes, err := os.ReadFile(res.LockPath)
 	if err != nil {
@@ -129,7 +143,7 @@ func TestKeylessReleaseVerifiesAgainstTheWorkflowIdentity(t *testing.T) {
 		if err := check(release.Signer{Identity: workflowIdentity, Issuer: githubIssuer}, lockBytes); err != nil {
 			t.Fatal(err)
 		}
-		if err := check(release.Signer{IdentityRegexp: `^https://github\.com/reloader-dev/reloader/\.github/workflows/release\.yml@refs/tags/v`, Issuer: githubIssuer}, lockBytes); err != nil {
+		if err := check(release.Signer{IdentityRegexp: `^https://github\.com/reloader-dev/reloader/\.github/workflows/release\.yml@refs/tags/v.+`, Issuer: githubIssuer}, lockBytes); err != nil {
 			t.Fatalf("identity regexp: %v", err)
 		}
 	})

@@ -24,8 +24,27 @@ func (r *run) page(context.Context) error {
 	if err := r.writeReview(filepath.Join(dir, reviewDir)); err != nil {
 		return err
 	}
+	trustedRoot, err := r.trustedRootJSON()
+	if err != nil {
+		return err
+	}
 	return page.Write(dir, r.lock, page.Options{SBOMBaseURL: "../sbom/", LockRef: r.res.LockRef,
-		Support: r.support, Advisories: r.advisories, ReviewURL: reviewDir + "/" + review.FileHTML, Provenance: r.provSummaries})
+		Support: r.support, Advisories: r.advisories, ReviewURL: reviewDir + "/" + review.FileHTML, Provenance: r.provSummaries,
+		TrustedRootJSON: trustedRoot})
+}
+
+// trustedRootJSON is the trusted root the keyless release was just verified
+// against, as the page publishes it (with its sha256, which disconnected
+// users pass to reloader-mirror); nil for a key-signed release.
+func (r *run) trustedRootJSON() ([]byte, error) {
+	if !r.lock.Signer.Keyless() || r.opts.Verify.TrustedRoot == nil {
+		return nil, nil
+	}
+	b, err := r.opts.Verify.TrustedRoot.MarshalJSON()
+	if err != nil {
+		return nil, fmt.Errorf("writing the versions page: encoding the trusted root: %w", err)
+	}
+	return b, nil
 }
 
 func (r *run) writeReview(dir string) error {

@@ -65,6 +65,9 @@ type Policy struct {
 	// so the default requires it; only a private CA that logs to no CT log
 	// (or a test CA) needs this, and it must be asked for explicitly.
 	IgnoreSCT bool
+	// Expect is the release the caller asked for; Verifier.Lock refuses a
+	// lock of another version (see Binding).
+	Expect Binding
 }
 
 // Errors are classified by what they mean, never by their text.
@@ -101,7 +104,7 @@ func (p Policy) Validate() error {
 		return policyErr("give a certificate identity or an identity regexp, not both")
 	}
 	if p.IdentityRegexp != "" {
-		if _, err := regexp.Compile(p.IdentityRegexp); err != nil {
+		if _, err := regexp.Compile(AnchorRegexp(p.IdentityRegexp)); err != nil {
 			return fmt.Errorf("%w: identity regexp: %w", ErrPolicy, err)
 		}
 	}

@@ -66,6 +66,9 @@ type LockResult struct {
 	Signer  Summary `json:"signer"`
 	// Digest is the sha256 of the lock bytes that were verified.
 	Digest string `json:"digest"`
+	// CertificateBound: the keyless certificate named the lock's commit
+	// (Fulcio's source repository digest), not only the workflow identity.
+	CertificateBound bool `json:"certificateBound,omitempty"`
 }
 
 // Verifier verifies releases against one Policy. It is built once, with
@@ -108,7 +111,9 @@ func NewVerifier(p Policy) (*Verifier, error) {
 		v.bundlePolicy = []sgverify.PolicyOption{sgverify.WithKey()}
 	} else {
 		co.TrustedMaterial = p.TrustedRoot
-		co.Identities = []cosign.Identity{{Issuer: p.Issuer, Subject: p.Identity, SubjectRegExp: p.IdentityRegexp}}
+		// cosign and sigstore-go match a regexp anywhere in the identity;
+		// the user's pattern must match all of it.
+		co.Identities = []cosign.Identity{{Issuer: p.Issuer, Subject: p.Identity, SubjectRegExp: AnchorRegexp(p.IdentityRegexp)}}
 		trusted = p.TrustedRoot
 		vopts = append(vopts, sgverify.WithObserverTimestamps(1))
 		switch {
@@ -120,7 +125,7 @@ func NewVerifier(p Policy) (*Verifier, error) {
 		if !p.IgnoreSCT {
 			vopts = append(vopts, sgverify.WithSignedCertificateTimestamps(1))
 		}
-		id, err := sgverify.NewShortCertificateIdentity(p.Issuer, "", p.Identity, p.IdentityRegexp)
+		id, err := sgverify.NewShortCertificateIdentity(p.Issuer, "", p.Identity, AnchorRegexp(p.IdentityRegexp))
 		if err != nil {
 			return nil, fmt.Errorf("%w: identity: %w", ErrPolicy, err)
 		}
@@ -143,7 +148,8 @@ func (v *Verifier) Lock(lockJSON, bundleJSON []byte) (*release.Lock, LockResult,
 	if len(bundleJSON) == 0 {
 		return nil, LockResult{}, fmt.Errorf("%w: verifying the release lock: no signature bundle", ErrUntrusted)
 	}
-	if err := v.verifyBundle(bundleJSON, sgverify.WithArtifact(bytes.NewReader(lockJSON))); err != nil {
+	vr, err := v.verifyBundle(bundleJSON, sgverify.WithArtifact(bytes.NewReader(lockJSON)))
+	if err != nil {
 		return nil, LockResult{}, fmt.Errorf("verifying the release lock's signature: %w", err)
 	}
 	l, err := release.Parse(lockJSON)
@@ -154,10 +160,17 @@ func (v *Verifier) Lock(lockJSON, bundleJSON []byte) (*release.Lock, LockResult,
 	if err := v.policy.MatchesSigner(l.Signer); err != nil {
 		return nil, LockResult{}, fmt.Errorf("release lock %s: %w", l.Version, err)
 	}
+	if err := v.policy.Expect.Check(l); err != nil {
+		return nil, LockResult{}, err
+	}
+	bound, err := v.policy.checkCertificateSource(l, vr)
+	if err != nil {
+		return nil, LockResult{}, err
+	}
 	if v.policy.RequireScan && !l.Scanned() {
 		return nil, LockResult{}, fmt.Errorf("release %s: %w (its lock records no scan; allow unscanned releases explicitly to use it)", l.Version, ErrUnscanned)
 	}
-	return l, LockResult{Version: l.Version, Commit: l.Commit, Signer: v.policy.Summary(), Digest: sha256Digest(lockJSON)}, nil
+	return l, LockResult{Version: l.Version, Commit: l.Commit, Signer: v.policy.Summary(), Digest: sha256Digest(lockJSON), CertificateBound: bound}, nil
 }
 
 // SignatureResult is one signature artifact's verdict.
@@ -331,7 +344,7 @@ func (v *Verifier) verifySignature(ctx context.Context, c Content, s release.Art
 		case FormatCosignAttestation:
 			err = v.cosignAttestation(ctx, payload, h)
 		case FormatBundle:
-			err = v.verifyBundle(payload, sgverify.WithArtifactDigest("sha256", mustHex(h.Hex)))
+			_, err = v.verifyBundle(payload, sgverify.WithArtifactDigest("sha256", mustHex(h.Hex)))
 		}
 		if err != nil {
 			return nil, fmt.Errorf("layer %d: %w", i, err)
@@ -405,15 +418,16 @@ func (v *Verifier) cosignAttestation(ctx context.Context, payload []byte, h v1.H
 	return nil
 }
 
-func (v *Verifier) verifyBundle(bundleJSON []byte, artifact sgverify.ArtifactPolicyOption) error {
+func (v *Verifier) verifyBundle(bundleJSON []byte, artifact sgverify.ArtifactPolicyOption) (*sgverify.VerificationResult, error) {
 	var b bundle.Bundle
 	if err := b.UnmarshalJSON(bundleJSON); err != nil {
-		return fmt.Errorf("%w: parsing Sigstore bundle: %w", ErrUntrusted, err)
+		return nil, fmt.Errorf("%w: parsing Sigstore bundle: %w", ErrUntrusted, err)
 	}
-	if _, err := v.bundle.Verify(&b, sgverify.NewPolicy(artifact, v.bundlePolicy...)); err != nil {
-		return fmt.Errorf("%w: sigstore bundle: %w", ErrUntrusted, err)
+	res, err := v.bundle.Verify(&b, sgverify.NewPolicy(artifact, v.bundlePolicy...))
+	if err != nil {
+		return nil, fmt.Errorf("%w: sigstore bundle: %w", ErrUntrusted, err)
 	}
-	return nil
+	return res, nil
 }
 
 func mustHex(s string) []byte {

@@ -43,6 +43,9 @@ type Options struct {
 	IgnoreTlog bool
 	// Remote are the registry options (auth, transport).
 	Remote []remote.Option
+	// ExpectVersion, when set, is the exact version the lock must be
+	// (checked after its signature verified).
+	ExpectVersion string
 }
 
 // Verifier builds the trust verifier for the expected signer.
@@ -54,6 +57,7 @@ func (o Options) Verifier() (*trust.Verifier, error) {
 	p.IgnoreSCT = o.IgnoreSCT
 	// Every image and index of a release carries signed provenance.
 	p.RequireProvenance = true
+	p.Expect = trust.Binding{Version: o.ExpectVersion}
 	if p.Keyless() && !o.IgnoreTlog {
 		p.TransparencyLogThreshold = 1
 	}

@@ -8,6 +8,7 @@ import (
 	"context"
 	"crypto"
 	"crypto/ecdsa"
+	"crypto/x509"
 	"fmt"
 	"os"
 
@@ -44,6 +45,11 @@ func Signer(vs *ca.VirtualSigstore, identity, issuer string, logs ...sigsign.Tra
 	if err != nil {
 		return nil, fmt.Errorf("issuing a virtual Fulcio certificate: %w", err)
 	}
+	return keyless(vs, leaf, priv, identity, issuer, logs)
+}
+
+// keyless signs with leaf's key, timestamped by vs's TSA.
+func keyless(vs *ca.VirtualSigstore, leaf *x509.Certificate, priv crypto.PrivateKey, identity, issuer string, logs []sigsign.Transparency) (*sign.Signer, error) {
 	ek, ok := priv.(*ecdsa.PrivateKey)
 	if !ok {
 		return nil, fmt.Errorf("virtual Fulcio certificate key is a %T", priv)

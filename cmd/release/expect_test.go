@@ -1,0 +1,52 @@
+package main
+
+import (
+	"context"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/reloader-dev/reloader/internal/cli"
+	"github.com/reloader-dev/reloader/release/releasetest"
+	testregistry "github.com/reloader-dev/reloader/test/registry"
+)
+
+// reloader-release verify holds a real release to the version the user
+// expects, after the lock's signature verified: a genuine v1.0.0 lock handed
+// over as v1.3.0 exits 3 naming both. rebuild refuses it too.
+func TestVerifyRefusesAGenuineLockOfAnotherVersionThanExpected(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
+	defer cancel()
+	reg, err := testregistry.StartInProcess(testregistry.InProcessOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = reg.Stop() })
+	s, err := releasetest.NewKeySigner(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	rel, err := releasetest.Publish(ctx, releasetest.Options{Registry: reg.Host, Signer: s, Version: "v1.0.0", Seed: 21})
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir := t.TempDir()
+	key, lock := filepath.Join(dir, "cosign.pub"), filepath.Join(dir, "reloader-release.json")
+	for p, b := range map[string][]byte{key: s.PublicKeyPEM(), lock: rel.LockJSON, lock + ".sigstore.json": rel.LockBundle} {
+		if err := os.WriteFile(p, b, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	const named = "the release is v1.0.0, but v1.3.0 was expected"
+	if code, out := run(t, "verify", "--lock", lock, "--key", key, "--expect-version", "v1.3.0"); code != cli.ExitRefused || !strings.Contains(out, named) {
+		t.Errorf("verify --expect-version v1.3.0 of the v1.0.0 lock: exit %d, want %d naming both:\n%s", code, cli.ExitRefused, out)
+	}
+	if code, out := run(t, "rebuild", "--lock", lock, "--source", dir, "--out", filepath.Join(dir, "rebuild"), "--expect-version", "v1.3.0"); code != cli.ExitRefused || !strings.Contains(out, named) {
+		t.Errorf("rebuild --expect-version v1.3.0 of the v1.0.0 lock: exit %d, want %d naming both:\n%s", code, cli.ExitRefused, out)
+	}
+	if code, out := run(t, "verify", "--lock", lock, "--key", key, "--expect-version", "v1.0.0"); code != cli.ExitOK {
+		t.Errorf("verify --expect-version v1.0.0: exit %d:\n%s", code, out)
+	}
+}

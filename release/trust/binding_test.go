@@ -1,0 +1,141 @@
+package trust_test
+
+import (
+	"errors"
+	"strings"
+	"testing"
+
+	"github.com/sigstore/sigstore-go/pkg/testing/ca"
+
+	"github.com/reloader-dev/reloader/release"
+	"github.com/reloader-dev/reloader/release/trust"
+	"github.com/reloader-dev/reloader/test/virtualsigstore"
+)
+
+const (
+	releaseWorkflow = "https://github.com/reloader-dev/reloader/.github/workflows/release.yml@refs/tags/v1.2.3"
+	actionsIssuer   = "https://token.actions.githubusercontent.com"
+)
+
+func githubCA(t *testing.T) *virtualsigstore.GitHubCA {
+	t.Helper()
+	vs, err := ca.NewVirtualSigstore()
+	if err != nil {
+		t.Fatal(err)
+	}
+	g, err := virtualsigstore.NewGitHubCA(vs)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return g
+}
+
+// keylessPolicy trusts identity (or the regexp) from GitHub, anchored at g;
+// the test CA logs to no CT log and the bundles carry only a timestamp.
+func keylessPolicy(t *testing.T, g *virtualsigstore.GitHubCA, identity, regexp string) trust.Policy {
+	t.Helper()
+	tr, err := g.TrustedRoot()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return trust.Policy{Identity: identity, IdentityRegexp: regexp, Issuer: actionsIssuer, TrustedRoot: tr, IgnoreSCT: true, IgnoreTlog: true}
+}
+
+// keylessLock is lockFor(...) signed by a certificate naming src.
+func keylessLock(t *testing.T, g *virtualsigstore.GitHubCA, src virtualsigstore.Source) (l *release.Lock, lockJSON, bundle []byte) {
+	t.Helper()
+	s, err := g.Signer(releaseWorkflow, actionsIssuer, src)
+	if err != nil {
+		t.Fatal(err)
+	}
+	l = lockFor(release.Signer{Identity: releaseWorkflow, Issuer: actionsIssuer})
+	lockJSON, bundle = signedLock(t, s, l)
+	return l, lockJSON, bundle
+}
+
+// cosign and sigstore-go match an identity regexp anywhere in the
+// certificate's identity; ours must match all of it, or "reloader-dev/reloader"
+// would trust every workflow on every branch (and every fork's URL).
+func TestAnIdentityRegexpMatchingOnlyPartOfTheCertificateIdentityDoesNotVerify(t *testing.T) {
+	g := githubCA(t)
+	l, lockJSON, bundle := keylessLock(t, g, virtualsigstore.Source{Digest: strings.Repeat("a", 40), Ref: "refs/tags/v1.2.3"})
+	for _, substring := range []string{`reloader-dev/reloader`, `https://github\.com/reloader-dev/reloader/`, `release\.yml@refs/tags/v1\.2\.3`} {
+		if _, _, err := verifier(t, keylessPolicy(t, g, "", substring)).Lock(lockJSON, bundle); !errors.Is(err, trust.ErrUntrusted) {
+			t.Errorf("regexp %q matches only part of %s, yet Lock = %v; want ErrUntrusted", substring, releaseWorkflow, err)
+		}
+	}
+	whole := `https://github\.com/reloader-dev/reloader/\.github/workflows/release\.yml@refs/tags/v.+`
+	if got, _, err := verifier(t, keylessPolicy(t, g, "", whole)).Lock(lockJSON, bundle); err != nil || got.Version != l.Version {
+		t.Fatalf("a regexp matching the whole identity: %v", err)
+	}
+}
+
+// The identity names a workflow and a tag, not the code: a git tag moved to
+// another commit and re-run through the workflow signs with the same
+// identity. The certificate's source repository digest and ref say what ran.
+func TestACertificateIssuedForAnotherCommitOrTagIsRefused(t *testing.T) {
+	g := githubCA(t)
+	commit := strings.Repeat("a", 40)
+	p := keylessPolicy(t, g, releaseWorkflow, "")
+
+	_, lockJSON, bundle := keylessLock(t, g, virtualsigstore.Source{Digest: commit, Ref: "refs/tags/v1.2.3"})
+	_, res, err := verifier(t, p).Lock(lockJSON, bundle)
+	if err != nil || !res.CertificateBound {
+		t.Fatalf("a certificate naming the lock's commit and tag: bound %v, %v", res.CertificateBound, err)
+	}
+	for name, c := range map[string]struct {
+		src  virtualsigstore.Source
+		want string
+	}{
+		"another commit": {virtualsigstore.Source{Digest: strings.Repeat("b", 40), Ref: "refs/tags/v1.2.3"}, "issued for commit " + strings.Repeat("b", 40) + ", but the lock is commit " + commit},
+		"another tag":    {virtualsigstore.Source{Digest: commit, Ref: "refs/tags/v1.2.2"}, "issued for refs/tags/v1.2.2, not refs/tags/v1.2.3"},
+		"a branch":       {virtualsigstore.Source{Digest: commit, Ref: "refs/heads/main"}, "issued for refs/heads/main"},
+	} {
+		t.Run(name, func(t *testing.T) {
+			_, lockJSON, bundle := keylessLock(t, g, c.src)
+			_, _, err := verifier(t, p).Lock(lockJSON, bundle)
+			if !errors.Is(err, trust.ErrUntrusted) || !strings.Contains(err.Error(), c.want) {
+				t.Fatalf("Lock = %v, want ErrUntrusted saying %q", err, c.want)
+			}
+		})
+	}
+	// A private CA that issues no GitHub extensions binds nothing: the
+	// verdict says so rather than claiming a commit.
+	_, lockJSON, bundle = keylessLock(t, g, virtualsigstore.Source{})
+	if _, res, err := verifier(t, p).Lock(lockJSON, bundle); err != nil || res.CertificateBound {
+		t.Fatalf("a certificate without source extensions: bound %v, %v", res.CertificateBound, err)
+	}
+}
+
+// The version is checked after the signature: a genuine lock of another
+// version is refused, naming both.
+func TestALockOfAnotherVersionThanAskedForIsRefused(t *testing.T) {
+	ours := newKeySigner(t)
+	lockJSON, bundle := signedLock(t, ours.signer, lockFor(ours.signer.Identity()))
+	for name, c := range map[string]struct {
+		b    trust.Binding
+		want string
+	}{
+		"a re-pointed tag":     {trust.Binding{Tag: "v1.3.0"}, "the tag v1.3.0 holds the lock of v1.2.3"},
+		"a chart-style tag":    {trust.Binding{Tag: "1.3.0"}, "the tag 1.3.0 holds the lock of v1.2.3"},
+		"an expected version":  {trust.Binding{Version: "v1.3.0"}, "the release is v1.2.3, but v1.3.0 was expected"},
+		"a pre-release of it":  {trust.Binding{Version: "v1.2.3-rc.1"}, "but v1.2.3-rc.1 was expected"},
+		"tag right, expect no": {trust.Binding{Tag: "v1.2.3", Version: "v1.2.4"}, "but v1.2.4 was expected"},
+	} {
+		t.Run(name, func(t *testing.T) {
+			p := ours.policy
+			p.Expect = c.b
+			_, _, err := verifier(t, p).Lock(lockJSON, bundle)
+			if !errors.Is(err, trust.ErrNotAskedFor) || !strings.Contains(err.Error(), c.want) {
+				t.Fatalf("Lock = %v, want ErrNotAskedFor saying %q", err, c.want)
+			}
+		})
+	}
+	for _, b := range []trust.Binding{{Tag: "v1.2.3"}, {Tag: "1.2.3"}, {Tag: "latest"}, {Version: "v1.2.3"}, {Version: "1.2.3"}, {}} {
+		p := ours.policy
+		p.Expect = b
+		if _, _, err := verifier(t, p).Lock(lockJSON, bundle); err != nil {
+			t.Errorf("binding %+v on the v1.2.3 lock: %v", b, err)
+		}
+	}
+}
