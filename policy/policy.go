@@ -35,6 +35,10 @@ type Policy struct {
 	FailOn []Severity `json:"failOn"`
 	// Exceptions accept one vulnerability in one package until a date.
 	Exceptions []Exception `json:"exceptions,omitempty"`
+	// AllowUnknown lets findings of UNKNOWN severity pass. By default they
+	// block: a fresh CVE is UNKNOWN until it is scored, and "not scored yet"
+	// is not "harmless". See unknown.go.
+	AllowUnknown bool `json:"allowUnknown,omitempty"`
 }
 
 // Exception accepts a finding that would otherwise fail the release.
@@ -43,6 +47,13 @@ type Exception struct {
 	ID string `json:"id"`
 	// Package is Trivy's PkgName of the affected package.
 	Package string `json:"package"`
+	// Kind says what the exception claims (see exceptionkind.go):
+	// accepted_risk (the default when absent) or not_affected, which
+	// needs VEXJustification.
+	Kind ExceptionKind `json:"kind,omitempty"`
+	// VEXJustification is the OpenVEX justification of a not_affected
+	// exception, one of VEXJustifications.
+	VEXJustification string `json:"vexJustification,omitempty"`
 	// Justification says why shipping is acceptable (unreachable code,
 	// mitigated by configuration, ...); it is printed with the result.
 	Justification string `json:"justification"`
@@ -142,11 +153,17 @@ func (p *Policy) Validate() error {
 		if e.Expires.IsZero() {
 			bad("%s: no expiry date", where)
 		}
+		if err := e.validateKind(); err != nil {
+			bad("%s: %v", where, err)
+		}
 		k := e.ID + "|" + e.Package
 		if seen[k] {
 			bad("%s: listed twice", where)
 		}
 		seen[k] = true
+	}
+	if err := p.validateUnknown(); err != nil {
+		bad("%v", err)
 	}
 	if len(errs) > 0 {
 		return fmt.Errorf("invalid release policy: %w", errors.Join(errs...))
@@ -155,6 +172,9 @@ func (p *Policy) Validate() error {
 }
 
 func (p *Policy) failsOn(s Severity) bool {
+	if s == SeverityUnknown {
+		return p.unknownBlocks()
+	}
 	for _, f := range p.FailOn {
 		if f == s {
 			return true
