@@ -99,6 +99,12 @@ type ScanException struct {
 	Package       string `json:"package"`
 	Expires       string `json:"expires"`
 	Justification string `json:"justification"`
+	// Kind is the exception's kind in the release policy (accepted_risk
+	// or not_affected); a lock written before kinds existed has none,
+	// which means accepted_risk. VEXJustification is the OpenVEX
+	// justification of a not_affected exception.
+	Kind             string `json:"kind,omitempty"`
+	VEXJustification string `json:"vexJustification,omitempty"`
 }
 
 // Scanned reports whether the lock records a vulnerability scan.
@@ -215,6 +221,9 @@ func (l *Lock) Validate() error {
 		for i, e := range sc.Exceptions {
 			if e.ID == "" || e.Package == "" || e.Expires == "" {
 				bad("scan: exception %d names no vulnerability, package or expiry", i)
+			}
+			if e.Kind != "" && e.Kind != "accepted_risk" && e.Kind != "not_affected" || e.Kind == "not_affected" && e.VEXJustification == "" {
+				bad("scan: exception %d (%s): kind %q with justification %q is not accepted_risk or not_affected with an OpenVEX justification", i, e.ID, e.Kind, e.VEXJustification)
 			}
 		}
 	}

@@ -52,6 +52,9 @@ type globals struct {
 	trustedRootSHA256                                  string
 	ignoreSCT, ignoreTlog, allowUnscanned              bool
 	allowNoProvenance                                  bool
+	scan                                               cli.ScanPolicyFlags
+	// now is the time releases are judged at (zero: the wall clock).
+	now time.Time
 	// registry
 	caFile          string
 	insecure, plain bool
@@ -82,7 +85,8 @@ trusted root). A release whose lock records no vulnerability scan is refused
 unless --allow-unscanned is given, and one whose images or indexes lack SLSA
 provenance from that signer, naming the lock's source and commit, unless
 --allow-no-provenance is given. After pushing it reads everything back,
-verifies again, and only then writes tags.` + cli.ExitCodesHelp,
+verifies again, and only then writes tags.
+` + cli.ScanPolicyHelp + cli.ExitCodesHelp,
 		Example: `  # Connected side: carry the release across the air gap in one file
   reloader-mirror export --lock-ref ghcr.io/reloader-dev/reloader-release:v1.2.3 \
       --key cosign.pub -f reloader-v1.2.3.tar.zst
@@ -105,6 +109,7 @@ verifies again, and only then writes tags.` + cli.ExitCodesHelp,
 	pf.StringVar(&g.issuer, "certificate-oidc-issuer", "", "keyless: OIDC issuer of the signing certificate")
 	pf.BoolVar(&g.allowUnscanned, "allow-unscanned", false, "accept a release whose lock records no vulnerability scan (built with --no-scan)")
 	pf.BoolVar(&g.allowNoProvenance, "allow-no-provenance", false, "accept images and indexes without SLSA provenance signed by the release signer (provenance that is present is still checked)")
+	g.scan.Register(root, true)
 	pf.StringVar(&g.trustedRoot, "trusted-root", "", "keyless: trusted_root.json to verify certificates against")
 	pf.StringVar(&g.trustedRootSHA256, "trusted-root-sha256", "", "keyless: use the archive's trusted_root.json only if its sha256 is this (hex, from the publisher)")
 	pf.BoolVar(&g.ignoreTlog, "insecure-ignore-tlog", false, "keyless: accept signatures without a transparency log entry (a private Sigstore without Rekor only)")
@@ -254,11 +259,19 @@ func (g *globals) open(ctx context.Context, c *registry.Client) (*releaseInput, 
 	}
 	p.RequireScan = !g.allowUnscanned
 	p.RequireProvenance = !g.allowNoProvenance
+	if p.Scan, err = g.scanPolicy(); err != nil {
+		in.close()
+		return nil, err
+	}
 	if in.verifier, err = trust.NewVerifier(p); err != nil {
 		in.close()
 		return nil, cli.Usage(err)
 	}
 	in.policy = p
+	if err := g.checkScanEarly(in); err != nil {
+		in.close()
+		return nil, err
+	}
 	return in, nil
 }
 

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"time"
 
 	"github.com/sigstore/sigstore-go/pkg/root"
 	"github.com/spf13/cobra"
@@ -17,6 +18,7 @@ type verifyFlags struct {
 	lock, bundle, key, identity, identityRegexp, issuer, trustedRoot string
 	ignoreTlog                                                       bool
 	output                                                           outputFlag
+	scan                                                             cli.ScanPolicyFlags
 }
 
 func newVerifyCmd() *cobra.Command {
@@ -30,14 +32,20 @@ Sigstore trusted root), then every artifact of the lock in its registry by
 digest: manifest and blob digests, sizes, media types, cosign signatures and
 SBOM attestations. Keyless signatures need a transparency-log entry (verified
 offline against the trusted root) unless --insecure-ignore-tlog is given. No transparency log or other online service is contacted;
-only the registry holding the artifacts.` + cli.ExitCodesHelp,
+only the registry holding the artifacts.
+` + cli.ScanPolicyHelp + `
+verify -o json reports the scan check as "scanCheck".` + cli.ExitCodesHelp,
 		Example: `  # key-based release (private PKI)
   reloader-release verify --lock reloader-release.json --key cosign.pub
 
   # keyless release from GitHub Actions
   reloader-release verify --lock reloader-release.json --trusted-root trusted_root.json \
     --certificate-identity https://github.com/reloader-dev/reloader/.github/workflows/release.yml@refs/tags/v1.2.3 \
-    --certificate-oidc-issuer https://token.actions.githubusercontent.com`,
+    --certificate-oidc-issuer https://token.actions.githubusercontent.com
+
+  # your own scan policy: a database at most a week old, no HIGH or CRITICAL at all
+  reloader-release verify --lock reloader-release.json --key cosign.pub \
+    --max-scan-age 7d --fail-on-severity HIGH,CRITICAL -o json`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error { return runVerify(cmd, f) },
 	}
@@ -51,6 +59,7 @@ only the registry holding the artifacts.` + cli.ExitCodesHelp,
 	fl.StringVar(&f.trustedRoot, "trusted-root", "", "Sigstore trusted_root.json for keyless verification")
 	fl.BoolVar(&f.ignoreTlog, "insecure-ignore-tlog", false, "keyless: accept signatures without a transparency-log entry (by default each needs one)")
 	f.output.register(c)
+	f.scan.Register(c, false)
 	return c
 }
 
@@ -78,6 +87,11 @@ func (f *verifyFlags) options() (verify.Options, error) {
 	default:
 		return o, cli.Usage(errors.New("say whom to trust: --key, or --certificate-identity with --certificate-oidc-issuer"))
 	}
+	sp, err := f.scan.Policy(time.Time{})
+	if err != nil {
+		return o, err
+	}
+	o.Scan = sp
 	return o, nil
 }
 
@@ -102,11 +116,15 @@ func runVerify(cmd *cobra.Command, f *verifyFlags) error {
 	}
 	l, err := verify.Lock(cmd.Context(), lockBytes, bundle, opts)
 	if err != nil {
-		return err
+		return reportScanRefusal(cmd, f, err)
+	}
+	scan, _ := opts.Scan.Check(l) // passed inside verify.Lock; this is its report
+	if f.output.format != "json" {
+		cli.WriteScanWarnings(cmd.ErrOrStderr(), &scan)
 	}
 	res, err := verify.Artifacts(cmd.Context(), l, opts)
 	if f.output.format == "json" {
-		out := map[string]any{"version": l.Version, "verified": err == nil, "checked": res.Checked}
+		out := map[string]any{"version": l.Version, "verified": err == nil, "checked": res.Checked, "scanCheck": scan}
 		if err != nil {
 			out["error"] = err.Error()
 		}

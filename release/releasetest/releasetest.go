@@ -182,6 +182,10 @@ type Options struct {
 	Created time.Time
 	// Remote are extra registry options (auth, transport).
 	Remote []remote.Option
+	// Scan, when set, runs the pipeline's real vulnerability gate (Trivy,
+	// the release policy) instead of releasing unscanned; the gate judges
+	// exceptions at Created, the day the release is cut.
+	Scan *pipeline.ScanOptions
 }
 
 // Release is what Publish produced.
@@ -261,7 +265,7 @@ func Publish(ctx context.Context, opts Options) (*Release, error) {
 		Created: opts.Created, Now: opts.Created, ModuleDir: mod, MainPackage: opts.MainPackage,
 		Registry: opts.Registry + "/" + opts.Prefix, StandardName: "reloader", UBIName: "reloader-ubi", UBIBase: base,
 		Licenses: "Apache-2.0", LicenseFiles: []string{filepath.Join(mod, "LICENSE")},
-		ChartDirs: charts, OutDir: out, NewSigner: signer.New, BuilderID: signer.builderID(), Verify: vopts, NoScan: true, Platforms: opts.Platforms,
+		ChartDirs: charts, OutDir: out, NewSigner: signer.New, BuilderID: signer.builderID(), Verify: vopts, NoScan: opts.Scan == nil, Scan: opts.Scan, Platforms: opts.Platforms,
 		Remote: opts.Remote,
 	})
 	if err != nil {

@@ -24,6 +24,7 @@ import (
 
 	"github.com/reloader-dev/reloader/release"
 	"github.com/reloader-dev/reloader/release/provenance"
+	"github.com/reloader-dev/reloader/release/scancheck"
 )
 
 // Annotations and formats of the two signature formats.
@@ -66,6 +67,9 @@ type LockResult struct {
 	Signer  Summary `json:"signer"`
 	// Digest is the sha256 of the lock bytes that were verified.
 	Digest string `json:"digest"`
+	// Scan is the consumer scan policy's verdict on the lock's scan
+	// record, when the policy has one (Policy.Scan).
+	Scan *scancheck.Result `json:"scanCheck,omitempty"`
 }
 
 // Verifier verifies releases against one Policy. It is built once, with
@@ -157,7 +161,11 @@ func (v *Verifier) Lock(lockJSON, bundleJSON []byte) (*release.Lock, LockResult,
 	if v.policy.RequireScan && !l.Scanned() {
 		return nil, LockResult{}, fmt.Errorf("release %s: %w (its lock records no scan; allow unscanned releases explicitly to use it)", l.Version, ErrUnscanned)
 	}
-	return l, LockResult{Version: l.Version, Commit: l.Commit, Signer: v.policy.Summary(), Digest: sha256Digest(lockJSON)}, nil
+	scan, err := v.checkScan(l)
+	if err != nil {
+		return nil, LockResult{}, err
+	}
+	return l, LockResult{Version: l.Version, Commit: l.Commit, Signer: v.policy.Summary(), Digest: sha256Digest(lockJSON), Scan: scan}, nil
 }
 
 // SignatureResult is one signature artifact's verdict.
