@@ -55,6 +55,9 @@ type globals struct {
 	scan                                               cli.ScanPolicyFlags
 	// now is the time releases are judged at (zero: the wall clock).
 	now time.Time
+	// reviewing: the command is review, which reports the scan instead of
+	// applying the scan policy.
+	reviewing bool
 	// registry
 	caFile          string
 	insecure, plain bool
