@@ -90,6 +90,18 @@ type Scan struct {
 	Counts map[string]int `json:"counts,omitempty"`
 	// Exceptions are the policy exceptions that accepted a finding.
 	Exceptions []ScanException `json:"exceptions,omitempty"`
+	// Findings are the vulnerabilities the scan found (each id and package
+	// once), so a later scan on the disconnected side can tell which of
+	// its findings are new since the release. Locks written before this
+	// field existed have none.
+	Findings []ScanFinding `json:"findings,omitempty"`
+}
+
+// ScanFinding is one vulnerability the release's scan found.
+type ScanFinding struct {
+	ID       string `json:"id"`
+	Package  string `json:"package"`
+	Severity string `json:"severity"`
 }
 
 // ScanException is a dated exception of the release policy that accepted

@@ -422,6 +422,7 @@ func (g *globals) withRelease(cmd *cobra.Command, fn func(*registry.Client, *rel
 }
 
 func (g *globals) importCmd() *cobra.Command {
+	rf := &rescanFlags{}
 	c := &cobra.Command{
 		Use:   "import",
 		Short: "Push an archive into a registry after verifying it completely, offline",
@@ -440,11 +441,17 @@ safe order, verifies the copy at the target, and writes tags last.`,
 			if g.archive == "" {
 				return cli.Usage(errors.New("import needs --file"))
 			}
-			return g.mirrorCommand(cmd, args)
+			return g.withRelease(cmd, func(cl *registry.Client, in *releaseInput) error {
+				if err := g.rescan(cmd, in, rf); err != nil {
+					return err
+				}
+				return g.mirrorRun(cmd, in, cl)
+			})
 		},
 	}
 	g.targetFlags(c, true)
 	g.transferFlags(c)
+	rf.register(c)
 	return c
 }
 
@@ -491,6 +498,7 @@ func (g *globals) exportCmd() *cobra.Command {
 }
 
 func (g *globals) verifyCmd() *cobra.Command {
+	rf := &rescanFlags{}
 	c := &cobra.Command{
 		Use:   "verify",
 		Short: "Verify a release in a registry or an archive against a trust policy, offline",
@@ -510,6 +518,9 @@ func (g *globals) verifyCmd() *cobra.Command {
 					}
 					src = &mirror.RegistrySource{Client: cl, Map: m.Repository, Name: g.target}
 				}
+				if err := g.rescan(cmd, in, rf); err != nil {
+					return err
+				}
 				prep, err := mirror.Prepare(cmd.Context(), src, in.lockJSON, in.lockBundle, in.verifier)
 				if err != nil {
 					var ve *mirror.VerificationError
@@ -528,6 +539,7 @@ func (g *globals) verifyCmd() *cobra.Command {
 		},
 	}
 	g.targetFlags(c, false)
+	rf.register(c)
 	return c
 }
 

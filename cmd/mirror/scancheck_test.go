@@ -44,7 +44,7 @@ type scannedRelease struct {
 	expires string
 }
 
-func publishScanned(t *testing.T, ctx context.Context, host string, sev, exception string, seed uint64) (*scannedRelease, error) {
+func publishScanned(t *testing.T, ctx context.Context, host, version, sev, exception string, seed uint64) (*scannedRelease, error) {
 	t.Helper()
 	trivy, err := tools.Binary(ctx, tools.Trivy, "trivy")
 	if err != nil {
@@ -54,11 +54,11 @@ func publishScanned(t *testing.T, ctx context.Context, host string, sev, excepti
 	if err != nil {
 		t.Fatal(err)
 	}
-	version := strings.TrimSpace(string(out))
+	modVersion := strings.TrimSpace(string(out))
 	work := t.TempDir()
 	cut := time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)
 	db, err := trivydb.Write(filepath.Join(work, "trivy-cache"), trivydb.Options{UpdatedAt: cut.Add(-time.Hour), Advisories: []trivydb.Advisory{{
-		ID: "CVE-2099-2201", Module: scannedModule, Severity: sev, Vulnerable: []string{"<= " + strings.TrimPrefix(version, "v")},
+		ID: "CVE-2099-2201", Module: scannedModule, Severity: sev, Vulnerable: []string{"<= " + strings.TrimPrefix(modVersion, "v")},
 	}}})
 	if err != nil {
 		t.Fatal(err)
@@ -80,7 +80,7 @@ func publishScanned(t *testing.T, ctx context.Context, host string, sev, excepti
 	if err != nil {
 		t.Fatal(err)
 	}
-	rel, err := releasetest.Publish(ctx, releasetest.Options{Registry: host, Signer: s, Seed: seed, MainPackage: "./cmd/reloader", Created: cut,
+	rel, err := releasetest.Publish(ctx, releasetest.Options{Registry: host, Signer: s, Seed: seed, Version: version, MainPackage: "./cmd/reloader", Created: cut,
 		Scan: &pipeline.ScanOptions{PolicyPath: polPath, Trivy: policy.TrivyOptions{Binary: trivy, CacheDir: db.CacheDir, SkipDBUpdate: true}}})
 	if err != nil {
 		return nil, err
@@ -95,8 +95,10 @@ func publishScanned(t *testing.T, ctx context.Context, host string, sev, excepti
 // The acceptance lines of issue 22 on the scan, on a real release: a
 // release that passed its gate when it was cut, relying on an accepted risk
 // that has expired since, is refused where it enters; the OpenVEX the
-// release attests calls that accepted risk "affected"; and a finding of
-// UNKNOWN severity stops a release by default.
+// release attests calls that accepted risk "affected"; a rescan with the
+// user's own offline database lists an advisory published after the
+// release, and --fail-on-new refuses it; and a finding of UNKNOWN severity
+// stops a release by default.
 func TestTheScanOfARealReleaseIsCheckedWhereItEnters(t *testing.T) {
 	if testing.Short() {
 		t.Skip("builds, scans and signs a release of the controller with the real Trivy")
@@ -105,7 +107,7 @@ func TestTheScanOfARealReleaseIsCheckedWhereItEnters(t *testing.T) {
 	defer cancel()
 	src := startRegistry(t)
 	// The exception holds a month after the cut; the wall clock is long past it.
-	sr, err := publishScanned(t, ctx, src.Host, "HIGH", "2026-02-01", 22)
+	sr, err := publishScanned(t, ctx, src.Host, "v1.2.3", "HIGH", "2026-02-01", 22)
 	if err != nil {
 		t.Fatalf("a release with an unexpired exception was refused when cut: %v", err)
 	}
@@ -176,8 +178,42 @@ func TestTheScanOfARealReleaseIsCheckedWhereItEnters(t *testing.T) {
 		}
 	})
 
+	t.Run("a rescan with the user's own database finds an advisory published after the release", func(t *testing.T) {
+		// A release whose exception still holds today, so only the rescan
+		// can refuse it.
+		cur, err := publishScanned(t, ctx, src.Host, "v1.2.4", "HIGH", time.Now().UTC().AddDate(0, 2, 0).Format(time.DateOnly), 24)
+		if err != nil {
+			t.Fatal(err)
+		}
+		out, err := exec.CommandContext(ctx, "go", "list", "-m", "-f", "{{.Version}}", scannedModule).Output()
+		if err != nil {
+			t.Fatal(err)
+		}
+		vuln := []string{"<= " + strings.TrimPrefix(strings.TrimSpace(string(out)), "v")}
+		later, err := trivydb.Write(filepath.Join(t.TempDir(), "user-trivy-cache"), trivydb.Options{Advisories: []trivydb.Advisory{
+			{ID: "CVE-2099-2201", Module: scannedModule, Severity: "HIGH", Vulnerable: vuln},
+			{ID: "CVE-2099-2203", Module: scannedModule, Severity: "CRITICAL", Vulnerable: vuln, Title: "published after the release"},
+		}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		trivy, err := tools.Binary(ctx, tools.Trivy, "trivy")
+		if err != nil {
+			t.Fatal(err)
+		}
+		args := []string{"verify", "--lock-ref", cur.rel.LockRef, "--key", cur.key, "--rescan", "--trivy", trivy, "--trivy-cache-dir", later.CacheDir}
+		code, _, stderr := runCLI(t, args...)
+		if code != cli.ExitOK || !strings.Contains(stderr, "NEW CRITICAL CVE-2099-2203") || strings.Contains(stderr, "NEW HIGH     CVE-2099-2201") {
+			t.Fatalf("verify --rescan: exit %d; want CVE-2099-2203 listed as new and the recorded CVE-2099-2201 not:\n%s", code, stderr)
+		}
+		code, _, stderr = runCLI(t, append(args, "--fail-on-new", "HIGH,CRITICAL")...)
+		if code != cli.ExitRefused || !strings.Contains(stderr, "CRITICAL CVE-2099-2203 in "+scannedModule) {
+			t.Fatalf("verify --rescan --fail-on-new HIGH,CRITICAL: exit %d, want %d naming the new advisory:\n%s", code, cli.ExitRefused, stderr)
+		}
+	})
+
 	t.Run("a finding of UNKNOWN severity blocks a release by default", func(t *testing.T) {
-		_, err := publishScanned(t, ctx, src.Host, "UNKNOWN", "", 23)
+		_, err := publishScanned(t, ctx, src.Host, "v1.2.5", "UNKNOWN", "", 23)
 		if !errors.Is(err, policy.ErrRefused) || !strings.Contains(err.Error(), "refused") {
 			t.Fatalf("a release with an unscored finding and no decision about it: %v", err)
 		}

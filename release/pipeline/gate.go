@@ -72,6 +72,7 @@ func scanRecord(info policy.ScannerInfo, res policy.Result) *release.Scan {
 	for sev, n := range res.Counts {
 		sc.Counts[string(sev)] = n
 	}
+	sc.Findings = recordedFindings(res)
 	for _, e := range res.AppliedExceptions {
 		sc.Exceptions = append(sc.Exceptions, release.ScanException{ID: e.ID, Package: e.Package,
 			Expires: e.Expires.Format(time.DateOnly), Justification: e.Justification,
