@@ -27,10 +27,17 @@ since the release, i.e. not in its signed scan record: advisories published
 after the release was cut. --fail-on-new HIGH,CRITICAL refuses the release
 (exit 3, before anything is pushed) when one of them has those severities.`
 
-const rescanExample = `
+// rescanExample is the --rescan example of command name.
+func rescanExample(name string) string {
+	target := ""
+	if name == "import" {
+		target = " --target harbor.corp.example/platform/reloader"
+	}
+	return `
   # disconnected side: rescan with the database you carried in yourself
-  reloader-mirror import -f reloader-v1.2.3.tar.zst --key cosign.pub --target harbor.corp.example/platform/reloader \
+  reloader-mirror ` + name + ` -f reloader-v1.2.3.tar.zst --key cosign.pub` + target + ` \
       --rescan --trivy /opt/trivy/trivy --trivy-cache-dir /opt/trivy/cache --fail-on-new HIGH,CRITICAL`
+}
 
 // rescanFlags are --rescan and its companions.
 type rescanFlags struct {
@@ -44,8 +51,11 @@ func (f *rescanFlags) register(c *cobra.Command) {
 	c.Flags().StringVar(&f.trivy, "trivy", "", "with --rescan: the trivy binary to run")
 	c.Flags().StringVar(&f.cacheDir, "trivy-cache-dir", "", "with --rescan: trivy's cache directory holding your offline database")
 	c.Flags().StringVar(&f.failOnNew, "fail-on-new", "", "with --rescan: refuse (exit 3) when a new finding has one of these severities, e.g. HIGH,CRITICAL")
-	c.Long += rescanHelp
-	c.Example += rescanExample
+	if c.Long == "" {
+		c.Long = c.Short + "."
+	}
+	c.Long += rescanHelp + "\n" + cli.ScanPolicyHelp
+	c.Example += rescanExample(c.Name())
 }
 
 // rescan runs the rescan when asked: it verifies the release (Prepare),
