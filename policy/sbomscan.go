@@ -1,7 +1,6 @@
 package policy
 
 import (
-	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -27,17 +26,8 @@ func ScanSBOM(ctx context.Context, opts TrivyOptions, sbomPath, name string) (*R
 	}
 	out := filepath.Join(opts.OutputDir, name+".trivy.json")
 	_ = os.Remove(out) // a stale report from an earlier run must not be read
-	cmd := exec.CommandContext(ctx, bin, "sbom", "--quiet", "--format", "json", "--output", out, "--scanners", "vuln",
+	args := []string{"sbom", "--quiet", "--format", "json", "--output", out, "--scanners", "vuln",
 		"--cache-dir", opts.CacheDir, "--skip-db-update", "--skip-java-db-update", "--offline-scan",
-		"--skip-version-check", "--disable-telemetry", sbomPath)
-	var stderr bytes.Buffer
-	cmd.Stderr = &stderr
-	if err := cmd.Run(); err != nil {
-		return nil, fmt.Errorf("rescanning %s with trivy: %w: %s", name, err, tail(stderr.Bytes(), 2048))
-	}
-	rep, err := ReadReport(out)
-	if err != nil {
-		return nil, fmt.Errorf("rescanning %s: %w", name, err)
-	}
-	return rep, nil
+		"--skip-version-check", "--disable-telemetry", sbomPath}
+	return runTrivy(ctx, bin, args, out, "rescanning "+name)
 }
