@@ -4,13 +4,14 @@ import (
 	"context"
 	"fmt"
 
+	"github.com/reloader-dev/reloader/release/sign"
 	"github.com/reloader-dev/reloader/review"
 )
 
 // PredicateOpenVEX is the predicate type of the OpenVEX attestation, the one
 // `cosign attest --type openvex` writes and `cosign verify-attestation
 // --type openvex` checks.
-const PredicateOpenVEX = "https://openvex.dev/ns"
+const PredicateOpenVEX = sign.PredicateOpenVEX
 
 // prepareVEX writes the OpenVEX document of the exceptions the gate applied,
 // which sign attests on every image and index: a scanner that reads
