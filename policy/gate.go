@@ -145,6 +145,9 @@ func Evaluate(p *Policy, images []ScannedImage, now time.Time) Result {
 }
 
 func failReason(v Vulnerability) string {
+	if v.Severity == SeverityUnknown {
+		return unknownReason(v)
+	}
 	if v.FixedVersion == "" {
 		return fmt.Sprintf("%s and no fix released (status %q): needs an exception or a different package", v.Severity, v.Status)
 	}

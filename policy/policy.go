@@ -38,6 +38,10 @@ type Policy struct {
 	// MaxExceptionLifetime bounds every exception from its approval to its
 	// expiry ("90d" by default, at most "365d").
 	MaxExceptionLifetime Days `json:"maxExceptionLifetime,omitempty"`
+	// AllowUnknown lets findings of UNKNOWN severity pass. By default they
+	// block: a fresh CVE is UNKNOWN until it is scored, and "not scored yet"
+	// is not "harmless". See unknown.go.
+	AllowUnknown bool `json:"allowUnknown,omitempty"`
 }
 
 // Exception accepts a finding that would otherwise fail the release.
@@ -46,6 +50,13 @@ type Exception struct {
 	ID string `json:"id"`
 	// Package is Trivy's PkgName of the affected package.
 	Package string `json:"package"`
+	// Kind says what the exception claims (see exceptionkind.go):
+	// accepted_risk (the default when absent) or not_affected, which
+	// needs VEXJustification.
+	Kind ExceptionKind `json:"kind,omitempty"`
+	// VEXJustification is the OpenVEX justification of a not_affected
+	// exception, one of VEXJustifications.
+	VEXJustification string `json:"vexJustification,omitempty"`
 	// Justification says why shipping is acceptable (unreachable code,
 	// mitigated by configuration, ...); it is printed with the result.
 	Justification string `json:"justification"`
@@ -154,11 +165,17 @@ func (p *Policy) Validate() error {
 			bad("%s: no expiry date", where)
 		}
 		errs = append(errs, e.checkApproval(where, p.maxLifetime())...)
+		if err := e.validateKind(); err != nil {
+			bad("%s: %v", where, err)
+		}
 		k := e.ID + "|" + e.Package
 		if seen[k] {
 			bad("%s: listed twice", where)
 		}
 		seen[k] = true
+	}
+	if err := p.validateUnknown(); err != nil {
+		bad("%v", err)
 	}
 	if len(errs) > 0 {
 		return fmt.Errorf("invalid release policy: %w", errors.Join(errs...))
@@ -167,6 +184,9 @@ func (p *Policy) Validate() error {
 }
 
 func (p *Policy) failsOn(s Severity) bool {
+	if s == SeverityUnknown {
+		return p.unknownBlocks()
+	}
 	for _, f := range p.FailOn {
 		if f == s {
 			return true

@@ -74,17 +74,27 @@ func ScanImage(ctx context.Context, opts TrivyOptions, layoutDir, digest, name s
 	if opts.Insecure {
 		args = append(args, "--insecure")
 	}
+	rep, err := runTrivy(ctx, bin, args, out, "scanning "+ref)
+	if err != nil {
+		return out, nil, err
+	}
+	return out, rep, nil
+}
+
+// runTrivy runs trivy with args and reads the JSON report it wrote to out;
+// what names the run in errors.
+func runTrivy(ctx context.Context, bin string, args []string, out, what string) (*Report, error) {
 	cmd := exec.CommandContext(ctx, bin, args...)
 	var stderr bytes.Buffer
 	cmd.Stderr = &stderr
 	if err := cmd.Run(); err != nil {
-		return "", nil, fmt.Errorf("scanning %s with trivy: %w: %s", ref, err, tail(stderr.Bytes(), 2048))
+		return nil, fmt.Errorf("%s with trivy: %w: %s", what, err, tail(stderr.Bytes(), 2048))
 	}
 	rep, err := ReadReport(out)
 	if err != nil {
-		return out, nil, fmt.Errorf("scanning %s: %w", ref, err)
+		return nil, fmt.Errorf("%s: %w", what, err)
 	}
-	return out, rep, nil
+	return rep, nil
 }
 
 // ScannerInfo is what a scan ran with, recorded in the release lock.

@@ -104,6 +104,18 @@ type Scan struct {
 	Counts map[string]int `json:"counts,omitempty"`
 	// Exceptions are the policy exceptions that accepted a finding.
 	Exceptions []ScanException `json:"exceptions,omitempty"`
+	// Findings are the vulnerabilities the scan found (each id and package
+	// once), so a later scan on the disconnected side can tell which of
+	// its findings are new since the release. Locks written before this
+	// field existed have none.
+	Findings []ScanFinding `json:"findings,omitempty"`
+}
+
+// ScanFinding is one vulnerability the release's scan found.
+type ScanFinding struct {
+	ID       string `json:"id"`
+	Package  string `json:"package"`
+	Severity string `json:"severity"`
 }
 
 // ScanException is a dated exception of the release policy that accepted
@@ -113,6 +125,12 @@ type ScanException struct {
 	Package       string `json:"package"`
 	Expires       string `json:"expires"`
 	Justification string `json:"justification"`
+	// Kind is the exception's kind in the release policy (accepted_risk
+	// or not_affected); a lock written before kinds existed has none,
+	// which means accepted_risk. VEXJustification is the OpenVEX
+	// justification of a not_affected exception.
+	Kind             string `json:"kind,omitempty"`
+	VEXJustification string `json:"vexJustification,omitempty"`
 }
 
 // Scanned reports whether the lock records a vulnerability scan.
@@ -243,6 +261,9 @@ func (l *Lock) Validate() error {
 		for i, e := range sc.Exceptions {
 			if e.ID == "" || e.Package == "" || e.Expires == "" {
 				bad("scan: exception %d names no vulnerability, package or expiry", i)
+			}
+			if e.Kind != "" && e.Kind != "accepted_risk" && e.Kind != "not_affected" || e.Kind == "not_affected" && e.VEXJustification == "" {
+				bad("scan: exception %d (%s): kind %q with justification %q is not accepted_risk or not_affected with an OpenVEX justification", i, e.ID, e.Kind, e.VEXJustification)
 			}
 		}
 	}

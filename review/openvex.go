@@ -8,15 +8,22 @@ import (
 
 	"github.com/openvex/go-vex/pkg/vex"
 
+	"github.com/reloader-dev/reloader/policy"
 	"github.com/reloader-dev/reloader/release"
 )
 
-// OpenVEX returns the release policy's unexpired exceptions as an OpenVEX
-// document: each accepted vulnerability is "not_affected" for every image
-// index of the release, with the exception's justification as the impact
-// statement, so Trivy (--vex) and other scanners honour the same decisions
-// the release gate made. Expired exceptions are left out: they no longer
-// accept anything.
+// OpenVEX returns the release's unexpired exceptions as an OpenVEX document
+// that says what each one is. Only an exception of kind not_affected becomes
+// "not_affected", with its OpenVEX justification; an accepted risk is
+// "affected", its action_statement naming the expiry, because a scanner fed
+// this document (trivy --vex) suppresses not_affected findings, and an
+// accepted risk is a vulnerability the release ships knowingly, not one it
+// lacks. Expired exceptions are never emitted: they accept nothing, and a
+// statement left behind would keep suppressing the finding.
+//
+// Products are the release's image indexes and platform images by digest
+// (pkg:oci/<name>@sha256:...), with no repository qualifier, so the
+// statements still match after reloader-mirror moves the images elsewhere.
 func OpenVEX(l *release.Lock, r *Review) ([]byte, error) {
 	created := l.Created.UTC()
 	doc := vex.VEX{Metadata: vex.Metadata{
@@ -29,7 +36,7 @@ func OpenVEX(l *release.Lock, r *Review) ([]byte, error) {
 	}, Statements: []vex.Statement{}}
 	var products []vex.Product
 	for _, a := range l.Artifacts {
-		if a.Kind != release.KindImageIndex {
+		if a.Kind != release.KindImageIndex && a.Kind != release.KindImage {
 			continue
 		}
 		products = append(products, vex.Product{Component: vex.Component{ID: ociPURL(a)}})
@@ -54,12 +61,20 @@ func OpenVEX(l *release.Lock, r *Review) ([]byte, error) {
 			ps[i] = p
 		}
 		st := vex.Statement{
-			Vulnerability:   vex.Vulnerability{Name: vex.VulnerabilityID(e.ID)},
-			Timestamp:       &created,
-			Products:        ps,
-			Status:          vex.StatusNotAffected,
-			ImpactStatement: e.Justification,
-			StatusNotes:     fmt.Sprintf("accepted by the release policy until %s (00:00 UTC)", e.Expires),
+			Vulnerability: vex.Vulnerability{Name: vex.VulnerabilityID(e.ID)},
+			Timestamp:     &created,
+			Products:      ps,
+		}
+		switch e.Kind {
+		case policy.KindNotAffected:
+			st.Status, st.Justification, st.ImpactStatement = vex.StatusNotAffected, vex.Justification(e.VEXJustification), e.Justification
+			st.StatusNotes = fmt.Sprintf("the release policy states this until %s (00:00 UTC)", e.Expires)
+		default:
+			// An exception of no known kind claims no more than an
+			// accepted risk.
+			st.Status = vex.StatusAffected
+			st.ActionStatement = fmt.Sprintf("Accepted risk until %s (00:00 UTC): %s. From that date the release policy no longer accepts it; upgrade to a release that fixes it.",
+				e.Expires, strings.TrimSuffix(e.Justification, "."))
 		}
 		if err := st.Validate(); err != nil {
 			return nil, fmt.Errorf("OpenVEX statement for %s in %s: %w", e.ID, e.Package, err)
@@ -73,13 +88,22 @@ func OpenVEX(l *release.Lock, r *Review) ([]byte, error) {
 	return buf.Bytes(), nil
 }
 
-// ociPURL is the package URL of an image by digest, as scanners name it.
+// ociPURL is the package URL of an image by digest, as scanners name it,
+// without repository_url: the digest identifies the image wherever it is
+// copied.
 func ociPURL(a release.Artifact) string {
 	name := a.Repository
 	if i := strings.LastIndex(name, "/"); i >= 0 {
 		name = name[i+1:]
 	}
-	q := url.Values{}
-	q.Set("repository_url", a.Repository)
-	return "pkg:oci/" + name + "@" + url.QueryEscape(a.Digest) + "?" + q.Encode()
+	return "pkg:oci/" + name + "@" + url.QueryEscape(a.Digest)
+}
+
+// lockExceptionKind is the kind a lock's exception records; locks written
+// before kinds existed record none, which claims an accepted risk.
+func lockExceptionKind(e release.ScanException) policy.ExceptionKind {
+	if e.Kind == string(policy.KindNotAffected) {
+		return policy.KindNotAffected
+	}
+	return policy.KindAcceptedRisk
 }

@@ -109,6 +109,10 @@ type Exception struct {
 	Justification string `json:"justification"`
 	Expires       string `json:"expires"`
 	Expired       bool   `json:"expired"`
+	// Kind is policy.KindAcceptedRisk or policy.KindNotAffected; with the
+	// latter VEXJustification is its OpenVEX justification.
+	Kind             policy.ExceptionKind `json:"kind"`
+	VEXJustification string               `json:"vexJustification,omitempty"`
 	// Source is where the review read it: ExceptionFromLock (applied by the
 	// release gate and signed with the lock) or ExceptionFromPolicy (a
 	// release policy file given to the review, not signed).
@@ -355,7 +359,8 @@ func vulnerabilities(in Input) (Vulnerabilities, error) {
 				return v, fmt.Errorf("the lock's scan exception %s in %s: expiry %q is not a date (YYYY-MM-DD)", e.ID, e.Package, e.Expires)
 			}
 			v.Exceptions = append(v.Exceptions, Exception{ID: e.ID, Package: e.Package, Justification: strings.TrimSpace(e.Justification),
-				Expires: e.Expires, Expired: !in.Now.Before(expires), Source: ExceptionFromLock})
+				Expires: e.Expires, Expired: !in.Now.Before(expires), Source: ExceptionFromLock,
+				Kind: lockExceptionKind(e), VEXJustification: e.VEXJustification})
 			seen[e.ID+"|"+e.Package] = true
 		}
 	}
@@ -372,7 +377,8 @@ func vulnerabilities(in Input) (Vulnerabilities, error) {
 				continue
 			}
 			v.Exceptions = append(v.Exceptions, Exception{ID: e.ID, Package: e.Package, Justification: strings.TrimSpace(e.Justification),
-				Expires: e.Expires.Format(time.DateOnly), Expired: e.Expired(in.Now), Source: ExceptionFromPolicy})
+				Expires: e.Expires.Format(time.DateOnly), Expired: e.Expired(in.Now), Source: ExceptionFromPolicy,
+				Kind: e.EffectiveKind(), VEXJustification: e.VEXJustification})
 		}
 	}
 	return v, nil

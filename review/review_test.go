@@ -28,6 +28,13 @@ func gate(t *testing.T, report string, p *policy.Policy) *policy.Result {
 // releasePolicy accepts the x/sync finding of high-fixed.json until expires.
 func releasePolicy(t *testing.T, expires string) *policy.Policy {
 	t.Helper()
+	return releasePolicyOfKind(t, expires, "")
+}
+
+// releasePolicyOfKind adds kind lines (YAML, indented as the exception's
+// fields) to releasePolicy's exception.
+func releasePolicyOfKind(t *testing.T, expires, kind string) *policy.Policy {
+	t.Helper()
 	p, err := policy.ParsePolicy([]byte(`apiVersion: reloader.dev/release-policy/v1
 failOn: [HIGH, CRITICAL]
 exceptions:
@@ -37,7 +44,7 @@ exceptions:
     approvedBy: Jane Doe <jane.doe@example.com>
     approvedOn: "` + approvedBefore(t, expires) + `"
     expires: "` + expires + `"
-`))
+` + kind))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -231,18 +238,25 @@ func TestFailOnNamesEachFailingCheck(t *testing.T) {
 	}
 }
 
-func TestExceptionsArePublishedAsOpenVEX(t *testing.T) {
+// Issue 22 changed this: an exception used to become not_affected whatever
+// it was. Now only a not_affected exception says so; an accepted risk (the
+// kind of every exception that names none) is affected, its action
+// statement naming the expiry, and an expired one is never emitted.
+func TestExceptionsArePublishedAsOpenVEXSayingWhatTheyAre(t *testing.T) {
 	f := releases(t)[oldSync]
+	const notAffected = "    kind: not_affected\n    vexJustification: vulnerable_code_not_in_execute_path\n"
 	for _, tc := range []struct {
-		name       string
-		expires    string
-		statements int
+		name, expires, kind string
+		statements          int
+		status              vex.Status
 	}{
-		{"unexpired exception becomes not_affected", "2027-01-31", 1},
-		{"expired exception accepts nothing", "2026-11-01", 0},
+		{"an accepted risk is affected", "2027-01-31", "", 1, vex.StatusAffected},
+		{"a not_affected exception is not_affected", "2027-01-31", notAffected, 1, vex.StatusNotAffected},
+		{"an expired exception accepts nothing", "2026-11-01", "", 0, ""},
+		{"an expired not_affected exception is not emitted either", "2026-11-01", notAffected, 0, ""},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			rp := releasePolicy(t, tc.expires)
+			rp := releasePolicyOfKind(t, tc.expires, tc.kind)
 			r := build(t, f, gate(t, "high-fixed.json", rp), rp)
 			data, err := OpenVEX(f.lock, r)
 			if err != nil {
@@ -259,12 +273,29 @@ func TestExceptionsArePublishedAsOpenVEX(t *testing.T) {
 				return
 			}
 			s := doc.Statements[0]
-			if s.Vulnerability.Name != "CVE-2099-0001" || s.Status != vex.StatusNotAffected || !strings.Contains(s.ImpactStatement, "cancelled parent context") {
-				t.Errorf("statement %+v", s)
+			if s.Vulnerability.Name != "CVE-2099-0001" || s.Status != tc.status {
+				t.Errorf("statement %+v, want %s", s, tc.status)
 			}
-			if len(s.Products) != 1 || !strings.HasPrefix(s.Products[0].ID, "pkg:oci/app@sha256%3A") ||
-				s.Products[0].Subcomponents[0].ID != "pkg:golang/golang.org/x/sync@"+oldSync {
-				t.Errorf("products %+v: want the image index with the x/sync PURL as subcomponent", s.Products)
+			switch tc.status {
+			case vex.StatusAffected:
+				if !strings.Contains(s.ActionStatement, "until 2027-01-31") || s.Justification != "" || s.ImpactStatement != "" {
+					t.Errorf("an accepted risk: action %q, justification %q, impact %q; want the expiry in the action statement only", s.ActionStatement, s.Justification, s.ImpactStatement)
+				}
+			case vex.StatusNotAffected:
+				if s.Justification != vex.VulnerableCodeNotInExecutePath || !strings.Contains(s.ImpactStatement, "cancelled parent context") {
+					t.Errorf("not_affected: justification %q, impact %q", s.Justification, s.ImpactStatement)
+				}
+			}
+			if len(s.Products) == 0 {
+				t.Fatal("no products")
+			}
+			for _, p := range s.Products {
+				if !strings.HasPrefix(p.ID, "pkg:oci/app@sha256%3A") || strings.Contains(p.ID, "repository_url") {
+					t.Errorf("product %q: want the image by digest only, so the statement survives relocation", p.ID)
+				}
+				if p.Subcomponents[0].ID != "pkg:golang/golang.org/x/sync@"+oldSync {
+					t.Errorf("product %q: subcomponent %q, want the x/sync PURL", p.ID, p.Subcomponents[0].ID)
+				}
 			}
 			if m := doc.Matches("CVE-2099-0001", s.Products[0].ID, []string{"pkg:golang/golang.org/x/sync@" + oldSync}); len(m) != 1 {
 				t.Errorf("go-vex does not match the statement to the image and module: %v", m)

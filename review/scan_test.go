@@ -51,7 +51,8 @@ func TestTheSignedLockSuppliesTheScanWithoutAGateReport(t *testing.T) {
 	if len(v.Scan.Counts) != 5 || v.Scan.Counts[0].Severity != "CRITICAL" || v.Scan.Counts[1] != (SeverityCount{"HIGH", 1}) {
 		t.Errorf("counts %+v, want five severities, most severe first, with the one HIGH finding", v.Scan.Counts)
 	}
-	want := Exception{ID: "CVE-2099-0001", Package: "golang.org/x/sync", Expires: "2027-01-31", Source: ExceptionFromLock,
+	// A lock written before exceptions had kinds records none: an accepted risk.
+	want := Exception{ID: "CVE-2099-0001", Package: "golang.org/x/sync", Expires: "2027-01-31", Source: ExceptionFromLock, Kind: policy.KindAcceptedRisk,
 		Justification: "errgroup's vulnerable path needs a cancelled parent context, which the app never has"}
 	if len(v.Exceptions) != 1 || v.Exceptions[0] != want {
 		t.Errorf("exceptions %+v, want only the lock's %+v", v.Exceptions, want)

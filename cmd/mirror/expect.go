@@ -65,10 +65,13 @@ func (g *globals) binding() trust.Binding {
 // verifierFor verifies another release's lock than the one asked for (the
 // newest at the target, a previous release, the one a review compares
 // with), with the same signer: it is held to the tag it was fetched by
-// (none for a file or archive), not to --expect-version.
+// (none for a file or archive), not to --expect-version. Its scan record is
+// not judged: it is read for its advisories or approved for a rollout
+// window, and the release asked for is the one the scan policy is about.
 func (in *releaseInput) verifierFor(tag string) (*trust.Verifier, error) {
 	p := in.policy
 	p.Expect = trust.Binding{Tag: tag}
+	p.Scan = nil
 	v, err := trust.NewVerifier(p)
 	if err != nil {
 		return nil, cli.Usage(err)

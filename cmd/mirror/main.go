@@ -52,6 +52,12 @@ type globals struct {
 	trustedRootSHA256                                  string
 	ignoreSCT, ignoreTlog, allowUnscanned              bool
 	allowNoProvenance                                  bool
+	scan                                               cli.ScanPolicyFlags
+	// now is the time releases are judged at (zero: the wall clock).
+	now time.Time
+	// reviewing: the command is review, which reports the scan instead of
+	// applying the scan policy.
+	reviewing bool
 	// registry
 	caFile          string
 	insecure, plain bool
@@ -85,7 +91,7 @@ trusted root). A release whose lock records no vulnerability scan is refused
 unless --allow-unscanned is given, and one whose images or indexes lack SLSA
 provenance from that signer, naming the lock's source and commit, unless
 --allow-no-provenance is given. After pushing it reads everything back,
-verifies again, and only then writes tags.` + advisoriesHelp + replayHelp + downgradeHelp + cli.ExitCodesHelp,
+verifies again, and only then writes tags.` + advisoriesHelp + replayHelp + downgradeHelp + "\n" + cli.ScanPolicyHelp + cli.ExitCodesHelp,
 		Example: `  # Connected side: carry the release across the air gap in one file
   reloader-mirror export --lock-ref ghcr.io/reloader-dev/reloader-release:v1.2.3 \
       --key cosign.pub -f reloader-v1.2.3.tar.zst
@@ -108,6 +114,7 @@ verifies again, and only then writes tags.` + advisoriesHelp + replayHelp + down
 	pf.StringVar(&g.issuer, "certificate-oidc-issuer", "", "keyless: OIDC issuer of the signing certificate")
 	pf.BoolVar(&g.allowUnscanned, "allow-unscanned", false, "accept a release whose lock records no vulnerability scan (built with --no-scan)")
 	pf.BoolVar(&g.allowNoProvenance, "allow-no-provenance", false, "accept images and indexes without SLSA provenance signed by the release signer (provenance that is present is still checked)")
+	g.scan.Register(root, true)
 	pf.StringVar(&g.trustedRoot, "trusted-root", "", "keyless: trusted_root.json to verify certificates against")
 	pf.StringVar(&g.trustedRootSHA256, "trusted-root-sha256", "", "keyless: use the archive's trusted_root.json only if its sha256 is this (hex, as the release notes publish it)")
 	pf.BoolVar(&g.ignoreTlog, "insecure-ignore-tlog", false, "keyless: accept signatures without a transparency log entry (a private Sigstore without Rekor only)")
@@ -264,11 +271,19 @@ func (g *globals) open(ctx context.Context, c *registry.Client) (*releaseInput, 
 	p.RequireScan = !g.allowUnscanned
 	p.RequireProvenance = !g.allowNoProvenance
 	p.Expect = g.binding()
+	if p.Scan, err = g.scanPolicy(); err != nil {
+		in.close()
+		return nil, err
+	}
 	if in.verifier, err = trust.NewVerifier(p); err != nil {
 		in.close()
 		return nil, cli.Usage(err)
 	}
 	in.policy = p
+	if err := g.checkScanEarly(in); err != nil {
+		in.close()
+		return nil, err
+	}
 	return in, nil
 }
 
@@ -425,6 +440,7 @@ func (g *globals) withRelease(cmd *cobra.Command, fn func(*registry.Client, *rel
 }
 
 func (g *globals) importCmd() *cobra.Command {
+	rf := &rescanFlags{}
 	c := &cobra.Command{
 		Use:   "import",
 		Short: "Push an archive into a registry after verifying it completely, offline",
@@ -443,11 +459,17 @@ safe order, verifies the copy at the target, and writes tags last.` + tagsHelp,
 			if g.archive == "" {
 				return cli.Usage(errors.New("import needs --file"))
 			}
-			return g.mirrorCommand(cmd, args)
+			return g.withRelease(cmd, func(cl *registry.Client, in *releaseInput) error {
+				if err := g.rescan(cmd, in, rf); err != nil {
+					return err
+				}
+				return g.mirrorRun(cmd, in, cl)
+			})
 		},
 	}
 	g.targetFlags(c, true)
 	g.transferFlags(c)
+	rf.register(c)
 	return c
 }
 
@@ -494,6 +516,7 @@ func (g *globals) exportCmd() *cobra.Command {
 }
 
 func (g *globals) verifyCmd() *cobra.Command {
+	rf := &rescanFlags{}
 	c := &cobra.Command{
 		Use:   "verify",
 		Short: "Verify a release in a registry or an archive against a trust policy, offline",
@@ -512,6 +535,9 @@ func (g *globals) verifyCmd() *cobra.Command {
 						return err
 					}
 					src = &mirror.RegistrySource{Client: cl, Map: m.Repository, Name: g.target}
+				}
+				if err := g.rescan(cmd, in, rf); err != nil {
+					return err
 				}
 				prep, err := mirror.Prepare(cmd.Context(), src, in.lockJSON, in.lockBundle, in.verifier)
 				if err != nil {
@@ -532,6 +558,7 @@ func (g *globals) verifyCmd() *cobra.Command {
 		},
 	}
 	g.targetFlags(c, false)
+	rf.register(c)
 	return c
 }
 

@@ -21,6 +21,7 @@ type publishFlags struct {
 	registry, version, commit, source, ubiBase, main, out, key, trivy, trivyCache, trivyDB, policyPath, license string
 	keyless                                                                                                     keylessFlags
 	skipDBUpdate                                                                                                bool
+	maxDBAge                                                                                                    time.Duration
 	output                                                                                                      outputFlag
 }
 
@@ -34,7 +35,16 @@ is mandatory (--trivy). Sign with a cosign key file (--key, password from
 COSIGN_PASSWORD) or keyless (--keyless: Fulcio certificate for the GitHub
 Actions OIDC token, every signature recorded in Rekor). Images are pushed by
 digest first and tagged only after the gate passed and everything is signed;
-the last step verifies the whole release offline as users would.` + cli.ExitCodesHelp,
+the last step verifies the whole release offline as users would.
+
+--skip-db-update judges the release with the Trivy database already in the
+cache; publish refuses (exit 3, before building anything) unless that
+database was built less than --max-db-age (default 24h) ago, so a real
+release is never gated by a stale database.
+
+Findings of UNKNOWN severity (not scored yet, typical of a fresh CVE) fail
+the gate unless an exception accepts them or the release policy says
+allowUnknown: true.` + cli.ExitCodesHelp,
 		Example: `  # in GitHub Actions (see .github/workflows/release.yml)
   SOURCE_DATE_EPOCH=$(git log -1 --format=%ct) reloader-release publish \
     --registry ghcr.io/reloader-dev --version v1.2.3 \
@@ -59,7 +69,8 @@ the last step verifies the whole release offline as users would.` + cli.ExitCode
 	fl.StringVar(&f.trivy, "trivy", "", "trivy binary (required)")
 	fl.StringVar(&f.trivyCache, "trivy-cache-dir", "", "trivy cache directory")
 	fl.StringVar(&f.trivyDB, "trivy-db-repository", "", "OCI repository of the trivy DB (a mirror in air gaps)")
-	fl.BoolVar(&f.skipDBUpdate, "skip-db-update", false, "use the trivy DB in the cache directory")
+	fl.BoolVar(&f.skipDBUpdate, "skip-db-update", false, "use the trivy DB in the cache directory (refused if older than --max-db-age)")
+	fl.DurationVar(&f.maxDBAge, "max-db-age", 24*time.Hour, "with --skip-db-update: the oldest trivy DB a release may be gated with")
 	fl.StringVar(&f.policyPath, "policy", "policy/release-policy.yaml", "release policy file")
 	fl.StringVar(&f.license, "license-file", "LICENSE", "license text shipped under /licenses")
 	f.keyless.register(c)
@@ -74,6 +85,9 @@ func runPublish(cmd *cobra.Command, f *publishFlags) error {
 	ctx := cmd.Context()
 	if f.registry == "" || f.version == "" || f.ubiBase == "" || f.trivy == "" {
 		return cli.Usage(errors.New("--registry, --version, --ubi-base and --trivy are required"))
+	}
+	if f.maxDBAge <= 0 {
+		return cli.Usage(errors.New("--max-db-age must be positive: a real release is never gated by a database of any age"))
 	}
 	if (f.key == "") == !f.keyless.enabled {
 		return cli.Usage(errors.New("sign with exactly one of --key or --keyless"))
@@ -116,7 +130,7 @@ func runPublish(cmd *cobra.Command, f *publishFlags) error {
 		Description: "Reloader watches ConfigMaps and Secrets and rolls the Deployments, StatefulSets and DaemonSets that use them.",
 		ChartDirs:   findCharts("."), OutDir: f.out, Signer: signer, NewSigner: newSigner, Verify: vopts, BuilderID: builderID(f.keyless.enabled),
 		Scan: &pipeline.ScanOptions{PolicyPath: f.policyPath, Trivy: policy.TrivyOptions{Binary: f.trivy, CacheDir: f.trivyCache,
-			DBRepository: f.trivyDB, SkipDBUpdate: f.skipDBUpdate}},
+			DBRepository: f.trivyDB, SkipDBUpdate: f.skipDBUpdate}, MaxDBAge: f.maxDBAge},
 		Remote: []remote.Option{remote.WithAuthFromKeychain(authn.DefaultKeychain)},
 		Log:    cmd.ErrOrStderr(),
 	})

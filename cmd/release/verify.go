@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"time"
 
 	"github.com/sigstore/sigstore-go/pkg/root"
 	"github.com/spf13/cobra"
@@ -18,6 +19,7 @@ type verifyFlags struct {
 	expectVersion                                                    string
 	ignoreTlog                                                       bool
 	output                                                           outputFlag
+	scan                                                             cli.ScanPolicyFlags
 }
 
 func newVerifyCmd() *cobra.Command {
@@ -38,14 +40,20 @@ A signature only says the signer made that lock at some time: with
 verified), so an older signed lock handed over under a newer name exits 3
 naming both versions. --certificate-identity-regexp is anchored: it must
 match the whole identity. A keyless certificate that carries GitHub's source
-repository digest and ref must name the lock's commit and refs/tags/<version>.` + cli.ExitCodesHelp,
+repository digest and ref must name the lock's commit and refs/tags/<version>.
+` + cli.ScanPolicyHelp + `
+verify -o json reports the scan check as "scanCheck".` + cli.ExitCodesHelp,
 		Example: `  # key-based release (private PKI)
   reloader-release verify --lock reloader-release.json --key cosign.pub --expect-version v1.2.3
 
   # keyless release from GitHub Actions
   reloader-release verify --lock reloader-release.json --trusted-root trusted_root.json \
     --certificate-identity https://github.com/reloader-dev/reloader/.github/workflows/release.yml@refs/tags/v1.2.3 \
-    --certificate-oidc-issuer https://token.actions.githubusercontent.com`,
+    --certificate-oidc-issuer https://token.actions.githubusercontent.com
+
+  # your own scan policy: a database at most a week old, no HIGH or CRITICAL at all
+  reloader-release verify --lock reloader-release.json --key cosign.pub \
+    --max-scan-age 7d --fail-on-severity HIGH,CRITICAL -o json`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error { return runVerify(cmd, f) },
 	}
@@ -55,6 +63,7 @@ repository digest and ref must name the lock's commit and refs/tags/<version>.` 
 	f.registerTrust(fl)
 	fl.StringVar(&f.expectVersion, "expect-version", "", "refuse the release unless its signed lock is exactly this version, e.g. v1.2.3 (exit 3)")
 	f.output.register(c)
+	f.scan.Register(c, false)
 	return c
 }
 
@@ -83,6 +92,11 @@ func (f *verifyFlags) options() (verify.Options, error) {
 		return o, cli.Usage(errors.New("say whom to trust: --key, or --certificate-identity with --certificate-oidc-issuer"))
 	}
 	o.ExpectVersion = f.expectVersion
+	sp, err := f.scan.Policy(time.Time{})
+	if err != nil {
+		return o, err
+	}
+	o.Scan = sp
 	return o, nil
 }
 
@@ -107,11 +121,15 @@ func runVerify(cmd *cobra.Command, f *verifyFlags) error {
 	}
 	l, err := verify.Lock(cmd.Context(), lockBytes, bundle, opts)
 	if err != nil {
-		return err
+		return reportScanRefusal(cmd, f, err)
+	}
+	scan, _ := opts.Scan.Check(l) // passed inside verify.Lock; this is its report
+	if f.output.format != "json" {
+		cli.WriteScanWarnings(cmd.ErrOrStderr(), &scan)
 	}
 	res, err := verify.Artifacts(cmd.Context(), l, opts)
 	if f.output.format == "json" {
-		out := map[string]any{"version": l.Version, "verified": err == nil, "checked": res.Checked}
+		out := map[string]any{"version": l.Version, "verified": err == nil, "checked": res.Checked, "scanCheck": scan}
 		if err != nil {
 			out["error"] = err.Error()
 		}

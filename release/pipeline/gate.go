@@ -23,6 +23,9 @@ func (r *run) gate(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
+	if err := r.checkDBAge(ctx); err != nil {
+		return err
+	}
 	topts := r.opts.Scan.Trivy
 	topts.OutputDir = filepath.Join(r.opts.OutDir, "trivy")
 	var scanned []policy.ScannedImage
@@ -69,9 +72,11 @@ func scanRecord(info policy.ScannerInfo, res policy.Result) *release.Scan {
 	for sev, n := range res.Counts {
 		sc.Counts[string(sev)] = n
 	}
+	sc.Findings = recordedFindings(res)
 	for _, e := range res.AppliedExceptions {
 		sc.Exceptions = append(sc.Exceptions, release.ScanException{ID: e.ID, Package: e.Package,
-			Expires: e.Expires.Format(time.DateOnly), Justification: e.Justification})
+			Expires: e.Expires.Format(time.DateOnly), Justification: e.Justification,
+			Kind: string(e.EffectiveKind()), VEXJustification: e.VEXJustification})
 	}
 	return sc
 }

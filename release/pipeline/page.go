@@ -48,13 +48,28 @@ func (r *run) trustedRootJSON() ([]byte, error) {
 }
 
 func (r *run) writeReview(dir string) error {
-	lp, err := review.ReadLicencePolicy(filepath.Join(r.opts.ModuleDir, "policy", "licence-policy.yaml"))
-	if err != nil {
-		return err
-	}
 	lockData, err := os.ReadFile(r.res.LockPath)
 	if err != nil {
 		return fmt.Errorf("writing the review: %w", err)
+	}
+	signer := "public key (cosign.pub)"
+	if s := r.lock.Signer; s.Keyless() {
+		signer = "keyless: " + s.Identity + s.IdentityRegexp + " issued by " + s.Issuer
+	}
+	id := review.Identity{Signer: signer, LockDigest: fmt.Sprintf("sha256:%x", sha256.Sum256(lockData)),
+		Verification: "verified offline by the release pipeline before its tags were published"}
+	rv, err := r.review(id)
+	if err != nil {
+		return err
+	}
+	return review.Write(dir, r.lock, rv, nil)
+}
+
+// review is the procurement review of the release as it stands.
+func (r *run) review(id review.Identity) (*review.Review, error) {
+	lp, err := review.ReadLicencePolicy(filepath.Join(r.opts.ModuleDir, "policy", "licence-policy.yaml"))
+	if err != nil {
+		return nil, err
 	}
 	var sboms []review.SBOM
 	for _, a := range r.lock.Artifacts {
@@ -72,15 +87,5 @@ func (r *run) writeReview(dir string) error {
 			}
 		}
 	}
-	signer := "public key (cosign.pub)"
-	if s := r.lock.Signer; s.Keyless() {
-		signer = "keyless: " + s.Identity + s.IdentityRegexp + " issued by " + s.Issuer
-	}
-	id := review.Identity{Signer: signer, LockDigest: fmt.Sprintf("sha256:%x", sha256.Sum256(lockData)),
-		Verification: "verified offline by the release pipeline before its tags were published"}
-	rv, err := review.Build(review.Input{Lock: r.lock, Identity: id, SBOMs: sboms, Gate: r.res.Gate, Licences: lp, Now: r.opts.Now})
-	if err != nil {
-		return err
-	}
-	return review.Write(dir, r.lock, rv, nil)
+	return review.Build(review.Input{Lock: r.lock, Identity: id, SBOMs: sboms, Gate: r.res.Gate, Licences: lp, Now: r.opts.Now})
 }

@@ -32,6 +32,9 @@ type ScanOptions struct {
 	Trivy policy.TrivyOptions
 	// PolicyPath is the release policy file (policy/release-policy.yaml).
 	PolicyPath string
+	// MaxDBAge, when above zero, refuses a scan with Trivy.SkipDBUpdate
+	// whose database was built longer than this before Now (see dbage.go).
+	MaxDBAge time.Duration
 }
 
 // Options configures a release.
@@ -140,6 +143,9 @@ type run struct {
 	advisories []*support.Advisory
 	// lockArtifact is the lock's OCI artifact, pushed by digest.
 	lockArtifact name.Digest
+	// vex is the OpenVEX document of the release's exceptions, attested
+	// on every image and index (vex.go); nil when there are none.
+	vex []byte
 }
 
 type builtImage struct {
@@ -176,6 +182,7 @@ func steps() []step {
 		{"vulnerability gate", (*run).gate},
 		{"push by digest", (*run).push},
 		{"publish SBOMs and charts", (*run).publishArtifacts},
+		{"write the OpenVEX document", (*run).prepareVEX},
 		{"sign and attest", (*run).sign},
 		{"write and sign the lock", (*run).writeLock},
 		{"verify offline", (*run).verify},

@@ -152,6 +152,9 @@ func (r *run) attestationsOf(a release.Artifact) ([]attestation, error) {
 		if prov := r.provenance[a.Digest]; prov != nil {
 			out = append(out, attestation{provenance.PredicateType, prov})
 		}
+		if r.vex != nil {
+			out = append(out, attestation{PredicateOpenVEX, r.vex})
+		}
 	}
 	return out, nil
 }

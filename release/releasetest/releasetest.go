@@ -185,6 +185,10 @@ type Options struct {
 	// SupportFile and AdvisoriesDir replace the checkout's support table
 	// and advisories, which the lock records (see pipeline.Options).
 	SupportFile, AdvisoriesDir string
+	// Scan, when set, runs the pipeline's real vulnerability gate (Trivy,
+	// the release policy) instead of releasing unscanned; the gate judges
+	// exceptions at Created, the day the release is cut.
+	Scan *pipeline.ScanOptions
 }
 
 // Release is what Publish produced.
@@ -265,7 +269,7 @@ func Publish(ctx context.Context, opts Options) (*Release, error) {
 		SupportFile: opts.SupportFile, AdvisoriesDir: opts.AdvisoriesDir,
 		Registry: opts.Registry + "/" + opts.Prefix, StandardName: "reloader", UBIName: "reloader-ubi", UBIBase: base,
 		Licenses: "Apache-2.0", LicenseFiles: []string{filepath.Join(mod, "LICENSE")},
-		ChartDirs: charts, OutDir: out, NewSigner: signer.New, BuilderID: signer.builderID(), Verify: vopts, NoScan: true, Platforms: opts.Platforms,
+		ChartDirs: charts, OutDir: out, NewSigner: signer.New, BuilderID: signer.builderID(), Verify: vopts, NoScan: opts.Scan == nil, Scan: opts.Scan, Platforms: opts.Platforms,
 		Remote: opts.Remote,
 	})
 	if err != nil {

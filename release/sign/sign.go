@@ -187,6 +187,9 @@ const (
 	// PredicateSLSAProvenance1 is SLSA v1 build provenance
 	// (`cosign verify-attestation --type slsaprovenance1`).
 	PredicateSLSAProvenance1 = "https://slsa.dev/provenance/v1"
+	// PredicateOpenVEX is an OpenVEX document
+	// (`cosign verify-attestation --type openvex`).
+	PredicateOpenVEX = "https://openvex.dev/ns"
 )
 
 // cosignType maps a predicate type URI to cosign's short name.
@@ -198,6 +201,8 @@ func cosignType(predicateType string) (string, error) {
 		return "cyclonedx", nil
 	case PredicateSLSAProvenance1:
 		return "slsaprovenance1", nil
+	case PredicateOpenVEX:
+		return "openvex", nil
 	}
 	return "", fmt.Errorf("no cosign predicate type for %q", predicateType)
 }

@@ -30,6 +30,7 @@ import (
 	"github.com/sigstore/sigstore/pkg/cryptoutils"
 
 	"github.com/reloader-dev/reloader/release"
+	"github.com/reloader-dev/reloader/release/scancheck"
 )
 
 // Policy says whom to trust. Either PublicKey is set (key-based signing), or
@@ -51,6 +52,10 @@ type Policy struct {
 	// RequireScan refuses a release whose lock records no vulnerability
 	// scan, or records that the scan was skipped (--no-scan).
 	RequireScan bool
+	// Scan, when set, is the consumer's policy for the signed scan record
+	// (database age, exceptions expired since the release, severities):
+	// see scancheck.go.
+	Scan *scancheck.Policy
 	// RequireProvenance refuses a release any of whose images or indexes
 	// lacks SLSA v1 provenance signed by the release signer. Provenance
 	// that is present is always checked (source, commit, subject), required

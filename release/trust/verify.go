@@ -24,6 +24,7 @@ import (
 
 	"github.com/reloader-dev/reloader/release"
 	"github.com/reloader-dev/reloader/release/provenance"
+	"github.com/reloader-dev/reloader/release/scancheck"
 )
 
 // Annotations and formats of the two signature formats.
@@ -69,6 +70,9 @@ type LockResult struct {
 	// CertificateBound: the keyless certificate named the lock's commit
 	// (Fulcio's source repository digest), not only the workflow identity.
 	CertificateBound bool `json:"certificateBound,omitempty"`
+	// Scan is the consumer scan policy's verdict on the lock's scan
+	// record, when the policy has one (Policy.Scan).
+	Scan *scancheck.Result `json:"scanCheck,omitempty"`
 }
 
 // Verifier verifies releases against one Policy. It is built once, with
@@ -170,7 +174,11 @@ func (v *Verifier) Lock(lockJSON, bundleJSON []byte) (*release.Lock, LockResult,
 	if v.policy.RequireScan && !l.Scanned() {
 		return nil, LockResult{}, fmt.Errorf("release %s: %w (its lock records no scan; allow unscanned releases explicitly to use it)", l.Version, ErrUnscanned)
 	}
-	return l, LockResult{Version: l.Version, Commit: l.Commit, Signer: v.policy.Summary(), Digest: sha256Digest(lockJSON), CertificateBound: bound}, nil
+	scan, err := v.checkScan(l)
+	if err != nil {
+		return nil, LockResult{}, err
+	}
+	return l, LockResult{Version: l.Version, Commit: l.Commit, Signer: v.policy.Summary(), Digest: sha256Digest(lockJSON), CertificateBound: bound, Scan: scan}, nil
 }
 
 // SignatureResult is one signature artifact's verdict.

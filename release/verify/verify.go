@@ -23,6 +23,7 @@ import (
 	"github.com/sigstore/sigstore-go/pkg/root"
 
 	"github.com/reloader-dev/reloader/release"
+	"github.com/reloader-dev/reloader/release/scancheck"
 	"github.com/reloader-dev/reloader/release/trust"
 )
 
@@ -46,6 +47,10 @@ type Options struct {
 	// ExpectVersion, when set, is the exact version the lock must be
 	// (checked after its signature verified).
 	ExpectVersion string
+	// Scan is the consumer's policy for the lock's signed scan record
+	// (scancheck); nil checks nothing, as the release pipeline's own final
+	// verification does.
+	Scan *scancheck.Policy
 }
 
 // Verifier builds the trust verifier for the expected signer.
@@ -55,6 +60,7 @@ func (o Options) Verifier() (*trust.Verifier, error) {
 		return nil, err
 	}
 	p.IgnoreSCT = o.IgnoreSCT
+	p.Scan = o.Scan
 	// Every image and index of a release carries signed provenance.
 	p.RequireProvenance = true
 	p.Expect = trust.Binding{Version: o.ExpectVersion}
@@ -72,6 +78,10 @@ func Lock(ctx context.Context, lockBytes, bundleBytes []byte, opts Options) (*re
 		return nil, fmt.Errorf("verifying the release lock: %w", err)
 	}
 	l, _, err := v.Lock(lockBytes, bundleBytes)
+	if errors.Is(err, scancheck.ErrRefused) {
+		// Signed as expected; what it says about its scan fails today.
+		return nil, fmt.Errorf("checking the release lock's scan record: %w", err)
+	}
 	if err != nil {
 		return nil, fmt.Errorf("verifying the release lock: its signature does not verify against the expected signer (was it modified?): %w", err)
 	}
