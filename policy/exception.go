@@ -78,3 +78,9 @@ func (e Exception) checkApproval(where string, max Days) []error {
 	}
 	return errs
 }
+
+// premature tells whether the exception is approved on a date after now
+// (approvals are dated to the day, from 00:00 UTC).
+func (e Exception) premature(now time.Time) bool {
+	return !e.ApprovedOn.IsZero() && now.Before(e.ApprovedOn.Time)
+}

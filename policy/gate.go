@@ -57,6 +57,11 @@ type Result struct {
 	// ExpiredExceptions lists exceptions past their date, whether or not
 	// anything matched them: each one fails the release.
 	ExpiredExceptions []Exception `json:"expiredExceptions,omitempty"`
+	// PrematureExceptions are approved on a date after the gate's: an
+	// approval cannot be dated ahead to stretch an exception past its
+	// maximum lifetime from today, so they apply to nothing and fail the
+	// release.
+	PrematureExceptions []Exception `json:"prematureExceptions,omitempty"`
 	// UnusedExceptions matched no finding; they pass but should be removed.
 	UnusedExceptions []Exception `json:"unusedExceptions,omitempty"`
 	// AppliedExceptions accepted at least one finding: what the release
@@ -103,7 +108,9 @@ func Evaluate(p *Policy, images []ScannedImage, now time.Time) Result {
 							continue
 						}
 						used[i] = true
-						if e.Expired(now) {
+						if e.premature(now) {
+							f.Reason = fmt.Sprintf("exception approved on %s, a date after the gate's: it applies from then", e.ApprovedOn.Format(time.DateOnly))
+						} else if e.Expired(now) {
 							f.Decision = DecisionExpired
 							f.Reason = fmt.Sprintf("exception expired %s: %s", e.Expires.Format(time.DateOnly), e.Justification)
 						} else {
@@ -122,7 +129,10 @@ func Evaluate(p *Policy, images []ScannedImage, now time.Time) Result {
 		}
 	}
 	for i, e := range p.Exceptions {
-		if e.Expired(now) {
+		if e.premature(now) {
+			res.Passed = false
+			res.PrematureExceptions = append(res.PrematureExceptions, e)
+		} else if e.Expired(now) {
 			res.Passed = false
 			res.ExpiredExceptions = append(res.ExpiredExceptions, e)
 		} else if !used[i] {
@@ -165,6 +175,9 @@ func (r Result) WriteTable(w io.Writer) error {
 	}
 	for _, e := range r.ExpiredExceptions {
 		fmt.Fprintf(tw, "%s\t-\t%s\t%s\t-\t-\t-\texception expired %s; remove or renew it\n", DecisionExpired, e.ID, e.Package, e.Expires.Format(time.DateOnly))
+	}
+	for _, e := range r.PrematureExceptions {
+		fmt.Fprintf(tw, "%s\t-\t%s\t%s\t-\t-\t-\texception approved on %s, after today; date the approval when it was given\n", DecisionFail, e.ID, e.Package, e.ApprovedOn.Format(time.DateOnly))
 	}
 	if err := tw.Flush(); err != nil {
 		return fmt.Errorf("writing the gate table: %w", err)

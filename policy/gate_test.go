@@ -120,6 +120,24 @@ func TestGateFailsWhenTheSameExceptionHasExpired(t *testing.T) {
 	}
 }
 
+func TestAnExceptionApprovedOnALaterDateAppliesToNothingAndFailsTheRelease(t *testing.T) {
+	p := policyWith(t, unfixedException("2027-01-31")) // approved 85 days before its expiry
+	early := p.Exceptions[0].ApprovedOn.AddDate(0, 0, -1)
+	res := Evaluate(p, []ScannedImage{report(t, "high-unfixed.json")}, early)
+	if res.Passed {
+		t.Fatal("an exception dated ahead of the gate accepted a finding")
+	}
+	if f := res.Findings[0]; f.Decision != DecisionFail || !strings.Contains(f.Reason, "approved on") {
+		t.Fatalf("finding = %+v, want FAIL saying when the exception was approved", f)
+	}
+	if len(res.PrematureExceptions) != 1 || len(res.AppliedExceptions) != 0 {
+		t.Fatalf("premature %+v, applied %+v", res.PrematureExceptions, res.AppliedExceptions)
+	}
+	if res := Evaluate(p, []ScannedImage{report(t, "high-unfixed.json")}, p.Exceptions[0].ApprovedOn.Time); !res.Passed {
+		t.Fatal("an exception does not hold on the day it was approved")
+	}
+}
+
 func TestExceptionExpiresAtTheStartOfItsDay(t *testing.T) {
 	p := policyWith(t, unfixedException("2026-12-01"))
 	if res := Evaluate(p, []ScannedImage{report(t, "high-unfixed.json")}, releaseDay); res.Passed {

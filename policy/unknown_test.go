@@ -29,6 +29,8 @@ func TestAnUnknownSeverityFindingPassesOnlyWhenThePolicyAllowsIt(t *testing.T) {
   - id: CVE-2099-0009
     package: golang.org/x/net
     justification: the HTTP/2 server of x/net is not linked into the controller
+    approvedBy: Jane Doe <jane.doe@example.com>
+    approvedOn: 2026-11-15
     expires: 2027-01-31
 `), unknownFinding()); !res.Passed || res.Findings[0].Decision != DecisionExcepted {
 		t.Fatalf("an exception for the UNKNOWN finding: %+v", res)
@@ -49,6 +51,8 @@ func TestAnExceptionWithoutAKindIsAnAcceptedRisk(t *testing.T) {
   - id: CVE-2099-0002
     package: golang.org/x/time
     justification: the affected parser is never reached from the controller
+    approvedBy: Jane Doe <jane.doe@example.com>
+    approvedOn: 2026-11-15
     expires: 2027-01-31
 `)
 	if k := p.Exceptions[0].EffectiveKind(); k != KindAcceptedRisk {
@@ -57,7 +61,7 @@ func TestAnExceptionWithoutAKindIsAnAcceptedRisk(t *testing.T) {
 }
 
 func TestANotAffectedExceptionNeedsAnOpenVEXJustification(t *testing.T) {
-	base := "apiVersion: reloader.dev/release-policy/v1\nfailOn: [HIGH, CRITICAL]\nexceptions:\n  - id: CVE-2099-0002\n    package: golang.org/x/time\n    justification: the affected parser is never reached from the controller\n    expires: 2027-01-31\n"
+	base := "apiVersion: reloader.dev/release-policy/v1\nfailOn: [HIGH, CRITICAL]\nexceptions:\n  - id: CVE-2099-0002\n    package: golang.org/x/time\n    justification: the affected parser is never reached from the controller\n    approvedBy: Jane Doe <jane.doe@example.com>\n    approvedOn: 2026-11-15\n    expires: 2027-01-31\n"
 	for name, c := range map[string]struct {
 		extra, wantErr string
 	}{

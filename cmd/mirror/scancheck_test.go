@@ -36,7 +36,8 @@ const scannedModule = "k8s.io/client-go"
 // scannedRelease is a release of the real controller made by the real
 // pipeline with its real gate: Trivy, offline, with a generated database
 // holding one advisory, and the release policy accepting it as a risk until
-// expires. The release is cut on releasetest's default date, 2026-01-02.
+// expires. The release is cut on releasetest's default date, 2026-01-02,
+// or yesterday when the exception still holds today.
 type scannedRelease struct {
 	rel     *releasetest.Release
 	signer  releasetest.Signer
@@ -57,6 +58,12 @@ func publishScanned(t *testing.T, ctx context.Context, host, version, sev, excep
 	modVersion := strings.TrimSpace(string(out))
 	work := t.TempDir()
 	cut := time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)
+	if exp, err := time.Parse(time.DateOnly, exception); err == nil && exp.After(time.Now()) {
+		// An exception that holds today was approved within its lifetime
+		// of today (release policies bound it): this release is cut
+		// yesterday, with the approval.
+		cut = time.Now().UTC().AddDate(0, 0, -1).Truncate(24 * time.Hour).Add(3 * time.Hour)
+	}
 	db, err := trivydb.Write(filepath.Join(work, "trivy-cache"), trivydb.Options{UpdatedAt: cut.Add(-time.Hour), Advisories: []trivydb.Advisory{{
 		ID: "CVE-2099-2201", Module: scannedModule, Severity: sev, Vulnerable: []string{"<= " + strings.TrimPrefix(modVersion, "v")},
 	}}})
@@ -70,7 +77,7 @@ func publishScanned(t *testing.T, ctx context.Context, host, version, sev, excep
 	pol := string(base)
 	if exception != "" {
 		pol = strings.Replace(pol, "exceptions: []", "exceptions:\n  - id: CVE-2099-2201\n    package: "+scannedModule+
-			"\n    justification: the affected client path is never used by the controller\n    expires: "+exception+"\n", 1)
+			"\n    justification: the affected client path is never used by the controller\n    approvedBy: Jane Doe <jane.doe@example.com>\n    approvedOn: "+cut.Format(time.DateOnly)+"\n    expires: "+exception+"\n", 1)
 	}
 	polPath := filepath.Join(work, "release-policy.yaml")
 	if err := os.WriteFile(polPath, []byte(pol), 0o644); err != nil {
