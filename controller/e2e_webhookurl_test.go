@@ -15,6 +15,7 @@ import (
 	"k8s.io/apimachinery/pkg/util/rand"
 
 	"github.com/reloader-dev/reloader/test/process"
+	"github.com/reloader-dev/reloader/test/reloadertest"
 )
 
 // The webhook and alert URLs are credentials: given in the environment (as
@@ -33,7 +34,7 @@ func TestWebhookAndAlertURLTokensNeverLeaveTheController(t *testing.T) {
 	if _, err := cs.CoreV1().Secrets(ns).Create(ctx, secret("db-password", map[string]string{"password": "one"}), metav1.CreateOptions{}); err != nil {
 		t.Fatal(err)
 	}
-	tmpl := podTemplate("app", corev1.Container{Name: "app", EnvFrom: []corev1.EnvFromSource{envFromSecret("db-password")}})
+	tmpl := podTemplate("app", corev1.Container{Name: "app", EnvFrom: []corev1.EnvFromSource{reloadertest.EnvFromSecret("db-password")}})
 	createDeployment(t, cs, ns, deployment("app", map[string]string{"reloader.stakater.com/auto": "true"}, tmpl))
 
 	pport, err := process.FreePort()
@@ -49,7 +50,7 @@ func TestWebhookAndAlertURLTokensNeverLeaveTheController(t *testing.T) {
 	if _, err := cs.CoreV1().Secrets(ns).Update(ctx, secret("db-password", map[string]string{"password": "two"}), metav1.UpdateOptions{}); err != nil {
 		t.Fatal(err)
 	}
-	eventually(t, 30*time.Second, func() (bool, string) {
+	reloadertest.Eventually(t, 30*time.Second, func() (bool, string) {
 		return len(hooks.received()) == 1, fmt.Sprintf("%d webhooks received", len(hooks.received()))
 	})
 	r.waitIdle(t, 2)
@@ -96,7 +97,7 @@ func TestWebhookAndAlertURLTokensNeverLeaveTheController(t *testing.T) {
 	// The stakater flag still works, and warns without repeating the URL.
 	ns2 := cp.Namespace(t)
 	flagged := startReloader(t, "", "--namespaces="+ns2, "--webhook-url="+hooks.srv.URL+"/hook/"+hookToken)
-	eventually(t, 10*time.Second, func() (bool, string) {
+	reloadertest.Eventually(t, 10*time.Second, func() (bool, string) {
 		l := readLog(t, flagged.LogPath())
 		return strings.Contains(l, "--webhook-url puts the webhook URL, a credential, on the command line"), "no warning about --webhook-url in the log:\n" + l
 	})
