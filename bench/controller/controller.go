@@ -88,7 +88,11 @@ func buildReloader(ctx context.Context, dir string) (string, error) {
 	if err != nil {
 		return "", err
 	}
+	// Each repetition asks again; the link from the last one is the same.
 	bin := filepath.Join(dir, "reloader")
+	if err := os.Remove(bin); err != nil && !os.IsNotExist(err) {
+		return "", fmt.Errorf("building ./cmd/reloader: %w", err)
+	}
 	if err := os.Symlink(built, bin); err != nil {
 		return "", fmt.Errorf("building ./cmd/reloader: %w", err)
 	}

@@ -43,7 +43,7 @@ func TestVerifyRefusesAGenuineLockOfAnotherVersionThanExpected(t *testing.T) {
 	if code, out := run(t, "verify", "--lock", lock, "--key", key, "--expect-version", "v1.3.0"); code != cli.ExitRefused || !strings.Contains(out, named) {
 		t.Errorf("verify --expect-version v1.3.0 of the v1.0.0 lock: exit %d, want %d naming both:\n%s", code, cli.ExitRefused, out)
 	}
-	if code, out := run(t, "rebuild", "--lock", lock, "--source", dir, "--out", filepath.Join(dir, "rebuild"), "--expect-version", "v1.3.0"); code != cli.ExitRefused || !strings.Contains(out, named) {
+	if code, out := run(t, "rebuild", "--lock", lock, "--key", key, "--source", dir, "--out", filepath.Join(dir, "rebuild"), "--expect-version", "v1.3.0"); code != cli.ExitRefused || !strings.Contains(out, named) {
 		t.Errorf("rebuild --expect-version v1.3.0 of the v1.0.0 lock: exit %d, want %d naming both:\n%s", code, cli.ExitRefused, out)
 	}
 	if code, out := run(t, "verify", "--lock", lock, "--key", key, "--expect-version", "v1.0.0"); code != cli.ExitOK {

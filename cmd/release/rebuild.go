@@ -63,6 +63,8 @@ given.` + cli.ExitCodesHelp,
 	fl.StringVar(&f.license, "license-file", "", "license text shipped under /licenses (default <source>/LICENSE)")
 	fl.StringVar(&f.expectVersion, "expect-version", "", "refuse a lock that is not exactly this version, e.g. v1.2.3 (exit 3)")
 	f.output.register(c)
+	// The same verification as verify's, the scan policy included.
+	f.scan.Register(c, false)
 	return c
 }
 

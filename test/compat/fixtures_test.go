@@ -153,6 +153,17 @@ func TestFixturesRenderInstallAndKeepStakatersFlags(t *testing.T) {
 			d := deploymentOf(t, objs)
 			got := normalise(d.Spec.Template.Spec.Containers[0].Args)
 			exp := normalise(strings.Split(strings.ReplaceAll(strings.Join(want, "\x00"), releaseNS, ns), "\x00"))
+			// stakater's chart passes the webhook URL, a credential, in the
+			// args; ours hands the same value to the controller from a Secret
+			// the chart writes (env RELOADER_WEBHOOK_URL), so it is absent
+			// from the args and must be in the environment instead.
+			exp = slices.DeleteFunc(exp, func(f string) bool {
+				if url, ok := strings.CutPrefix(f, "--webhook-url="); ok {
+					requireWebhookURLFromSecret(t, objs, d, url)
+					return true
+				}
+				return false
+			})
 			for i, f := range exp {
 				if list, ok := strings.CutPrefix(f, "--namespaces="); ok {
 					// stakater's chart sorts the list (sortAlpha).
@@ -255,4 +266,24 @@ func wantKinds(kinds ...string) func(*testing.T, []*unstructured.Unstructured, *
 			}
 		}
 	}
+}
+
+// requireWebhookURLFromSecret checks that the controller reads url from a
+// Secret the chart renders, through env RELOADER_WEBHOOK_URL.
+func requireWebhookURLFromSecret(t *testing.T, objs []*unstructured.Unstructured, d *appsv1.Deployment, url string) {
+	t.Helper()
+	for _, e := range d.Spec.Template.Spec.Containers[0].Env {
+		if e.Name != "RELOADER_WEBHOOK_URL" || e.ValueFrom == nil || e.ValueFrom.SecretKeyRef == nil {
+			continue
+		}
+		for _, o := range objs {
+			if o.GetKind() != "Secret" || o.GetName() != e.ValueFrom.SecretKeyRef.Name {
+				continue
+			}
+			if got, _, _ := unstructured.NestedString(o.Object, "stringData", e.ValueFrom.SecretKeyRef.Key); got == url {
+				return
+			}
+		}
+	}
+	t.Errorf("the webhook URL of stakater's --webhook-url does not reach the controller from a rendered Secret")
 }

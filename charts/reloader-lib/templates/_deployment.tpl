@@ -134,13 +134,21 @@ POD_NAME/POD_NAMESPACE always, and the user's variables.
 - name: METRICS_COUNT_BY_NAMESPACE
   value: enabled
 {{- end }}
-{{- with ($r.webhookUrlSecret).name }}
 {{- /* The webhook URL is a credential: from a Secret, never in args. */}}
+{{- with ($r.webhookUrlSecret).name }}
 - name: RELOADER_WEBHOOK_URL
   valueFrom:
     secretKeyRef:
       name: {{ . | quote }}
       key: {{ $r.webhookUrlSecret.key | default "url" | quote }}
+{{- else }}
+{{- if $r.webhookUrl }}
+- name: RELOADER_WEBHOOK_URL
+  valueFrom:
+    secretKeyRef:
+      name: {{ include "reloader-lib.webhookUrlSecretName" $ | quote }}
+      key: url
+{{- end }}
 {{- end }}
 {{- with $d.env }}
 {{- range $name, $value := .open }}

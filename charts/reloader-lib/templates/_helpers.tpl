@@ -135,8 +135,8 @@ instead of deploying something that silently does less than asked.
 {{- if and (not $r.watchGlobally) $r.ignoreNamespaces -}}
 {{- fail "reloader.ignoreNamespaces needs reloader.watchGlobally=true (stakater's chart drops it silently otherwise): with watchGlobally=false list only the namespaces to watch in reloader.namespaces" -}}
 {{- end -}}
-{{- if $r.webhookUrl -}}
-{{- fail "reloader.webhookUrl is not supported: the URL is a credential, and in the Deployment's args anyone who can read the Deployment (or /debug/pprof/cmdline) sees it. Store it in a Secret and set reloader.webhookUrlSecret: {name: <secret-name>, key: <key>}" -}}
+{{- if and $r.webhookUrl ($r.webhookUrlSecret).name -}}
+{{- fail "reloader.webhookUrl and reloader.webhookUrlSecret are both set: give the URL one way (webhookUrlSecret, a Secret of your own, is preferred)" -}}
 {{- end -}}
 {{- range $name := list "RELOADER_WEBHOOK_URL" "ALERT_WEBHOOK_URL" -}}
 {{- if hasKey (((($r.deployment).env).open) | default dict) $name -}}
@@ -155,4 +155,30 @@ instead of deploying something that silently does less than asked.
 {{- $clean := list -}}
 {{- range $ns -}}{{- with . | toString | trim -}}{{- $clean = append $clean . -}}{{- end -}}{{- end -}}
 {{- toYaml $clean -}}
+{{- end -}}
+
+{{/*
+The Secret the chart writes for stakater's reloader.webhookUrl value, so a
+values file written for stakater installs unchanged while the URL, a
+credential, stays out of the Deployment (args, env values, pprof cmdline).
+reloader.webhookUrlSecret, naming a Secret of your own, keeps it out of the
+Helm release as well.
+*/}}
+{{- define "reloader-lib.webhookUrlSecretName" -}}
+{{- printf "%s-webhook-url" (include "reloader-lib.fullname" . | trunc 51 | trimSuffix "-") -}}
+{{- end -}}
+
+{{- define "reloader-lib.webhookUrlSecret" -}}
+{{- with .Values.reloader.webhookUrl -}}
+apiVersion: v1
+kind: Secret
+metadata:
+  name: {{ include "reloader-lib.webhookUrlSecretName" $ }}
+  namespace: {{ include "reloader-lib.namespace" $ }}
+  labels:
+    {{- include "reloader-lib.labels" $ | nindent 4 }}
+type: Opaque
+stringData:
+  url: {{ . | toString | quote }}
+{{- end -}}
 {{- end -}}

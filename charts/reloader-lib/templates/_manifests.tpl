@@ -5,7 +5,7 @@ reloader-ubi charts differ in their values (the image) and nothing else.
 */}}
 {{- define "reloader-lib.manifests" -}}
 {{- include "reloader-lib.validate" . -}}
-{{- range $name := list "serviceAccount" "deployment" "service" "serviceMonitor" "podMonitor" "podDisruptionBudget" "networkPolicy" "verticalPodAutoscaler" }}
+{{- range $name := list "serviceAccount" "webhookUrlSecret" "deployment" "service" "serviceMonitor" "podMonitor" "podDisruptionBudget" "networkPolicy" "verticalPodAutoscaler" }}
 {{- with include (printf "reloader-lib.%s" $name) $ | trim }}
 ---
 {{ . }}
