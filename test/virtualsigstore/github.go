@@ -79,7 +79,8 @@ func (g *GitHubCA) issue(identity, issuer string, src Source) (*x509.Certificate
 	if err != nil {
 		return nil, nil, err
 	}
-	exts := []pkix.Extension{{Id: certificate.OIDIssuer, Value: []byte(issuer)}}
+	// Fulcio still writes the deprecated v1 issuer beside v2; so does this CA.
+	exts := []pkix.Extension{{Id: certificate.OIDIssuer, Value: []byte(issuer)}} //lint:ignore SA1019 real Fulcio certificates carry it
 	for _, e := range []struct {
 		id  asn1.ObjectIdentifier
 		val string
