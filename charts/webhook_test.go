@@ -95,4 +95,3 @@ func TestStakatersWebhookURLValueIsKeptInASecretTheChartWrites(t *testing.T) {
 		}
 	}
 }
-
