@@ -7,7 +7,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/reloader-dev/reloader/policy"
+	"github.com/reloader-dev/reloader/release/gate"
 	"github.com/reloader-dev/reloader/release"
 	"github.com/reloader-dev/reloader/release/support"
 )
@@ -133,13 +133,13 @@ func oneLine(s string) string {
 	return strings.Join(strings.Fields(s), " ")
 }
 
-// Err is the refusal, as policy.ErrRefused (exit 3), naming the release,
+// Err is the refusal, as gate.ErrRefused (exit 3), naming the release,
 // each advisory and where the advisories came from; nil when admitted.
 func (s *Standing) Err() error {
 	if len(s.Refused) == 0 {
 		return nil
 	}
-	return fmt.Errorf("%w: release %s, by the advisories of %s: %s", policy.ErrRefused, s.Version, s.Source.Name,
+	return fmt.Errorf("%w: release %s, by the advisories of %s: %s", gate.ErrRefused, s.Version, s.Source.Name,
 		errors.Join(stringErrors(s.Refused)...))
 }
 

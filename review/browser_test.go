@@ -42,8 +42,8 @@ func TestReviewPageInHeadlessChromium(t *testing.T) {
 	fs := releases(t)
 	bin := chromium(t)
 	rp := releasePolicy(t, "2027-01-31")
-	r := build(t, fs[newSync], gate(t, "clean.json", rp), rp)
-	r.Diff = Compare(build(t, fs[oldSync], gate(t, "high-fixed.json", rp), rp), r)
+	r := build(t, fs[newSync], gateResult(t, "clean.json", rp), rp)
+	r.Diff = Compare(build(t, fs[oldSync], gateResult(t, "high-fixed.json", rp), rp), r)
 	dir := filepath.Join(t.TempDir(), "review")
 	if err := Write(dir, fs[newSync].lock, r, r.Failures([]string{CheckLicence})); err != nil {
 		t.Fatal(err)

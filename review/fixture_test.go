@@ -15,7 +15,7 @@ import (
 	v1 "github.com/google/go-containerregistry/pkg/v1"
 
 	"github.com/reloader-dev/reloader/internal/image"
-	"github.com/reloader-dev/reloader/policy"
+	"github.com/reloader-dev/reloader/release/gate"
 	"github.com/reloader-dev/reloader/release"
 	"github.com/reloader-dev/reloader/sbom"
 )
@@ -137,7 +137,7 @@ func makeRelease(dir, version, syncVersion string) (*fixture, error) {
 
 func repoLicencePolicy(t *testing.T) *LicencePolicy {
 	t.Helper()
-	p, err := ReadLicencePolicy("../policy/licence-policy.yaml")
+	p, err := ReadLicencePolicy("licence-policy.yaml")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -145,9 +145,9 @@ func repoLicencePolicy(t *testing.T) *LicencePolicy {
 }
 
 // build reviews a fixture with the repository's licence policy.
-func build(t *testing.T, f *fixture, gate *policy.Result, rp *policy.Policy) *Review {
+func build(t *testing.T, f *fixture, res *gate.Result, rp *gate.Policy) *Review {
 	t.Helper()
-	r, err := Build(Input{Lock: f.lock, SBOMs: f.sboms, Gate: gate, ReleasePolicy: rp, Licences: repoLicencePolicy(t),
+	r, err := Build(Input{Lock: f.lock, SBOMs: f.sboms, Gate: res, ReleasePolicy: rp, Licences: repoLicencePolicy(t),
 		Identity: Identity{Signer: "public key sha256:test", LockDigest: "sha256:" + strings.Repeat("d", 64), Verification: "verified in test"},
 		Now:      fixtureCreated})
 	if err != nil {

@@ -8,34 +8,34 @@ import (
 
 	"github.com/reloader-dev/reloader/internal/strict"
 
-	"github.com/reloader-dev/reloader/policy"
+	"github.com/reloader-dev/reloader/release/gate"
 )
 
 const maxGateReportBytes = 64 << 20
 
 // ParseGateReport reads the release gate's result (gate.json, the JSON
-// form of policy.Result). It is strict, since it decides what a reviewer
+// form of gate.Result). It is strict, since it decides what a reviewer
 // is told about vulnerabilities: unknown fields, an unknown decision, or a
 // passed verdict beside a blocking finding are errors.
-func ParseGateReport(data []byte) (*policy.Result, error) {
+func ParseGateReport(data []byte) (*gate.Result, error) {
 	if len(bytes.TrimSpace(data)) == 0 {
 		return nil, errors.New("gate report is empty")
 	}
-	var r policy.Result
+	var r gate.Result
 	if err := strict.JSON(data, "gate report", maxGateReportBytes, &r); err != nil {
 		return nil, err
 	}
 	var errs []error
 	for i, f := range r.Findings {
 		switch f.Decision {
-		case policy.DecisionFail, policy.DecisionExcepted, policy.DecisionExpired, policy.DecisionBelow:
+		case gate.DecisionFail, gate.DecisionExcepted, gate.DecisionExpired, gate.DecisionBelow:
 		default:
 			errs = append(errs, fmt.Errorf("finding %d (%s): unknown decision %q", i, f.VulnerabilityID, f.Decision))
 		}
 		if f.Decision.Blocks() && r.Passed {
 			errs = append(errs, fmt.Errorf("finding %d (%s) blocks the release but the report says it passed", i, f.VulnerabilityID))
 		}
-		if f.Decision != policy.DecisionFail && strings.TrimSpace(f.VulnerabilityID) == "" {
+		if f.Decision != gate.DecisionFail && strings.TrimSpace(f.VulnerabilityID) == "" {
 			errs = append(errs, fmt.Errorf("finding %d: no vulnerability id", i))
 		}
 	}

@@ -8,7 +8,7 @@ import (
 
 	"github.com/openvex/go-vex/pkg/vex"
 
-	"github.com/reloader-dev/reloader/policy"
+	"github.com/reloader-dev/reloader/release/gate"
 	"github.com/reloader-dev/reloader/release"
 )
 
@@ -66,7 +66,7 @@ func OpenVEX(l *release.Lock, r *Review) ([]byte, error) {
 			Products:      ps,
 		}
 		switch e.Kind {
-		case policy.KindNotAffected:
+		case gate.KindNotAffected:
 			st.Status, st.Justification, st.ImpactStatement = vex.StatusNotAffected, vex.Justification(e.VEXJustification), e.Justification
 			st.StatusNotes = fmt.Sprintf("the release policy states this until %s (00:00 UTC)", e.Expires)
 		default:
@@ -101,9 +101,9 @@ func ociPURL(a release.Artifact) string {
 
 // lockExceptionKind is the kind a lock's exception records; locks written
 // before kinds existed record none, which claims an accepted risk.
-func lockExceptionKind(e release.ScanException) policy.ExceptionKind {
-	if e.Kind == string(policy.KindNotAffected) {
-		return policy.KindNotAffected
+func lockExceptionKind(e release.ScanException) gate.ExceptionKind {
+	if e.Kind == string(gate.KindNotAffected) {
+		return gate.KindNotAffected
 	}
-	return policy.KindAcceptedRisk
+	return gate.KindAcceptedRisk
 }

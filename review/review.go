@@ -17,7 +17,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/reloader-dev/reloader/policy"
+	"github.com/reloader-dev/reloader/release/gate"
 	"github.com/reloader-dev/reloader/release"
 )
 
@@ -109,9 +109,9 @@ type Exception struct {
 	Justification string `json:"justification"`
 	Expires       string `json:"expires"`
 	Expired       bool   `json:"expired"`
-	// Kind is policy.KindAcceptedRisk or policy.KindNotAffected; with the
+	// Kind is gate.KindAcceptedRisk or gate.KindNotAffected; with the
 	// latter VEXJustification is its OpenVEX justification.
-	Kind             policy.ExceptionKind `json:"kind"`
+	Kind             gate.ExceptionKind `json:"kind"`
 	VEXJustification string               `json:"vexJustification,omitempty"`
 	// Source is where the review read it: ExceptionFromLock (applied by the
 	// release gate and signed with the lock) or ExceptionFromPolicy (a
@@ -153,7 +153,7 @@ type Vulnerabilities struct {
 	// scan.
 	GateReport bool             `json:"gateReport"`
 	Passed     bool             `json:"passed"`
-	Findings   []policy.Finding `json:"findings"`
+	Findings   []gate.Finding `json:"findings"`
 	Exceptions []Exception      `json:"exceptions"`
 }
 
@@ -196,9 +196,9 @@ type Input struct {
 	SBOMs    []SBOM
 	// Gate is the release gate's full result (gate.json); optional, since
 	// the lock records the scan. When given it must agree with the lock.
-	Gate *policy.Result
+	Gate *gate.Result
 	// ReleasePolicy supplies the exceptions; nil when not given.
-	ReleasePolicy *policy.Policy
+	ReleasePolicy *gate.Policy
 	Licences      *LicencePolicy
 	// Now judges exception expiry.
 	Now time.Time
@@ -322,8 +322,8 @@ func (r *Review) summariseLicences() {
 
 // severityOrder ranks the scanner's severities, most severe first.
 var severityOrder = map[string]int{
-	string(policy.SeverityCritical): 0, string(policy.SeverityHigh): 1, string(policy.SeverityMedium): 2,
-	string(policy.SeverityLow): 3, string(policy.SeverityUnknown): 4,
+	string(gate.SeverityCritical): 0, string(gate.SeverityHigh): 1, string(gate.SeverityMedium): 2,
+	string(gate.SeverityLow): 3, string(gate.SeverityUnknown): 4,
 }
 
 // vulnerabilities reads the scan from the signed lock first: its scanner,
@@ -331,7 +331,7 @@ var severityOrder = map[string]int{
 // with. A gate report adds the individual findings, and a release policy
 // the exceptions it holds beyond those; neither may contradict the lock.
 func vulnerabilities(in Input) (Vulnerabilities, error) {
-	v := Vulnerabilities{Findings: []policy.Finding{}, Exceptions: []Exception{}}
+	v := Vulnerabilities{Findings: []gate.Finding{}, Exceptions: []Exception{}}
 	seen := map[string]bool{}
 	if sc := in.Lock.Scan; sc != nil {
 		rec := &ScanRecord{Skipped: sc.Skipped, Scanner: sc.Scanner, ScannerVersion: sc.ScannerVersion, DBDigest: sc.DBDigest, DBBuilt: sc.DBBuilt.UTC()}
@@ -387,7 +387,7 @@ func vulnerabilities(in Input) (Vulnerabilities, error) {
 // gateMatchesLock refuses a gate report that is not the one the lock
 // records: a loose file must not tell the reviewer a different story from
 // what was signed.
-func gateMatchesLock(g *policy.Result, sc *release.Scan) error {
+func gateMatchesLock(g *gate.Result, sc *release.Scan) error {
 	if sc == nil {
 		return nil
 	}
@@ -405,7 +405,7 @@ func gateMatchesLock(g *policy.Result, sc *release.Scan) error {
 		sevs[string(s)] = true
 	}
 	for _, s := range sortedKeys(sevs) {
-		if got, want := g.Counts[policy.Severity(s)], sc.Counts[s]; got != want {
+		if got, want := g.Counts[gate.Severity(s)], sc.Counts[s]; got != want {
 			return fmt.Errorf("the gate report counts %d %s findings, the signed lock %d: the report is not this release's", got, s, want)
 		}
 	}

@@ -11,31 +11,31 @@ import (
 
 	"github.com/openvex/go-vex/pkg/vex"
 
-	"github.com/reloader-dev/reloader/policy"
+	"github.com/reloader-dev/reloader/release/gate"
 )
 
-// gate runs the real release gate on a Trivy report from policy/testdata.
-func gate(t *testing.T, report string, p *policy.Policy) *policy.Result {
+// gateResult runs the real release gate on a Trivy report from release/gate/testdata.
+func gateResult(t *testing.T, report string, p *gate.Policy) *gate.Result {
 	t.Helper()
-	rep, err := policy.ReadReport("../policy/testdata/reports/" + report)
+	rep, err := gate.ReadReport("../release/gate/testdata/reports/" + report)
 	if err != nil {
 		t.Fatal(err)
 	}
-	res := policy.Evaluate(p, []policy.ScannedImage{{Image: "app linux/amd64", Report: rep}}, fixtureCreated)
+	res := gate.Evaluate(p, []gate.ScannedImage{{Image: "app linux/amd64", Report: rep}}, fixtureCreated)
 	return &res
 }
 
 // releasePolicy accepts the x/sync finding of high-fixed.json until expires.
-func releasePolicy(t *testing.T, expires string) *policy.Policy {
+func releasePolicy(t *testing.T, expires string) *gate.Policy {
 	t.Helper()
 	return releasePolicyOfKind(t, expires, "")
 }
 
 // releasePolicyOfKind adds kind lines (YAML, indented as the exception's
 // fields) to releasePolicy's exception.
-func releasePolicyOfKind(t *testing.T, expires, kind string) *policy.Policy {
+func releasePolicyOfKind(t *testing.T, expires, kind string) *gate.Policy {
 	t.Helper()
-	p, err := policy.ParsePolicy([]byte(`apiVersion: reloader.dev/release-policy/v1
+	p, err := gate.ParsePolicy([]byte(`apiVersion: reloader.dev/release-policy/v1
 failOn: [HIGH, CRITICAL]
 exceptions:
   - id: CVE-2099-0001
@@ -114,8 +114,8 @@ func TestMinimumElementsAreCheckedInEverySBOM(t *testing.T) {
 func TestDiffOfTwoReleasesThatDifferInOneDependencyShowsExactlyThatChange(t *testing.T) {
 	fs := releases(t)
 	rp := releasePolicy(t, "2027-01-31")
-	old := build(t, fs[oldSync], gate(t, "high-fixed.json", rp), rp)
-	cur := build(t, fs[newSync], gate(t, "clean.json", rp), rp)
+	old := build(t, fs[oldSync], gateResult(t, "high-fixed.json", rp), rp)
+	cur := build(t, fs[newSync], gateResult(t, "clean.json", rp), rp)
 	d := Compare(old, cur)
 	want := []ComponentChange{{Change: ChangeUpgraded, Name: "golang.org/x/sync", OldVersion: oldSync, NewVersion: newSync, Licence: "BSD-3-Clause"}}
 	if len(d.Components) != 1 || d.Components[0] != want[0] {
@@ -189,7 +189,7 @@ func TestLicencePolicyRejectsWhatItCannotApply(t *testing.T) {
 			}
 		})
 	}
-	if _, err := ReadLicencePolicy("../policy/licence-policy.yaml"); err != nil {
+	if _, err := ReadLicencePolicy("licence-policy.yaml"); err != nil {
 		t.Errorf("the repository's licence policy: %v", err)
 	}
 }
@@ -204,13 +204,13 @@ func TestFailOnNamesEachFailingCheck(t *testing.T) {
 		checks string
 		want   []string
 	}{
-		{"licence finding", build(t, fs[newSync], gate(t, "clean.json", rp), rp), "licence", []string{"licence: 1 components"}},
-		{"minimum elements", build(t, fs[newSync], gate(t, "clean.json", rp), rp), "minimum-elements", []string{"minimum-elements: 2 of 2 SBOMs"}},
-		{"clean gate passes", build(t, fs[newSync], gate(t, "clean.json", rp), rp), "vulnerability", nil},
-		{"excepted finding passes", build(t, fs[oldSync], gate(t, "high-fixed.json", rp), rp), "vulnerability", nil},
+		{"licence finding", build(t, fs[newSync], gateResult(t, "clean.json", rp), rp), "licence", []string{"licence: 1 components"}},
+		{"minimum elements", build(t, fs[newSync], gateResult(t, "clean.json", rp), rp), "minimum-elements", []string{"minimum-elements: 2 of 2 SBOMs"}},
+		{"clean gate passes", build(t, fs[newSync], gateResult(t, "clean.json", rp), rp), "vulnerability", nil},
+		{"excepted finding passes", build(t, fs[oldSync], gateResult(t, "high-fixed.json", rp), rp), "vulnerability", nil},
 		{"no scan on record fails closed", build(t, fs[newSync], nil, rp), "vulnerability", []string{"vulnerability: neither the lock nor a gate report records a scan"}},
-		{"failed gate", build(t, fs[oldSync], gate(t, "high-unfixed.json", rp), rp), "vulnerability", []string{"vulnerability: the release gate failed"}},
-		{"expired exception", build(t, fs[oldSync], gate(t, "high-fixed.json", expired), expired), "vulnerability", []string{"vulnerability: the release gate failed"}},
+		{"failed gate", build(t, fs[oldSync], gateResult(t, "high-unfixed.json", rp), rp), "vulnerability", []string{"vulnerability: the release gate failed"}},
+		{"expired exception", build(t, fs[oldSync], gateResult(t, "high-fixed.json", expired), expired), "vulnerability", []string{"vulnerability: the release gate failed"}},
 		{"all three", build(t, fs[newSync], nil, rp), "licence, minimum-elements,vulnerability", []string{"licence:", "minimum-elements:", "vulnerability:"}},
 		{"none asked", build(t, fs[newSync], nil, rp), "", nil},
 	} {
@@ -257,7 +257,7 @@ func TestExceptionsArePublishedAsOpenVEXSayingWhatTheyAre(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			rp := releasePolicyOfKind(t, tc.expires, tc.kind)
-			r := build(t, f, gate(t, "high-fixed.json", rp), rp)
+			r := build(t, f, gateResult(t, "high-fixed.json", rp), rp)
 			data, err := OpenVEX(f.lock, r)
 			if err != nil {
 				t.Fatal(err)
@@ -307,8 +307,8 @@ func TestExceptionsArePublishedAsOpenVEXSayingWhatTheyAre(t *testing.T) {
 func TestRenderedReviewIsSelfContained(t *testing.T) {
 	fs := releases(t)
 	rp := releasePolicy(t, "2027-01-31")
-	r := build(t, fs[newSync], gate(t, "clean.json", rp), rp)
-	r.Diff = Compare(build(t, fs[oldSync], gate(t, "high-fixed.json", rp), rp), r)
+	r := build(t, fs[newSync], gateResult(t, "clean.json", rp), rp)
+	r.Diff = Compare(build(t, fs[oldSync], gateResult(t, "high-fixed.json", rp), rp), r)
 	html, err := r.HTML([]string{"licence: 1 components"})
 	if err != nil {
 		t.Fatal(err)
@@ -379,17 +379,17 @@ func TestGateReportIsReadStrictly(t *testing.T) {
 	}
 	// What the release pipeline writes (gate.json) reads back.
 	rp := releasePolicy(t, "2027-01-31")
-	rep, err := policy.ReadReport("../policy/testdata/reports/high-fixed.json")
+	rep, err := gate.ReadReport("../release/gate/testdata/reports/high-fixed.json")
 	if err != nil {
 		t.Fatal(err)
 	}
-	res := policy.Evaluate(rp, []policy.ScannedImage{{Image: "app linux/amd64", Report: rep}}, fixtureCreated)
+	res := gate.Evaluate(rp, []gate.ScannedImage{{Image: "app linux/amd64", Report: rep}}, fixtureCreated)
 	data, err := json.Marshal(res)
 	if err != nil {
 		t.Fatal(err)
 	}
 	back, err := ParseGateReport(data)
-	if err != nil || !back.Passed || len(back.Findings) != 1 || back.Findings[0].Decision != policy.DecisionExcepted {
+	if err != nil || !back.Passed || len(back.Findings) != 1 || back.Findings[0].Decision != gate.DecisionExcepted {
 		t.Errorf("gate.json round trip: %+v %v", back, err)
 	}
 }

@@ -5,17 +5,17 @@ import (
 	"testing"
 	"time"
 
-	"github.com/reloader-dev/reloader/policy"
+	"github.com/reloader-dev/reloader/release/gate"
 	"github.com/reloader-dev/reloader/release"
 )
 
 // signedScan is f with its lock recording the scan as the pipeline's gate
 // step writes it: every severity counted, zeros included, and the
 // exceptions the gate applied.
-func signedScan(f *fixture, res *policy.Result) *fixture {
+func signedScan(f *fixture, res *gate.Result) *fixture {
 	sc := &release.Scan{Scanner: "trivy", ScannerVersion: "0.74.0", DBDigest: "sha256:" + strings.Repeat("e", 64),
 		DBBuilt: time.Date(2026, 11, 29, 6, 0, 0, 0, time.UTC), Counts: map[string]int{}}
-	for _, sev := range []policy.Severity{policy.SeverityCritical, policy.SeverityHigh, policy.SeverityMedium, policy.SeverityLow, policy.SeverityUnknown} {
+	for _, sev := range []gate.Severity{gate.SeverityCritical, gate.SeverityHigh, gate.SeverityMedium, gate.SeverityLow, gate.SeverityUnknown} {
 		sc.Counts[string(sev)] = res.Counts[sev]
 	}
 	for _, e := range res.AppliedExceptions {
@@ -30,16 +30,16 @@ func withLockScan(f *fixture, sc *release.Scan) *fixture {
 	return &fixture{lock: &l, sboms: f.sboms}
 }
 
-func buildErr(t *testing.T, f *fixture, gate *policy.Result, rp *policy.Policy) error {
+func buildErr(t *testing.T, f *fixture, res *gate.Result, rp *gate.Policy) error {
 	t.Helper()
-	_, err := Build(Input{Lock: f.lock, SBOMs: f.sboms, Gate: gate, ReleasePolicy: rp, Licences: repoLicencePolicy(t), Now: fixtureCreated})
+	_, err := Build(Input{Lock: f.lock, SBOMs: f.sboms, Gate: res, ReleasePolicy: rp, Licences: repoLicencePolicy(t), Now: fixtureCreated})
 	return err
 }
 
 func TestTheSignedLockSuppliesTheScanWithoutAGateReport(t *testing.T) {
 	fs := releases(t)
 	rp := releasePolicy(t, "2027-01-31")
-	f := signedScan(fs[oldSync], gate(t, "high-fixed.json", rp))
+	f := signedScan(fs[oldSync], gateResult(t, "high-fixed.json", rp))
 	r := build(t, f, nil, nil)
 	v := r.Vulnerabilities
 	if v.GateReport || !v.Scanned() || !v.Passed || v.Status() != "passed" {
@@ -52,7 +52,7 @@ func TestTheSignedLockSuppliesTheScanWithoutAGateReport(t *testing.T) {
 		t.Errorf("counts %+v, want five severities, most severe first, with the one HIGH finding", v.Scan.Counts)
 	}
 	// A lock written before exceptions had kinds records none: an accepted risk.
-	want := Exception{ID: "CVE-2099-0001", Package: "golang.org/x/sync", Expires: "2027-01-31", Source: ExceptionFromLock, Kind: policy.KindAcceptedRisk,
+	want := Exception{ID: "CVE-2099-0001", Package: "golang.org/x/sync", Expires: "2027-01-31", Source: ExceptionFromLock, Kind: gate.KindAcceptedRisk,
 		Justification: "errgroup's vulnerable path needs a cancelled parent context, which the app never has"}
 	if len(v.Exceptions) != 1 || v.Exceptions[0] != want {
 		t.Errorf("exceptions %+v, want only the lock's %+v", v.Exceptions, want)
@@ -93,7 +93,7 @@ func TestTheSignedLockSuppliesTheScanWithoutAGateReport(t *testing.T) {
 func TestAGateReportMustAgreeWithTheSignedLock(t *testing.T) {
 	fs := releases(t)
 	rp := releasePolicy(t, "2027-01-31")
-	excepted := gate(t, "high-fixed.json", rp)
+	excepted := gateResult(t, "high-fixed.json", rp)
 	f := signedScan(fs[oldSync], excepted)
 	r := build(t, f, excepted, rp)
 	if !r.Vulnerabilities.GateReport || len(r.Vulnerabilities.Findings) == 0 || r.Vulnerabilities.Scan == nil {
@@ -102,15 +102,15 @@ func TestAGateReportMustAgreeWithTheSignedLock(t *testing.T) {
 	for _, tc := range []struct {
 		name string
 		f    *fixture
-		gate *policy.Result
+		res  *gate.Result
 		want string
 	}{
-		{"counts differ", f, gate(t, "clean.json", rp), "the report is not this release's"},
-		{"report failed, lock passed", f, gate(t, "high-unfixed.json", rp), "the gate failed"},
+		{"counts differ", f, gateResult(t, "clean.json", rp), "the report is not this release's"},
+		{"report failed, lock passed", f, gateResult(t, "high-unfixed.json", rp), "the gate failed"},
 		{"lock says no scan", withLockScan(fs[oldSync], &release.Scan{Skipped: true}), excepted, "without a scan"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			err := buildErr(t, tc.f, tc.gate, rp)
+			err := buildErr(t, tc.f, tc.res, rp)
 			if err == nil || !strings.Contains(err.Error(), tc.want) {
 				t.Errorf("error %v, want one containing %q", err, tc.want)
 			}

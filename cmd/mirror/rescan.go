@@ -11,7 +11,7 @@ import (
 
 	"github.com/reloader-dev/reloader/internal/cli"
 	"github.com/reloader-dev/reloader/mirror"
-	"github.com/reloader-dev/reloader/policy"
+	"github.com/reloader-dev/reloader/release/gate"
 	"github.com/reloader-dev/reloader/release"
 	"github.com/reloader-dev/reloader/release/scancheck"
 	"github.com/reloader-dev/reloader/review"
@@ -85,8 +85,8 @@ func (g *globals) rescan(cmd *cobra.Command, in *releaseInput, f *rescanFlags) e
 		return fmt.Errorf("rescanning: %w", err)
 	}
 	defer os.RemoveAll(work)
-	topts := policy.TrivyOptions{Binary: f.trivy, CacheDir: f.cacheDir, SkipDBUpdate: true, OutputDir: work}
-	reports := map[string]*policy.Report{}
+	topts := gate.TrivyOptions{Binary: f.trivy, CacheDir: f.cacheDir, SkipDBUpdate: true, OutputDir: work}
+	reports := map[string]*gate.Report{}
 	for i, a := range prep.Lock.Artifacts {
 		if a.Kind != release.KindSBOM || a.ArtifactType != review.MediaTypeSPDX {
 			continue
@@ -100,7 +100,7 @@ func (g *globals) rescan(cmd *cobra.Command, in *releaseInput, f *rescanFlags) e
 		if err := os.WriteFile(file, data, 0o600); err != nil {
 			return fmt.Errorf("rescanning %s: %w", what, err)
 		}
-		rep, err := policy.ScanSBOM(ctx, topts, file, fmt.Sprintf("sbom-%d", i))
+		rep, err := gate.ScanSBOM(ctx, topts, file, fmt.Sprintf("sbom-%d", i))
 		if err != nil {
 			return err
 		}

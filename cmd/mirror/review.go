@@ -15,7 +15,7 @@ import (
 	"github.com/reloader-dev/reloader/internal/cli"
 	"github.com/reloader-dev/reloader/mirror"
 	"github.com/reloader-dev/reloader/mirror/registry"
-	"github.com/reloader-dev/reloader/policy"
+	"github.com/reloader-dev/reloader/release/gate"
 	"github.com/reloader-dev/reloader/release"
 	"github.com/reloader-dev/reloader/release/trust"
 	"github.com/reloader-dev/reloader/review"
@@ -29,7 +29,7 @@ func (e reviewFailed) Error() string {
 	return "the review fails --fail-on: " + strings.Join(e.failures, "; ")
 }
 
-func (e reviewFailed) Is(target error) bool { return target == policy.ErrRefused }
+func (e reviewFailed) Is(target error) bool { return target == gate.ErrRefused }
 
 // maxSBOMBytes bounds one SBOM read from a release.
 const maxSBOMBytes = 64 << 20
@@ -107,7 +107,7 @@ written; stderr names the checks. A release that does not verify also exits
 	fl.StringVar(&f.gate, "gate-report", "", "the release gate's full result (gate.json), for each finding; the lock's scan record must agree with it")
 	fl.StringVar(&f.againstGate, "against-gate-report", "", "the previous release's gate.json, for new and resolved vulnerabilities")
 	fl.StringVar(&f.releasePolicy, "release-policy", "", "release policy whose exceptions (justification, expiry) the review lists")
-	fl.StringVar(&f.licencePolicy, "licence-policy", "policy/licence-policy.yaml", "licence policy: allow and deny lists of SPDX identifiers")
+	fl.StringVar(&f.licencePolicy, "licence-policy", "review/licence-policy.yaml", "licence policy: allow and deny lists of SPDX identifiers")
 	fl.StringSliceVar(&f.failOn, "fail-on", nil, "exit 3 (refused) when these checks fail: licence, minimum-elements, vulnerability")
 	return c
 }
@@ -117,9 +117,9 @@ func (g *globals) runReview(ctx context.Context, cl *registry.Client, in *releas
 	if err != nil {
 		return cli.Usage(err)
 	}
-	var rp *policy.Policy
+	var rp *gate.Policy
 	if f.releasePolicy != "" {
-		if rp, err = policy.ReadPolicy(f.releasePolicy); err != nil {
+		if rp, err = gate.ReadPolicy(f.releasePolicy); err != nil {
 			return cli.Usage(err)
 		}
 	}
@@ -191,7 +191,7 @@ func writeReviewSummary(w io.Writer, r *review.Review, dir string) {
 
 // reviewRelease verifies the release completely (as verify does), reads the
 // SBOMs the lock lists through the verified graph, and builds the review.
-func (g *globals) reviewRelease(ctx context.Context, in *releaseInput, lp *review.LicencePolicy, rp *policy.Policy, gatePath string, now time.Time) (*review.Review, *release.Lock, error) {
+func (g *globals) reviewRelease(ctx context.Context, in *releaseInput, lp *review.LicencePolicy, rp *gate.Policy, gatePath string, now time.Time) (*review.Review, *release.Lock, error) {
 	prep, err := mirror.Prepare(ctx, in.src, in.lockJSON, in.lockBundle, in.verifier)
 	if err != nil {
 		return nil, nil, err
@@ -209,7 +209,7 @@ func (g *globals) reviewRelease(ctx context.Context, in *releaseInput, lp *revie
 		}
 		sboms = append(sboms, review.SBOM{Artifact: a, Data: data})
 	}
-	var gate *policy.Result
+	var gate *gate.Result
 	if gatePath != "" {
 		if gate, err = readGate(gatePath); err != nil {
 			return nil, nil, cli.Usage(err)
@@ -256,7 +256,7 @@ func readSBOM(ctx context.Context, src mirror.Source, gr *mirror.Graph, a releas
 	return nil, fmt.Errorf("SBOM %s@%s has no %s layer", a.Repository, a.Digest, a.ArtifactType)
 }
 
-func readGate(path string) (*policy.Result, error) {
+func readGate(path string) (*gate.Result, error) {
 	data, err := os.ReadFile(path)
 	if err != nil {
 		return nil, fmt.Errorf("reading the gate report: %w", err)

@@ -32,7 +32,7 @@ func TestCLIReview(t *testing.T) {
 	other, _ := releasetest.NewKeySigner(t.TempDir())
 	wrongKey := filepath.Join(dir, "other.pub")
 	_ = os.WriteFile(wrongKey, other.PublicKeyPEM(), 0o644)
-	const licences = "../../policy/licence-policy.yaml"
+	const licences = "../../review/licence-policy.yaml"
 	base := []string{"review", "--lock-ref", rel.LockRef, "--licence-policy", licences, "--allow-unscanned"}
 
 	out := filepath.Join(dir, "ok")

@@ -18,7 +18,7 @@ import (
 	"github.com/openvex/go-vex/pkg/vex"
 
 	"github.com/reloader-dev/reloader/internal/cli"
-	"github.com/reloader-dev/reloader/policy"
+	"github.com/reloader-dev/reloader/release/gate"
 	"github.com/reloader-dev/reloader/release"
 	"github.com/reloader-dev/reloader/release/pipeline"
 	"github.com/reloader-dev/reloader/release/releasetest"
@@ -70,7 +70,7 @@ func publishScanned(t *testing.T, ctx context.Context, host, version, sev, excep
 	if err != nil {
 		t.Fatal(err)
 	}
-	base, err := os.ReadFile("../../policy/release-policy.yaml")
+	base, err := os.ReadFile("../../release/gate/release-policy.yaml")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -88,7 +88,7 @@ func publishScanned(t *testing.T, ctx context.Context, host, version, sev, excep
 		t.Fatal(err)
 	}
 	rel, err := releasetest.Publish(ctx, releasetest.Options{Registry: host, Signer: s, Seed: seed, Version: version, MainPackage: "./cmd/reloader", Created: cut,
-		Scan: &pipeline.ScanOptions{PolicyPath: polPath, Trivy: policy.TrivyOptions{Binary: trivy, CacheDir: db.CacheDir, SkipDBUpdate: true}}})
+		Scan: &pipeline.ScanOptions{PolicyPath: polPath, Trivy: gate.TrivyOptions{Binary: trivy, CacheDir: db.CacheDir, SkipDBUpdate: true}}})
 	if err != nil {
 		return nil, err
 	}
@@ -121,7 +121,7 @@ func TestTheScanOfARealReleaseIsCheckedWhereItEnters(t *testing.T) {
 	l := sr.rel.Lock
 
 	t.Run("the release passed when it was cut, accepting the finding", func(t *testing.T) {
-		if !l.Scanned() || len(l.Scan.Exceptions) != 1 || l.Scan.Exceptions[0].ID != "CVE-2099-2201" || l.Scan.Exceptions[0].Kind != string(policy.KindAcceptedRisk) {
+		if !l.Scanned() || len(l.Scan.Exceptions) != 1 || l.Scan.Exceptions[0].ID != "CVE-2099-2201" || l.Scan.Exceptions[0].Kind != string(gate.KindAcceptedRisk) {
 			t.Fatalf("scan record %+v: want the applied accepted risk", l.Scan)
 		}
 		if _, err := (scancheck.Policy{Now: l.Created}).Check(l); err != nil {
@@ -174,7 +174,7 @@ func TestTheScanOfARealReleaseIsCheckedWhereItEnters(t *testing.T) {
 		}
 		// review judges today: the exception has expired, so it is gone.
 		out := t.TempDir()
-		code, _, stderr := runCLI(t, "review", "--lock-ref", sr.rel.LockRef, "--key", sr.key, "--licence-policy", "../../policy/licence-policy.yaml",
+		code, _, stderr := runCLI(t, "review", "--lock-ref", sr.rel.LockRef, "--key", sr.key, "--licence-policy", "../../review/licence-policy.yaml",
 			"--out", out)
 		data, err := os.ReadFile(filepath.Join(out, review.FileOpenVEX))
 		if err != nil {
@@ -222,7 +222,7 @@ func TestTheScanOfARealReleaseIsCheckedWhereItEnters(t *testing.T) {
 
 	t.Run("a finding of UNKNOWN severity blocks a release by default", func(t *testing.T) {
 		_, err := publishScanned(t, ctx, src.Host, "v1.2.5", "UNKNOWN", "", 23)
-		if !errors.Is(err, policy.ErrRefused) || !strings.Contains(err.Error(), "refused") {
+		if !errors.Is(err, gate.ErrRefused) || !strings.Contains(err.Error(), "refused") {
 			t.Fatalf("a release with an unscored finding and no decision about it: %v", err)
 		}
 	})

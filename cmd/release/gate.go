@@ -9,7 +9,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/reloader-dev/reloader/internal/cli"
-	"github.com/reloader-dev/reloader/policy"
+	"github.com/reloader-dev/reloader/release/gate"
 )
 
 func newGateCmd() *cobra.Command {
@@ -23,7 +23,7 @@ release policy: HIGH and CRITICAL findings fail, fixed or not, unless an
 unexpired exception names the vulnerability and package. An expired
 exception fails. A missing, empty or malformed report fails.` + cli.ExitCodesHelp,
 		Example: `  trivy image --format json --output r.json ghcr.io/reloader-dev/reloader@sha256:...
-  reloader-release gate --policy policy/release-policy.yaml r.json
+  reloader-release gate --policy release/gate/release-policy.yaml r.json
 
   # machine-readable verdict
   reloader-release gate -o json r.json | jq .passed`,
@@ -32,7 +32,7 @@ exception fails. A missing, empty or malformed report fails.` + cli.ExitCodesHel
 			if err := out.check(); err != nil {
 				return err
 			}
-			pol, err := policy.ReadPolicy(policyPath)
+			pol, err := gate.ReadPolicy(policyPath)
 			if err != nil {
 				return cli.Usage(err)
 			}
@@ -42,16 +42,16 @@ exception fails. A missing, empty or malformed report fails.` + cli.ExitCodesHel
 					return cli.Usage(fmt.Errorf("--now: %w", err))
 				}
 			}
-			var imgs []policy.ScannedImage
+			var imgs []gate.ScannedImage
 			var problems []string
 			for _, a := range args {
-				r, err := policy.ReadReport(a)
+				r, err := gate.ReadReport(a)
 				if err != nil {
 					problems = append(problems, err.Error())
 				}
-				imgs = append(imgs, policy.ScannedImage{Image: strings.TrimSuffix(filepath.Base(a), ".json"), Report: r})
+				imgs = append(imgs, gate.ScannedImage{Image: strings.TrimSuffix(filepath.Base(a), ".json"), Report: r})
 			}
-			res := policy.Evaluate(pol, imgs, at)
+			res := gate.Evaluate(pol, imgs, at)
 			if out.format == "json" {
 				if err := writeJSON(cmd.OutOrStdout(), res); err != nil {
 					return err
@@ -65,12 +65,12 @@ exception fails. A missing, empty or malformed report fails.` + cli.ExitCodesHel
 				}
 			}
 			if !res.Passed {
-				return policy.ErrRefused
+				return gate.ErrRefused
 			}
 			return nil
 		},
 	}
-	c.Flags().StringVar(&policyPath, "policy", "policy/release-policy.yaml", "release policy file")
+	c.Flags().StringVar(&policyPath, "policy", "release/gate/release-policy.yaml", "release policy file")
 	c.Flags().StringVar(&now, "now", "", "judge exception expiry at this RFC 3339 time instead of now")
 	out.register(c)
 	return c

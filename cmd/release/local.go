@@ -12,7 +12,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/reloader-dev/reloader/internal/cli"
-	"github.com/reloader-dev/reloader/policy"
+	"github.com/reloader-dev/reloader/release/gate"
 	"github.com/reloader-dev/reloader/release/local"
 	"github.com/reloader-dev/reloader/release/pipeline"
 )
@@ -65,7 +65,7 @@ Such a release is for trying the pipeline, never for publishing.` + cli.ExitCode
 	fl.StringVar(&f.trivyCache, "trivy-cache-dir", "", "trivy cache directory (vulnerability DB)")
 	fl.StringVar(&f.trivyDB, "trivy-db-repository", "", "OCI repository of the trivy DB")
 	fl.BoolVar(&f.skipDBUpdate, "skip-db-update", false, "use the trivy DB in the cache directory, never download")
-	fl.StringVar(&f.policy, "policy", "policy/release-policy.yaml", "release policy file")
+	fl.StringVar(&f.policy, "policy", "release/gate/release-policy.yaml", "release policy file")
 	fl.StringVar(&f.version, "version", "v0.0.0-local", "version to stamp and tag")
 	fl.StringVar(&f.commit, "commit", "", "commit to record (default: git HEAD)")
 	fl.StringVar(&f.license, "license-file", "LICENSE", "license text shipped under /licenses (skipped if missing)")
@@ -116,7 +116,7 @@ func runLocal(cmd *cobra.Command, f *localFlags) error {
 	res, err := local.Run(ctx, local.Options{
 		MainPackage: f.main, StampPackage: f.stamp, OutDir: f.out, Registry: f.registry,
 		KeyPath: f.key, KeyPassword: []byte(os.Getenv("COSIGN_PASSWORD")), UBIBase: f.ubiBase,
-		Trivy:  policy.TrivyOptions{Binary: trivy, CacheDir: f.trivyCache, DBRepository: f.trivyDB, SkipDBUpdate: f.skipDBUpdate},
+		Trivy:  gate.TrivyOptions{Binary: trivy, CacheDir: f.trivyCache, DBRepository: f.trivyDB, SkipDBUpdate: f.skipDBUpdate},
 		NoScan: f.noScan, Platforms: platforms,
 		PolicyPath: f.policy, Version: f.version, Commit: commit, Created: created, ChartDirs: charts,
 		LicenseFile: license, Log: logw,

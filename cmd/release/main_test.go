@@ -30,10 +30,10 @@ func execute(args ...string) (int, string, string) {
 	return code, out.String(), errOut.String()
 }
 
-const reports = "../../policy/testdata/reports/"
+const reports = "../../release/gate/testdata/reports/"
 
 func TestGateCommandExitCodes(t *testing.T) {
-	pol := "--policy=../../policy/release-policy.yaml"
+	pol := "--policy=../../release/gate/release-policy.yaml"
 	cases := []struct {
 		name string
 		args []string
@@ -59,7 +59,7 @@ func TestGateCommandExitCodes(t *testing.T) {
 }
 
 func TestGateCommandJSONForScripts(t *testing.T) {
-	code, out, _ := execute("gate", "--policy=../../policy/release-policy.yaml", "-o", "json", reports+"high-unfixed.json")
+	code, out, _ := execute("gate", "--policy=../../release/gate/release-policy.yaml", "-o", "json", reports+"high-unfixed.json")
 	if code != cli.ExitRefused {
 		t.Fatalf("exit %d", code)
 	}

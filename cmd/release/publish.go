@@ -12,7 +12,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/reloader-dev/reloader/internal/cli"
-	"github.com/reloader-dev/reloader/policy"
+	"github.com/reloader-dev/reloader/release/gate"
 	"github.com/reloader-dev/reloader/release/pipeline"
 	"github.com/reloader-dev/reloader/release/sign"
 )
@@ -71,7 +71,7 @@ allowUnknown: true.` + cli.ExitCodesHelp,
 	fl.StringVar(&f.trivyDB, "trivy-db-repository", "", "OCI repository of the trivy DB (a mirror in air gaps)")
 	fl.BoolVar(&f.skipDBUpdate, "skip-db-update", false, "use the trivy DB in the cache directory (refused if older than --max-db-age)")
 	fl.DurationVar(&f.maxDBAge, "max-db-age", 24*time.Hour, "with --skip-db-update: the oldest trivy DB a release may be gated with")
-	fl.StringVar(&f.policyPath, "policy", "policy/release-policy.yaml", "release policy file")
+	fl.StringVar(&f.policyPath, "policy", "release/gate/release-policy.yaml", "release policy file")
 	fl.StringVar(&f.license, "license-file", "LICENSE", "license text shipped under /licenses")
 	f.keyless.register(c)
 	f.output.register(c)
@@ -129,7 +129,7 @@ func runPublish(cmd *cobra.Command, f *publishFlags) error {
 		Summary:     "Reloads Kubernetes workloads when their ConfigMaps and Secrets change",
 		Description: "Reloader watches ConfigMaps and Secrets and rolls the Deployments, StatefulSets and DaemonSets that use them.",
 		ChartDirs:   findCharts("."), OutDir: f.out, Signer: signer, NewSigner: newSigner, Verify: vopts, BuilderID: builderID(f.keyless.enabled),
-		Scan: &pipeline.ScanOptions{PolicyPath: f.policyPath, Trivy: policy.TrivyOptions{Binary: f.trivy, CacheDir: f.trivyCache,
+		Scan: &pipeline.ScanOptions{PolicyPath: f.policyPath, Trivy: gate.TrivyOptions{Binary: f.trivy, CacheDir: f.trivyCache,
 			DBRepository: f.trivyDB, SkipDBUpdate: f.skipDBUpdate}, MaxDBAge: f.maxDBAge},
 		Remote: []remote.Option{remote.WithAuthFromKeychain(authn.DefaultKeychain)},
 		Log:    cmd.ErrOrStderr(),

@@ -11,7 +11,7 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/reloader-dev/reloader/policy"
+	"github.com/reloader-dev/reloader/release/gate"
 	"github.com/reloader-dev/reloader/release/scancheck"
 	"github.com/reloader-dev/reloader/release/trust"
 )
@@ -55,7 +55,7 @@ func ExitCode(err error) int {
 	switch {
 	case err == nil:
 		return ExitOK
-	case errors.Is(err, trust.ErrUntrusted), errors.Is(err, policy.ErrRefused), errors.Is(err, scancheck.ErrRefused):
+	case errors.Is(err, trust.ErrUntrusted), errors.Is(err, gate.ErrRefused), errors.Is(err, scancheck.ErrRefused):
 		return ExitRefused
 	case errors.As(err, &ue), errors.Is(err, trust.ErrPolicy):
 		return ExitUsage

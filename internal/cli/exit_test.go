@@ -9,7 +9,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/reloader-dev/reloader/internal/cli"
-	"github.com/reloader-dev/reloader/policy"
+	"github.com/reloader-dev/reloader/release/gate"
 	"github.com/reloader-dev/reloader/release/trust"
 )
 
@@ -23,7 +23,7 @@ func TestExitCodesAreChosenByErrorTypeNotText(t *testing.T) {
 		"usage":                                {cli.Usage(errors.New("--map: want SOURCE=TARGET")), cli.ExitUsage},
 		"unusable trust policy":                {fmt.Errorf("loading: %w", trust.ErrPolicy), cli.ExitUsage},
 		"untrusted, however wrapped":           {fmt.Errorf("import: %w", fmt.Errorf("lock: %w", trust.ErrUntrusted)), cli.ExitRefused},
-		"gate refused":                         {fmt.Errorf("release v1: %w", policy.ErrRefused), cli.ExitRefused},
+		"gate refused":                         {fmt.Errorf("release v1: %w", gate.ErrRefused), cli.ExitRefused},
 		"refusal outranks usage":               {cli.Usage(fmt.Errorf("x: %w", trust.ErrUntrusted)), cli.ExitRefused},
 	}
 	for name, c := range cases {

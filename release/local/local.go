@@ -25,8 +25,8 @@ import (
 	"github.com/google/go-containerregistry/pkg/v1/types"
 
 	"github.com/reloader-dev/reloader/internal/image"
-	"github.com/reloader-dev/reloader/internal/rpmdb"
-	"github.com/reloader-dev/reloader/policy"
+	"github.com/reloader-dev/reloader/release/internal/rpmdb"
+	"github.com/reloader-dev/reloader/release/gate"
 	"github.com/reloader-dev/reloader/release/pipeline"
 	"github.com/reloader-dev/reloader/release/sign"
 )
@@ -47,7 +47,7 @@ type Options struct {
 	// UBIBase is a real UBI base (name@sha256); empty builds a stand-in.
 	UBIBase string
 	// Trivy is the scanner; its Binary is required unless NoScan.
-	Trivy policy.TrivyOptions
+	Trivy gate.TrivyOptions
 	// NoScan releases unscanned, and the lock says so.
 	NoScan bool
 	// Platforms restricts the platforms (nil: all); see

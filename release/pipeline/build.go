@@ -10,7 +10,7 @@ import (
 	v1 "github.com/google/go-containerregistry/pkg/v1"
 	"github.com/google/go-containerregistry/pkg/v1/remote"
 
-	"github.com/reloader-dev/reloader/internal/build"
+	"github.com/reloader-dev/reloader/release/build"
 	"github.com/reloader-dev/reloader/internal/image"
 )
 

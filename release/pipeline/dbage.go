@@ -5,7 +5,7 @@ import (
 	"fmt"
 	"time"
 
-	"github.com/reloader-dev/reloader/policy"
+	"github.com/reloader-dev/reloader/release/gate"
 )
 
 // checkDBAge refuses, before anything is scanned, a release that would be
@@ -18,13 +18,13 @@ func (r *run) checkDBAge(ctx context.Context) error {
 	if so.MaxDBAge <= 0 || !so.Trivy.SkipDBUpdate {
 		return nil
 	}
-	info, err := policy.Scanner(ctx, so.Trivy)
+	info, err := gate.Scanner(ctx, so.Trivy)
 	if err != nil {
-		return fmt.Errorf("%w: --skip-db-update needs the database in the cache to judge its age: %v", policy.ErrRefused, err)
+		return fmt.Errorf("%w: --skip-db-update needs the database in the cache to judge its age: %v", gate.ErrRefused, err)
 	}
 	if age := r.opts.Now.Sub(info.DBBuilt); age > so.MaxDBAge {
 		return fmt.Errorf("%w: --skip-db-update with a vulnerability database built %s (%s ago), older than the %s allowed; update the database or raise --max-db-age; nothing was built, pushed or signed",
-			policy.ErrRefused, info.DBBuilt.Format(time.RFC3339), age.Round(time.Minute), so.MaxDBAge)
+			gate.ErrRefused, info.DBBuilt.Format(time.RFC3339), age.Round(time.Minute), so.MaxDBAge)
 	}
 	return nil
 }

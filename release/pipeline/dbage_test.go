@@ -8,7 +8,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/reloader-dev/reloader/policy"
+	"github.com/reloader-dev/reloader/release/gate"
 	"github.com/reloader-dev/reloader/test/tools"
 	"github.com/reloader-dev/reloader/test/trivydb"
 )
@@ -32,19 +32,19 @@ func TestSkipDBUpdateIsRefusedWithADatabaseOlderThanTheLimit(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	gate := func(maxAge time.Duration, skip bool) error {
+	runGate := func(maxAge time.Duration, skip bool) error {
 		r := &run{opts: Options{Now: now, Scan: &ScanOptions{MaxDBAge: maxAge,
-			Trivy: policy.TrivyOptions{Binary: trivy, CacheDir: db.CacheDir, SkipDBUpdate: skip}}}}
+			Trivy: gate.TrivyOptions{Binary: trivy, CacheDir: db.CacheDir, SkipDBUpdate: skip}}}}
 		return r.checkDBAge(ctx)
 	}
-	err = gate(24*time.Hour, true)
-	if !errors.Is(err, policy.ErrRefused) || !strings.Contains(err.Error(), "--max-db-age") || !strings.Contains(err.Error(), "36h0m0s ago") {
+	err = runGate(24*time.Hour, true)
+	if !errors.Is(err, gate.ErrRefused) || !strings.Contains(err.Error(), "--max-db-age") || !strings.Contains(err.Error(), "36h0m0s ago") {
 		t.Fatalf("a 36 h old database with a 24 h limit: %v", err)
 	}
-	if err := gate(48*time.Hour, true); err != nil {
+	if err := runGate(48*time.Hour, true); err != nil {
 		t.Fatalf("a 36 h old database with a 48 h limit: %v", err)
 	}
-	if err := gate(24*time.Hour, false); err != nil {
+	if err := runGate(24*time.Hour, false); err != nil {
 		t.Fatalf("a database Trivy downloads for the run is not judged by age: %v", err)
 	}
 }

@@ -3,14 +3,14 @@ package pipeline
 import (
 	"sort"
 
-	"github.com/reloader-dev/reloader/policy"
+	"github.com/reloader-dev/reloader/release/gate"
 	"github.com/reloader-dev/reloader/release"
 )
 
 // recordedFindings is what the lock records of the gate's findings: each
 // vulnerability id and package once, whatever the images, sorted, so a
 // rescan after the release can name what is new.
-func recordedFindings(res policy.Result) []release.ScanFinding {
+func recordedFindings(res gate.Result) []release.ScanFinding {
 	seen := map[string]bool{}
 	var out []release.ScanFinding
 	for _, f := range res.Findings {

@@ -8,8 +8,8 @@ import (
 	"path/filepath"
 	"time"
 
-	"github.com/reloader-dev/reloader/internal/build"
-	"github.com/reloader-dev/reloader/policy"
+	"github.com/reloader-dev/reloader/release/build"
+	"github.com/reloader-dev/reloader/release/gate"
 	"github.com/reloader-dev/reloader/release"
 )
 
@@ -19,7 +19,7 @@ func (r *run) gate(ctx context.Context) error {
 		r.lock.Scan = &release.Scan{Skipped: true}
 		return nil
 	}
-	pol, err := policy.ReadPolicy(r.opts.Scan.PolicyPath)
+	pol, err := gate.ReadPolicy(r.opts.Scan.PolicyPath)
 	if err != nil {
 		return err
 	}
@@ -28,17 +28,17 @@ func (r *run) gate(ctx context.Context) error {
 	}
 	topts := r.opts.Scan.Trivy
 	topts.OutputDir = filepath.Join(r.opts.OutDir, "trivy")
-	var scanned []policy.ScannedImage
+	var scanned []gate.ScannedImage
 	for _, bi := range r.images {
 		nm := bi.name + " " + bi.platform.String()
-		_, rep, err := policy.ScanImage(ctx, topts, r.layout, bi.digest.String(), bi.name+"-"+build.PlatformDir(bi.platform))
+		_, rep, err := gate.ScanImage(ctx, topts, r.layout, bi.digest.String(), bi.name+"-"+build.PlatformDir(bi.platform))
 		if err != nil {
 			// Fail closed: the image is judged with no report.
 			fmt.Fprintf(r.log, "    %s: %v\n", nm, err)
 		}
-		scanned = append(scanned, policy.ScannedImage{Image: nm, Report: rep})
+		scanned = append(scanned, gate.ScannedImage{Image: nm, Report: rep})
 	}
-	res := policy.Evaluate(pol, scanned, r.opts.Now)
+	res := gate.Evaluate(pol, scanned, r.opts.Now)
 	r.res.Gate = &res
 	if err := res.WriteTable(r.log); err != nil {
 		return err
@@ -51,9 +51,9 @@ func (r *run) gate(ctx context.Context) error {
 		return fmt.Errorf("writing the gate verdict: %w", err)
 	}
 	if !res.Passed {
-		return fmt.Errorf("%w; nothing was pushed, tagged or signed", policy.ErrRefused)
+		return fmt.Errorf("%w; nothing was pushed, tagged or signed", gate.ErrRefused)
 	}
-	info, err := policy.Scanner(ctx, topts)
+	info, err := gate.Scanner(ctx, topts)
 	if err != nil {
 		return fmt.Errorf("recording the scan in the lock: %w", err)
 	}
@@ -62,11 +62,11 @@ func (r *run) gate(ctx context.Context) error {
 }
 
 // scanRecord is what the lock says about a scan that passed.
-func scanRecord(info policy.ScannerInfo, res policy.Result) *release.Scan {
+func scanRecord(info gate.ScannerInfo, res gate.Result) *release.Scan {
 	sc := &release.Scan{Scanner: "trivy", ScannerVersion: info.Version, DBDigest: info.DBDigest, DBBuilt: info.DBBuilt,
 		Counts: map[string]int{}}
 	// Every severity is recorded, zeros included: "0 CRITICAL" is a fact.
-	for _, sev := range []policy.Severity{policy.SeverityCritical, policy.SeverityHigh, policy.SeverityMedium, policy.SeverityLow, policy.SeverityUnknown} {
+	for _, sev := range []gate.Severity{gate.SeverityCritical, gate.SeverityHigh, gate.SeverityMedium, gate.SeverityLow, gate.SeverityUnknown} {
 		sc.Counts[string(sev)] = 0
 	}
 	for sev, n := range res.Counts {

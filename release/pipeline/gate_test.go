@@ -16,7 +16,7 @@ import (
 	"github.com/google/go-containerregistry/pkg/v1/remote"
 	"github.com/google/go-containerregistry/pkg/v1/remote/transport"
 
-	"github.com/reloader-dev/reloader/policy"
+	"github.com/reloader-dev/reloader/release/gate"
 	"github.com/reloader-dev/reloader/release"
 	"github.com/reloader-dev/reloader/release/pipeline"
 	"github.com/reloader-dev/reloader/release/sign"
@@ -53,11 +53,11 @@ func TestAFailedGateLeavesNothingInTheRegistry(t *testing.T) {
 		Created: time.Date(2026, 11, 30, 12, 0, 0, 0, time.UTC), Now: time.Now(),
 		ModuleDir: "../..", MainPackage: "./cmd/reloader", Platforms: []v1.Platform{{OS: "linux", Architecture: "amd64"}},
 		Registry: reg.Host + "/reloader-dev", StandardName: "reloader", OutDir: out, Signer: signer, Log: &logb,
-		Scan: &pipeline.ScanOptions{PolicyPath: "../../policy/release-policy.yaml",
-			Trivy: policy.TrivyOptions{Binary: filepath.Join(t.TempDir(), "no-such-trivy")}},
+		Scan: &pipeline.ScanOptions{PolicyPath: "../../release/gate/release-policy.yaml",
+			Trivy: gate.TrivyOptions{Binary: filepath.Join(t.TempDir(), "no-such-trivy")}},
 	})
 	t.Logf("release log:\n%s", logb.String())
-	if !errors.Is(err, policy.ErrRefused) {
+	if !errors.Is(err, gate.ErrRefused) {
 		t.Fatalf("release without a scan: %v", err)
 	}
 	if res.Gate == nil || res.Gate.Passed {
@@ -67,7 +67,7 @@ func TestAFailedGateLeavesNothingInTheRegistry(t *testing.T) {
 		t.Errorf("the version tag exists after a failed gate: %v", err)
 	}
 	for _, a := range res.Gate.Findings {
-		if a.Decision != policy.DecisionFail {
+		if a.Decision != gate.DecisionFail {
 			t.Errorf("finding %+v", a)
 		}
 	}

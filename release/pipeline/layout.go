@@ -9,7 +9,7 @@ import (
 	"github.com/google/go-containerregistry/pkg/v1/empty"
 	"github.com/google/go-containerregistry/pkg/v1/layout"
 
-	"github.com/reloader-dev/reloader/internal/build"
+	"github.com/reloader-dev/reloader/release/build"
 )
 
 // refNameAnnotation names an entry of an OCI layout's index.json.

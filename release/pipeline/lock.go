@@ -9,7 +9,7 @@ import (
 
 	"github.com/google/go-containerregistry/pkg/name"
 
-	"github.com/reloader-dev/reloader/internal/artifact"
+	"github.com/reloader-dev/reloader/release/internal/artifact"
 	"github.com/reloader-dev/reloader/release"
 )
 

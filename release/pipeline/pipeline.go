@@ -18,7 +18,7 @@ import (
 	"github.com/google/go-containerregistry/pkg/v1/remote"
 
 	"github.com/reloader-dev/reloader/internal/image"
-	"github.com/reloader-dev/reloader/policy"
+	"github.com/reloader-dev/reloader/release/gate"
 	"github.com/reloader-dev/reloader/release"
 	"github.com/reloader-dev/reloader/release/provenance"
 	"github.com/reloader-dev/reloader/release/sign"
@@ -29,8 +29,8 @@ import (
 
 // ScanOptions configures the vulnerability gate.
 type ScanOptions struct {
-	Trivy policy.TrivyOptions
-	// PolicyPath is the release policy file (policy/release-policy.yaml).
+	Trivy gate.TrivyOptions
+	// PolicyPath is the release policy file (release/gate/release-policy.yaml).
 	PolicyPath string
 	// MaxDBAge, when above zero, refuses a scan with Trivy.SkipDBUpdate
 	// whose database was built longer than this before Now (see dbage.go).
@@ -112,7 +112,7 @@ type Result struct {
 	// ImageSizes is the size (manifest, config and compressed layers) of
 	// each platform image, keyed "variant platform".
 	ImageSizes map[string]int64
-	Gate       *policy.Result
+	Gate       *gate.Result
 }
 
 // Step is one timed step of the pipeline.

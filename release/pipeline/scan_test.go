@@ -7,15 +7,15 @@ import (
 	"testing"
 	"time"
 
-	"github.com/reloader-dev/reloader/policy"
+	"github.com/reloader-dev/reloader/release/gate"
 )
 
 // The lock's scan record is made from what the gate saw: real Trivy reports
-// (policy/testdata, written by Trivy itself) judged with an exception.
+// (release/gate/testdata, written by Trivy itself) judged with an exception.
 func TestScanRecordCarriesScannerDatabaseCountsAndAppliedExceptions(t *testing.T) {
 	dir := t.TempDir()
 	polPath := filepath.Join(dir, "policy.yaml")
-	base, err := os.ReadFile("../../policy/release-policy.yaml")
+	base, err := os.ReadFile("../../release/gate/release-policy.yaml")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -32,20 +32,20 @@ func TestScanRecordCarriesScannerDatabaseCountsAndAppliedExceptions(t *testing.T
 	if err := os.WriteFile(polPath, []byte(pol), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	p, err := policy.ReadPolicy(polPath)
+	p, err := gate.ReadPolicy(polPath)
 	if err != nil {
 		t.Fatal(err)
 	}
-	rep, err := policy.ReadReport("../../policy/testdata/reports/high-unfixed.json")
+	rep, err := gate.ReadReport("../../release/gate/testdata/reports/high-unfixed.json")
 	if err != nil {
 		t.Fatal(err)
 	}
-	res := policy.Evaluate(p, []policy.ScannedImage{{Image: "reloader linux/amd64", Report: rep}}, time.Date(2026, 12, 1, 0, 0, 0, 0, time.UTC))
+	res := gate.Evaluate(p, []gate.ScannedImage{{Image: "reloader linux/amd64", Report: rep}}, time.Date(2026, 12, 1, 0, 0, 0, 0, time.UTC))
 	if !res.Passed {
 		t.Fatalf("gate: %+v", res)
 	}
 	built := time.Date(2026, 11, 29, 6, 0, 0, 0, time.UTC)
-	sc := scanRecord(policy.ScannerInfo{Version: "0.74.0", DBDigest: "sha256:" + strings.Repeat("d", 64), DBBuilt: built}, res)
+	sc := scanRecord(gate.ScannerInfo{Version: "0.74.0", DBDigest: "sha256:" + strings.Repeat("d", 64), DBBuilt: built}, res)
 	if sc.Skipped || sc.Scanner != "trivy" || sc.ScannerVersion != "0.74.0" || !sc.DBBuilt.Equal(built) || sc.Counts["HIGH"] != 1 {
 		t.Fatalf("scan record %+v", sc)
 	}

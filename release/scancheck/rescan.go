@@ -6,7 +6,7 @@ import (
 	"sort"
 	"strings"
 
-	"github.com/reloader-dev/reloader/policy"
+	"github.com/reloader-dev/reloader/release/gate"
 	"github.com/reloader-dev/reloader/release"
 )
 
@@ -34,7 +34,7 @@ type Rescan struct {
 // NewSince lists the findings of reports (by image name) that the lock's
 // scan record does not hold, by vulnerability id and package, most severe
 // first.
-func NewSince(l *release.Lock, reports map[string]*policy.Report) Rescan {
+func NewSince(l *release.Lock, reports map[string]*gate.Report) Rescan {
 	known := map[string]bool{}
 	res := Rescan{New: []NewFinding{}}
 	if l.Scan != nil {

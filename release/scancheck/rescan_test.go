@@ -5,21 +5,21 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/reloader-dev/reloader/policy"
+	"github.com/reloader-dev/reloader/release/gate"
 	"github.com/reloader-dev/reloader/release"
 	"github.com/reloader-dev/reloader/release/scancheck"
 )
 
-func report(vulns ...policy.Vulnerability) *policy.Report {
-	return &policy.Report{SchemaVersion: 2, Results: []policy.ReportResult{{Target: "reloader", Vulnerabilities: vulns}}}
+func report(vulns ...gate.Vulnerability) *gate.Report {
+	return &gate.Report{SchemaVersion: 2, Results: []gate.ReportResult{{Target: "reloader", Vulnerabilities: vulns}}}
 }
 
 func TestARescanListsOnlyFindingsTheSignedRecordDoesNotHold(t *testing.T) {
 	l := lockScannedAt()
 	l.Scan.Findings = []release.ScanFinding{{ID: "CVE-2099-0002", Package: "golang.org/x/time", Severity: "HIGH"}}
-	known := policy.Vulnerability{VulnerabilityID: "CVE-2099-0002", PkgName: "golang.org/x/time", Severity: policy.SeverityHigh}
-	fresh := policy.Vulnerability{VulnerabilityID: "CVE-2099-0003", PkgName: "k8s.io/client-go", Severity: policy.SeverityCritical, InstalledVersion: "0.37.2"}
-	res := scancheck.NewSince(l, map[string]*policy.Report{"reloader linux/amd64": report(known, fresh), "reloader linux/arm64": report(fresh)})
+	known := gate.Vulnerability{VulnerabilityID: "CVE-2099-0002", PkgName: "golang.org/x/time", Severity: gate.SeverityHigh}
+	fresh := gate.Vulnerability{VulnerabilityID: "CVE-2099-0003", PkgName: "k8s.io/client-go", Severity: gate.SeverityCritical, InstalledVersion: "0.37.2"}
+	res := scancheck.NewSince(l, map[string]*gate.Report{"reloader linux/amd64": report(known, fresh), "reloader linux/arm64": report(fresh)})
 	if !res.RecordHasFindings || len(res.New) != 1 || res.New[0].ID != "CVE-2099-0003" || len(res.New[0].Images) != 2 {
 		t.Fatalf("NewSince = %+v: want only CVE-2099-0003, found in both images", res)
 	}

@@ -11,7 +11,7 @@ import (
 	protocommon "github.com/sigstore/protobuf-specs/gen/pb-go/common/v1"
 	"github.com/sigstore/sigstore-go/pkg/sign"
 
-	"github.com/reloader-dev/reloader/internal/artifact"
+	"github.com/reloader-dev/reloader/release/internal/artifact"
 	"github.com/reloader-dev/reloader/release"
 )
 

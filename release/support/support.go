@@ -15,7 +15,7 @@ import (
 
 	"golang.org/x/mod/semver"
 
-	"github.com/reloader-dev/reloader/policy"
+	"github.com/reloader-dev/reloader/release/gate"
 )
 
 // APIVersion identifies the support file format.
@@ -33,8 +33,8 @@ type Table struct {
 type Series struct {
 	Series string `json:"series"`
 	// Dates are YYYY-MM-DD, as in the release policy.
-	Released     policy.Date `json:"released"`
-	EndOfSupport policy.Date `json:"endOfSupport"`
+	Released     gate.Date `json:"released"`
+	EndOfSupport gate.Date `json:"endOfSupport"`
 }
 
 // Supported reports whether the series is still supported at now: support

@@ -8,7 +8,7 @@ import (
 	"os"
 	"os/exec"
 
-	"github.com/reloader-dev/reloader/policy"
+	"github.com/reloader-dev/reloader/release/gate"
 	"github.com/reloader-dev/reloader/test/tools"
 )
 
@@ -30,7 +30,7 @@ type ScanOptions struct {
 
 // Scan runs `trivy image --input` offline against opts.DB and returns the
 // report as the release gate parses it.
-func Scan(ctx context.Context, opts ScanOptions) (*policy.Report, error) {
+func Scan(ctx context.Context, opts ScanOptions) (*gate.Report, error) {
 	if opts.DB == nil || opts.Input == "" || opts.Output == "" {
 		return nil, errors.New("scanning with trivy: DB, Input and Output are required")
 	}
@@ -51,7 +51,7 @@ func Scan(ctx context.Context, opts ScanOptions) (*policy.Report, error) {
 	if err := cmd.Run(); err != nil {
 		return nil, fmt.Errorf("trivy image --input %s: %w\n%s", opts.Input, err, stderr.String())
 	}
-	rep, err := policy.ReadReport(opts.Output)
+	rep, err := gate.ReadReport(opts.Output)
 	if err != nil {
 		return nil, fmt.Errorf("trivy image --input %s: %w", opts.Input, err)
 	}

@@ -14,9 +14,9 @@ import (
 	"github.com/google/go-containerregistry/pkg/v1/empty"
 	"github.com/google/go-containerregistry/pkg/v1/layout"
 
-	"github.com/reloader-dev/reloader/internal/build"
+	"github.com/reloader-dev/reloader/release/build"
 	"github.com/reloader-dev/reloader/internal/image"
-	"github.com/reloader-dev/reloader/policy"
+	"github.com/reloader-dev/reloader/release/gate"
 	"github.com/reloader-dev/reloader/test/tools"
 	"github.com/reloader-dev/reloader/test/trivydb"
 )
@@ -89,7 +89,7 @@ func TestTrivyReportsAnAdvisoryForAModuleTheControllerLinks(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	var found *policy.Vulnerability
+	var found *gate.Vulnerability
 	for _, res := range rep.Results {
 		for i, v := range res.Vulnerabilities {
 			if v.VulnerabilityID == "CVE-2099-1001" {
@@ -100,7 +100,7 @@ func TestTrivyReportsAnAdvisoryForAModuleTheControllerLinks(t *testing.T) {
 	if found == nil {
 		t.Fatalf("trivy did not report CVE-2099-1001 against %s %s in %s; report: %+v", linkedModule, version, digest, rep.Results)
 	}
-	if found.PkgName != linkedModule || found.InstalledVersion != version || found.Severity != policy.SeverityHigh || found.FixedVersion != "99.0.0" {
+	if found.PkgName != linkedModule || found.InstalledVersion != version || found.Severity != gate.SeverityHigh || found.FixedVersion != "99.0.0" {
 		t.Fatalf("trivy reported %+v, want %s %s HIGH fixed in 99.0.0", *found, linkedModule, version)
 	}
 }

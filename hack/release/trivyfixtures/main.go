@@ -1,4 +1,4 @@
-// Command trivyfixtures regenerates policy/testdata/reports/*.json: real
+// Command trivyfixtures regenerates release/gate/testdata/reports/*.json: real
 // Trivy JSON reports of small images, written by Trivy itself, offline.
 //
 // It builds a synthetic vulnerability database with the trivy-db Go API
@@ -12,7 +12,7 @@
 // product's go.mod. Run it from the repository root:
 //
 //	GOEXPERIMENT=jsonv2 go install github.com/aquasecurity/trivy/cmd/trivy@v0.74.0
-//	(cd hack/release/trivyfixtures && go run . --trivy "$(go env GOPATH)/bin/trivy" --out ../../../policy/testdata/reports)
+//	(cd hack/release/trivyfixtures && go run . --trivy "$(go env GOPATH)/bin/trivy" --out ../../../release/gate/testdata/reports)
 package main
 
 import (
@@ -72,7 +72,7 @@ var scenarios = []struct{ report, app string }{
 
 func main() {
 	trivy := flag.String("trivy", "trivy", "trivy binary (v0.74.0)")
-	out := flag.String("out", "../../../policy/testdata/reports", "directory for the reports")
+	out := flag.String("out", "../../../release/gate/testdata/reports", "directory for the reports")
 	cache := flag.String("cache-dir", "", "keep Trivy's cache (with the synthetic DB) here, for trying the release gate with --skip-db-update")
 	flag.Parse()
 	if err := run(context.Background(), *trivy, *out, *cache); err != nil {

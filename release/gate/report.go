@@ -1,11 +1,11 @@
-// Package policy decides whether a release may ship: it reads Trivy's JSON
+// Package gate decides whether a release may ship: it reads Trivy's JSON
 // vulnerability reports and judges them against the release policy file
 // (release-policy.yaml in this directory) with its dated exceptions.
 //
 // Everything here fails closed. A report that is missing, empty, truncated,
 // of another schema or names a severity we do not know is an error, never an
 // empty list of findings, because "no findings" is what lets a release ship.
-package policy
+package gate
 
 import (
 	"bytes"

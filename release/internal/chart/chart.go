@@ -18,7 +18,7 @@ import (
 	"helm.sh/helm/v3/pkg/chart/loader"
 	"helm.sh/helm/v3/pkg/chartutil"
 
-	"github.com/reloader-dev/reloader/internal/artifact"
+	"github.com/reloader-dev/reloader/release/internal/artifact"
 )
 
 // Media types of a Helm chart stored in an OCI registry.
