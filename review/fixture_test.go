@@ -15,8 +15,8 @@ import (
 	v1 "github.com/google/go-containerregistry/pkg/v1"
 
 	"github.com/reloader-dev/reloader/internal/image"
-	"github.com/reloader-dev/reloader/release/gate"
 	"github.com/reloader-dev/reloader/release"
+	"github.com/reloader-dev/reloader/release/gate"
 	"github.com/reloader-dev/reloader/sbom"
 )
 

@@ -8,8 +8,8 @@ import (
 
 	"github.com/openvex/go-vex/pkg/vex"
 
-	"github.com/reloader-dev/reloader/release/gate"
 	"github.com/reloader-dev/reloader/release"
+	"github.com/reloader-dev/reloader/release/gate"
 )
 
 // OpenVEX returns the release's unexpired exceptions as an OpenVEX document

@@ -17,8 +17,8 @@ import (
 	"strings"
 	"time"
 
-	"github.com/reloader-dev/reloader/release/gate"
 	"github.com/reloader-dev/reloader/release"
+	"github.com/reloader-dev/reloader/release/gate"
 )
 
 // Component is one package found in one image's SBOM.
@@ -112,7 +112,7 @@ type Exception struct {
 	// Kind is gate.KindAcceptedRisk or gate.KindNotAffected; with the
 	// latter VEXJustification is its OpenVEX justification.
 	Kind             gate.ExceptionKind `json:"kind"`
-	VEXJustification string               `json:"vexJustification,omitempty"`
+	VEXJustification string             `json:"vexJustification,omitempty"`
 	// Source is where the review read it: ExceptionFromLock (applied by the
 	// release gate and signed with the lock) or ExceptionFromPolicy (a
 	// release policy file given to the review, not signed).
@@ -151,10 +151,10 @@ type Vulnerabilities struct {
 	// GateReport says whether the gate's full result (gate.json, with
 	// every finding) was given; it is optional when the lock records the
 	// scan.
-	GateReport bool             `json:"gateReport"`
-	Passed     bool             `json:"passed"`
+	GateReport bool           `json:"gateReport"`
+	Passed     bool           `json:"passed"`
 	Findings   []gate.Finding `json:"findings"`
-	Exceptions []Exception      `json:"exceptions"`
+	Exceptions []Exception    `json:"exceptions"`
 }
 
 // Scanned reports whether anything says the images were scanned: the

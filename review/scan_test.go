@@ -5,8 +5,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/reloader-dev/reloader/release/gate"
 	"github.com/reloader-dev/reloader/release"
+	"github.com/reloader-dev/reloader/release/gate"
 )
 
 // signedScan is f with its lock recording the scan as the pipeline's gate

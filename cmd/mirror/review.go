@@ -15,8 +15,8 @@ import (
 	"github.com/reloader-dev/reloader/internal/cli"
 	"github.com/reloader-dev/reloader/mirror"
 	"github.com/reloader-dev/reloader/mirror/registry"
-	"github.com/reloader-dev/reloader/release/gate"
 	"github.com/reloader-dev/reloader/release"
+	"github.com/reloader-dev/reloader/release/gate"
 	"github.com/reloader-dev/reloader/release/trust"
 	"github.com/reloader-dev/reloader/review"
 )

@@ -18,8 +18,8 @@ import (
 	"github.com/openvex/go-vex/pkg/vex"
 
 	"github.com/reloader-dev/reloader/internal/cli"
-	"github.com/reloader-dev/reloader/release/gate"
 	"github.com/reloader-dev/reloader/release"
+	"github.com/reloader-dev/reloader/release/gate"
 	"github.com/reloader-dev/reloader/release/pipeline"
 	"github.com/reloader-dev/reloader/release/releasetest"
 	"github.com/reloader-dev/reloader/release/scancheck"

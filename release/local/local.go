@@ -25,8 +25,8 @@ import (
 	"github.com/google/go-containerregistry/pkg/v1/types"
 
 	"github.com/reloader-dev/reloader/internal/image"
-	"github.com/reloader-dev/reloader/release/internal/rpmdb"
 	"github.com/reloader-dev/reloader/release/gate"
+	"github.com/reloader-dev/reloader/release/internal/rpmdb"
 	"github.com/reloader-dev/reloader/release/pipeline"
 	"github.com/reloader-dev/reloader/release/sign"
 )

@@ -10,8 +10,8 @@ import (
 	v1 "github.com/google/go-containerregistry/pkg/v1"
 	"github.com/google/go-containerregistry/pkg/v1/remote"
 
-	"github.com/reloader-dev/reloader/release/build"
 	"github.com/reloader-dev/reloader/internal/image"
+	"github.com/reloader-dev/reloader/release/build"
 )
 
 func (r *run) buildImages(ctx context.Context) error {

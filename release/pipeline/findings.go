@@ -3,8 +3,8 @@ package pipeline
 import (
 	"sort"
 
-	"github.com/reloader-dev/reloader/release/gate"
 	"github.com/reloader-dev/reloader/release"
+	"github.com/reloader-dev/reloader/release/gate"
 )
 
 // recordedFindings is what the lock records of the gate's findings: each

@@ -8,9 +8,9 @@ import (
 	"path/filepath"
 	"time"
 
+	"github.com/reloader-dev/reloader/release"
 	"github.com/reloader-dev/reloader/release/build"
 	"github.com/reloader-dev/reloader/release/gate"
-	"github.com/reloader-dev/reloader/release"
 )
 
 func (r *run) gate(ctx context.Context) error {

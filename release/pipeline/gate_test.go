@@ -16,8 +16,8 @@ import (
 	"github.com/google/go-containerregistry/pkg/v1/remote"
 	"github.com/google/go-containerregistry/pkg/v1/remote/transport"
 
-	"github.com/reloader-dev/reloader/release/gate"
 	"github.com/reloader-dev/reloader/release"
+	"github.com/reloader-dev/reloader/release/gate"
 	"github.com/reloader-dev/reloader/release/pipeline"
 	"github.com/reloader-dev/reloader/release/sign"
 	"github.com/reloader-dev/reloader/test/registry"

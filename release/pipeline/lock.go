@@ -9,8 +9,8 @@ import (
 
 	"github.com/google/go-containerregistry/pkg/name"
 
-	"github.com/reloader-dev/reloader/release/internal/artifact"
 	"github.com/reloader-dev/reloader/release"
+	"github.com/reloader-dev/reloader/release/internal/artifact"
 )
 
 func (r *run) writeLock(ctx context.Context) error {

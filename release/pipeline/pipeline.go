@@ -18,8 +18,8 @@ import (
 	"github.com/google/go-containerregistry/pkg/v1/remote"
 
 	"github.com/reloader-dev/reloader/internal/image"
-	"github.com/reloader-dev/reloader/release/gate"
 	"github.com/reloader-dev/reloader/release"
+	"github.com/reloader-dev/reloader/release/gate"
 	"github.com/reloader-dev/reloader/release/provenance"
 	"github.com/reloader-dev/reloader/release/sign"
 	"github.com/reloader-dev/reloader/release/support"

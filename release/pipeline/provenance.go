@@ -8,8 +8,8 @@ import (
 	"path/filepath"
 	"strings"
 
-	"github.com/reloader-dev/reloader/release/build"
 	"github.com/reloader-dev/reloader/internal/image"
+	"github.com/reloader-dev/reloader/release/build"
 	"github.com/reloader-dev/reloader/release/provenance"
 )
 

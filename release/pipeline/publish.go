@@ -9,10 +9,10 @@ import (
 	"github.com/google/go-containerregistry/pkg/name"
 	"github.com/google/go-containerregistry/pkg/v1/partial"
 
-	"github.com/reloader-dev/reloader/release/internal/artifact"
-	"github.com/reloader-dev/reloader/release/internal/chart"
 	"github.com/reloader-dev/reloader/internal/image"
 	"github.com/reloader-dev/reloader/release"
+	"github.com/reloader-dev/reloader/release/internal/artifact"
+	"github.com/reloader-dev/reloader/release/internal/chart"
 	"github.com/reloader-dev/reloader/release/page"
 	"github.com/reloader-dev/reloader/release/sign"
 	"github.com/reloader-dev/reloader/sbom"

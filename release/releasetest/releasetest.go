@@ -32,8 +32,8 @@ import (
 	"github.com/sigstore/sigstore-go/pkg/testing/ca"
 	"github.com/sigstore/sigstore/pkg/cryptoutils"
 
-	"github.com/reloader-dev/reloader/release/internal/artifact"
 	"github.com/reloader-dev/reloader/release"
+	"github.com/reloader-dev/reloader/release/internal/artifact"
 	"github.com/reloader-dev/reloader/release/local"
 	"github.com/reloader-dev/reloader/release/pipeline"
 	"github.com/reloader-dev/reloader/release/provenance"

@@ -6,8 +6,8 @@ import (
 	"sort"
 	"strings"
 
-	"github.com/reloader-dev/reloader/release/gate"
 	"github.com/reloader-dev/reloader/release"
+	"github.com/reloader-dev/reloader/release/gate"
 )
 
 // NewFinding is a finding of a rescan that the release's signed scan record

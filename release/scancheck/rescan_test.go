@@ -5,8 +5,8 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/reloader-dev/reloader/release/gate"
 	"github.com/reloader-dev/reloader/release"
+	"github.com/reloader-dev/reloader/release/gate"
 	"github.com/reloader-dev/reloader/release/scancheck"
 )
 

@@ -11,8 +11,8 @@ import (
 	protocommon "github.com/sigstore/protobuf-specs/gen/pb-go/common/v1"
 	"github.com/sigstore/sigstore-go/pkg/sign"
 
-	"github.com/reloader-dev/reloader/release/internal/artifact"
 	"github.com/reloader-dev/reloader/release"
+	"github.com/reloader-dev/reloader/release/internal/artifact"
 )
 
 // PredicateCosignSign is the predicate of a plain signature statement, as
