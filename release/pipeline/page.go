@@ -67,7 +67,7 @@ func (r *run) writeReview(dir string) error {
 
 // review is the procurement review of the release as it stands.
 func (r *run) review(id review.Identity) (*review.Review, error) {
-	lp, err := review.ReadLicencePolicy(filepath.Join(r.opts.ModuleDir, "policy", "licence-policy.yaml"))
+	lp, err := review.ReadLicencePolicy(filepath.Join(r.opts.ModuleDir, "review", "licence-policy.yaml"))
 	if err != nil {
 		return nil, err
 	}

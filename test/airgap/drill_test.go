@@ -220,7 +220,7 @@ func (d *drill) writeDB() error {
 // writePolicy writes the release policy with an exception for the drill's
 // advisory expiring on expires (none if zero).
 func (d *drill) writePolicy(file string, expires time.Time) (string, error) {
-	base, err := os.ReadFile(filepath.Join(d.root, "policy", "release-policy.yaml"))
+	base, err := os.ReadFile(filepath.Join(d.root, "release", "gate", "release-policy.yaml"))
 	if err != nil {
 		return "", err
 	}
