@@ -245,7 +245,7 @@ func Build(in Input) (*Review, error) {
 			}
 			for _, c := range d.Components {
 				c.Image, c.Variant, c.Platform = a.Name, a.Variant, a.Platform
-				c.Licence, c.Verdict = in.Licences.Judge(c.LicenceDeclared)
+				c.Licence, c.Verdict = in.Licences.JudgeComponent(c)
 				r.Components = append(r.Components, c)
 				img.Components++
 			}

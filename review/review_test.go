@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/csv"
 	"encoding/json"
+	"os"
 	"regexp"
 	"strings"
 	"testing"
@@ -181,6 +182,10 @@ func TestLicencePolicyRejectsWhatItCannotApply(t *testing.T) {
 		{"misspelt identifier", "apiVersion: reloader.dev/licence-policy/v1\nallow: [Apache2]\n", `"Apache2" is not an SPDX licence identifier`},
 		{"allowed and denied", "apiVersion: reloader.dev/licence-policy/v1\nallow: [MIT]\ndeny: [mit]\n", "both allowed and denied"},
 		{"unknown field", "apiVersion: reloader.dev/licence-policy/v1\nallow: [MIT]\ndenied: [GPL-3.0-only]\n", "unknown field"},
+		{"unknown field in osPackages", "apiVersion: reloader.dev/licence-policy/v1\nallow: [MIT]\nosPackages:\n  allow: [MIT]\n  ignore: true\n", "unknown field"},
+		{"nothing allowed for OS packages", "apiVersion: reloader.dev/licence-policy/v1\nallow: [MIT]\nosPackages:\n  deny: [GPL-3.0-only]\n", "osPackages.allow lists no licence"},
+		{"misspelt OS identifier", "apiVersion: reloader.dev/licence-policy/v1\nallow: [MIT]\nosPackages:\n  allow: [GPLv3]\n", `osPackages.allow: "GPLv3"`},
+		{"OS licence allowed and denied", "apiVersion: reloader.dev/licence-policy/v1\nallow: [MIT]\nosPackages:\n  allow: [MIT]\n  deny: [mit]\n", "osPackages.MIT is both allowed and denied"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			_, err := ParseLicencePolicy([]byte(tc.file))
@@ -191,6 +196,63 @@ func TestLicencePolicyRejectsWhatItCannotApply(t *testing.T) {
 	}
 	if _, err := ReadLicencePolicy("licence-policy.yaml"); err != nil {
 		t.Errorf("the repository's licence policy: %v", err)
+	}
+}
+
+// The policy ships in the binary: the review needs no source tree, and the
+// file printed for a reviewer is the one applied.
+func TestTheBuiltInLicencePolicyIsTheRepositorysFile(t *testing.T) {
+	file, err := os.ReadFile("licence-policy.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !bytes.Equal(DefaultLicencePolicyYAML(), file) {
+		t.Error("DefaultLicencePolicyYAML is not review/licence-policy.yaml as written")
+	}
+	p, err := DefaultLicencePolicy()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if p.OSPackages == nil {
+		t.Fatal("the built-in policy has no osPackages section")
+	}
+}
+
+// bash and glibc of the UBI base are programs beside ours, not code linked
+// into our binaries: the built-in policy allows their GPL and LGPL, while the
+// same licence on a Go module stays denied, and AGPL stays denied for both.
+func TestOSPackagesAreJudgedApartFromLinkedModules(t *testing.T) {
+	p, err := DefaultLicencePolicy()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct {
+		name, purl, licence string
+		want                Verdict
+	}{
+		{"bash (RPM)", "pkg:rpm/redhat/bash@5.1.8-9.el9?arch=x86_64", "GPL-3.0-or-later", VerdictAllowed},
+		{"glibc (RPM)", "pkg:rpm/redhat/glibc@2.34-125.el9_5.1?arch=x86_64", "LGPL-2.1-or-later AND GPL-2.0-or-later", VerdictAllowed},
+		{"a Debian package", "pkg:deb/debian/coreutils@9.1", "GPL-3.0-or-later", VerdictAllowed},
+		{"an AGPL RPM", "pkg:rpm/redhat/x@1", "AGPL-3.0-only", VerdictDenied},
+		{"an RPM without a licence", "pkg:rpm/redhat/x@1", "", VerdictNone},
+		{"a GPL Go module", "pkg:golang/example.com/gpl@v1.0.0", "GPL-3.0-or-later", VerdictDenied},
+		{"an LGPL Go module", "pkg:golang/example.com/lgpl@v1.0.0", "LGPL-2.1-or-later", VerdictNotAllowed},
+		{"an MIT Go module", "pkg:golang/github.com/x/y@v1.0.0", "MIT", VerdictAllowed},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			_, got := p.JudgeComponent(Component{PURL: tc.purl, LicenceDeclared: tc.licence})
+			if got != tc.want {
+				t.Errorf("%s under %s: %s, want %s", tc.purl, tc.licence, got, tc.want)
+			}
+		})
+	}
+	// Without the section, OS packages are judged like everything else.
+	plain, err := ParseLicencePolicy([]byte("apiVersion: reloader.dev/licence-policy/v1\nallow: [MIT]\ndeny: [GPL-3.0-or-later]\n"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, v := plain.JudgeComponent(Component{PURL: "pkg:rpm/redhat/bash@5", LicenceDeclared: "GPL-3.0-or-later"}); v != VerdictDenied {
+		t.Errorf("bash under a policy without osPackages: %s, want %s", v, VerdictDenied)
 	}
 }
 

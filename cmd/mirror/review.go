@@ -37,6 +37,7 @@ const maxSBOMBytes = 64 << 20
 type reviewFlags struct {
 	out, against, gate, againstGate, releasePolicy, licencePolicy string
 	failOn                                                        []string
+	printLicencePolicy                                            bool
 }
 
 func (g *globals) reviewCmd() *cobra.Command {
@@ -59,9 +60,12 @@ SBOMs the lock lists and writes, into --out:
   openvex.json    the unexpired vulnerability exceptions as OpenVEX
                   (trivy image --vex openvex.json ...)
 
-Licences are normalised to SPDX and judged by --licence-policy: allowed,
+Licences are normalised to SPDX and judged by the licence policy: allowed,
 not-allowed, denied, unknown (not valid SPDX) and noassertion (the SBOM
-states none); all but allowed are findings.
+states none); all but allowed are findings. The policy is built into the
+binary (--print-licence-policy prints it); --licence-policy replaces it with
+a file. Its osPackages lists judge the base image's OS packages (RPMs) apart
+from the modules linked into our binaries.
 
 The vulnerability scan is read from the signed lock: scanner and version,
 database digest and build time, findings by severity, and the exceptions the
@@ -85,6 +89,10 @@ written; stderr names the checks. A release that does not verify also exits
       --key cosign.pub --out review --fail-on licence,minimum-elements -o json`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
+			if f.printLicencePolicy {
+				_, err := cmd.OutOrStdout().Write(review.DefaultLicencePolicyYAML())
+				return err
+			}
 			checks, err := review.ParseChecks(f.failOn)
 			if err != nil {
 				return cli.Usage(err)
@@ -107,13 +115,14 @@ written; stderr names the checks. A release that does not verify also exits
 	fl.StringVar(&f.gate, "gate-report", "", "the release gate's full result (gate.json), for each finding; the lock's scan record must agree with it")
 	fl.StringVar(&f.againstGate, "against-gate-report", "", "the previous release's gate.json, for new and resolved vulnerabilities")
 	fl.StringVar(&f.releasePolicy, "release-policy", "", "release policy whose exceptions (justification, expiry) the review lists")
-	fl.StringVar(&f.licencePolicy, "licence-policy", "review/licence-policy.yaml", "licence policy: allow and deny lists of SPDX identifiers")
+	fl.StringVar(&f.licencePolicy, "licence-policy", "", "licence policy file (allow and deny lists of SPDX identifiers) replacing the built-in one")
+	fl.BoolVar(&f.printLicencePolicy, "print-licence-policy", false, "print the built-in licence policy and exit (a starting point for --licence-policy)")
 	fl.StringSliceVar(&f.failOn, "fail-on", nil, "exit 3 (refused) when these checks fail: licence, minimum-elements, vulnerability")
 	return c
 }
 
 func (g *globals) runReview(ctx context.Context, cl *registry.Client, in *releaseInput, f *reviewFlags, checks []string) error {
-	lp, err := review.ReadLicencePolicy(f.licencePolicy)
+	lp, err := licencePolicy(f.licencePolicy)
 	if err != nil {
 		return cli.Usage(err)
 	}
@@ -164,6 +173,15 @@ func (g *globals) runReview(ctx context.Context, cl *registry.Client, in *releas
 		return reviewFailed{failures}
 	}
 	return nil
+}
+
+// licencePolicy reads the policy file given, or the built-in policy when
+// none is: the review must run from any directory, not only a source tree.
+func licencePolicy(path string) (*review.LicencePolicy, error) {
+	if path == "" {
+		return review.DefaultLicencePolicy()
+	}
+	return review.ReadLicencePolicy(path)
 }
 
 func writeReviewSummary(w io.Writer, r *review.Review, dir string) {

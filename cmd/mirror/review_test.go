@@ -90,3 +90,24 @@ func TestCLIReview(t *testing.T) {
 		})
 	}
 }
+
+// A reviewer needs no source tree: the policy is built in, printed on
+// request exactly as the review applies it.
+func TestCLIReviewPrintsTheBuiltInLicencePolicy(t *testing.T) {
+	code, stdout, stderr := runCLI(t, "review", "--print-licence-policy")
+	if code != cli.ExitOK {
+		t.Fatalf("review --print-licence-policy: exit %d\n%s", code, stderr)
+	}
+	if stdout != string(review.DefaultLicencePolicyYAML()) {
+		t.Errorf("printed policy is not the built-in one:\n%s", stdout)
+	}
+	if _, err := review.ParseLicencePolicy([]byte(stdout)); err != nil {
+		t.Errorf("the printed policy does not parse back: %v", err)
+	}
+	if _, err := licencePolicy(""); err != nil {
+		t.Errorf("no --licence-policy: %v, want the built-in policy", err)
+	}
+	if _, err := licencePolicy(filepath.Join(t.TempDir(), "none.yaml")); err == nil || !strings.Contains(err.Error(), "reading the licence policy") {
+		t.Errorf("a missing --licence-policy file: %v, want a reading error", err)
+	}
+}

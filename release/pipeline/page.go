@@ -67,7 +67,9 @@ func (r *run) writeReview(dir string) error {
 
 // review is the procurement review of the release as it stands.
 func (r *run) review(id review.Identity) (*review.Review, error) {
-	lp, err := review.ReadLicencePolicy(filepath.Join(r.opts.ModuleDir, "review", "licence-policy.yaml"))
+	// The built-in policy, the one a reviewer's reloader-mirror review
+	// applies by default, so the release's page and theirs agree.
+	lp, err := review.DefaultLicencePolicy()
 	if err != nil {
 		return nil, err
 	}
