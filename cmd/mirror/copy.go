@@ -1,0 +1,75 @@
+package main
+
+import (
+	"encoding/json"
+	"fmt"
+	"io"
+	"os"
+
+	"github.com/spf13/cobra"
+
+	"github.com/reloader-dev/reloader/internal/progress"
+	"github.com/reloader-dev/reloader/mirror"
+	"github.com/reloader-dev/reloader/mirror/registry"
+)
+
+func (g *globals) mirrorRun(cmd *cobra.Command, in *releaseInput, cl *registry.Client) error {
+	repos, err := g.repos()
+	if err != nil {
+		return err
+	}
+	rc, err := mirror.Mirror(cmd.Context(), mirror.Options{
+		Source: in.src, LockJSON: in.lockJSON, LockBundle: in.lockBundle, Policy: in.policy,
+		Client: cl, Target: g.target, Repos: repos, Concurrency: g.concurrency, Retries: g.retries,
+		Progress: g.progress(), AllowDowngrade: g.expect.allowDowngrade,
+	})
+	if err != nil {
+		return err
+	}
+	if g.receipt != "" {
+		b, err := json.MarshalIndent(rc, "", "  ")
+		if err != nil {
+			return fmt.Errorf("encoding the receipt: %w", err)
+		}
+		if err := os.WriteFile(g.receipt, append(b, '\n'), 0o644); err != nil {
+			return fmt.Errorf("writing the receipt: %w", err)
+		}
+	}
+	return g.emit(rc, func(w io.Writer) {
+		s := rc.Stats
+		fmt.Fprintf(w, "Mirrored %s to %s in %s: verified before and after push\n", rc.Version, rc.Target, rc.Duration)
+		fmt.Fprintf(w, "  blobs: %d pushed (%s), %d mounted, %d already present\n", s.BlobsPushed, progress.Bytes(s.BytesPushed), s.BlobsMounted, s.BlobsPresent)
+		fmt.Fprintf(w, "  manifests: %d pushed, %d present; tags: %d written, %d present; fallback indexes: %d\n", s.ManifestsPushed, s.ManifestsPresent, s.TagsWritten, s.TagsPresent, s.FallbackIndexes)
+		fmt.Fprintf(w, "  lock: %s\n", rc.Lock)
+		printTagChanges(w, rc.Tags)
+		if rc.Downgrade != nil {
+			fmt.Fprintf(w, "  downgrade: %s over %s, allowed by --allow-downgrade\n", rc.Downgrade.Version, rc.Downgrade.NewestAtTarget)
+		}
+	})
+}
+
+func (g *globals) copyCmd() *cobra.Command {
+	c := &cobra.Command{
+		Use:   "copy",
+		Short: "Copy a release registry to registry, verified before and after",
+		Long: `copy verifies the release at its source, pushes it to --target by digest,
+verifies the copy at the target, and only then writes tags.` + tagsHelp,
+		Example: `  reloader-mirror copy --lock-ref ghcr.io/reloader-dev/reloader-release:v1.2.3 --key cosign.pub \
+      --target harbor.corp.example/platform/reloader --receipt receipt.json
+  # Artifactory repository key, chart to a separate Helm repository
+  reloader-mirror copy --lock reloader-release.json --key cosign.pub \
+      --target artifactory.corp.example/docker-local/reloader \
+      --map charts/reloader=artifactory.corp.example/helm-oci/reloader`,
+		Args: cobra.NoArgs,
+		RunE: g.mirrorCommand,
+	}
+	g.targetFlags(c, true)
+	g.transferFlags(c)
+	return c
+}
+
+// mirrorCommand is copy and import: open the source (a registry lock or an
+// archive), then verify and push.
+func (g *globals) mirrorCommand(cmd *cobra.Command, _ []string) error {
+	return g.withRelease(cmd, func(cl *registry.Client, in *releaseInput) error { return g.mirrorRun(cmd, in, cl) })
+}

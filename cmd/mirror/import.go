@@ -1,0 +1,44 @@
+package main
+
+import (
+	"errors"
+
+	"github.com/spf13/cobra"
+
+	"github.com/reloader-dev/reloader/internal/cli"
+	"github.com/reloader-dev/reloader/mirror/registry"
+)
+
+func (g *globals) importCmd() *cobra.Command {
+	rf := &rescanFlags{}
+	c := &cobra.Command{
+		Use:   "import",
+		Short: "Push an archive into a registry after verifying it completely, offline",
+		Long: `import checks the archive's checksums, the lock's signature and every
+artifact's signatures before the first byte is pushed; then it pushes in a
+safe order, verifies the copy at the target, and writes tags last.` + tagsHelp,
+		Example: `  reloader-mirror import -f reloader-v1.2.3.tar.zst --key cosign.pub \
+      --target harbor.corp.example/platform/reloader
+  reloader-mirror import -f reloader-v1.2.3.tar.zst \
+      --certificate-identity https://github.com/reloader-dev/reloader/.github/workflows/release.yml@refs/tags/v1.2.3 \
+      --certificate-oidc-issuer https://token.actions.githubusercontent.com \
+      --trusted-root-sha256 <sha256 of trusted_root.json, as the release notes publish it> --expect-version v1.2.3 \
+      --target quay.corp.example/reloader -o json`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			if g.archive == "" {
+				return cli.Usage(errors.New("import needs --file"))
+			}
+			return g.withRelease(cmd, func(cl *registry.Client, in *releaseInput) error {
+				if err := g.rescan(cmd, in, rf); err != nil {
+					return err
+				}
+				return g.mirrorRun(cmd, in, cl)
+			})
+		},
+	}
+	g.targetFlags(c, true)
+	g.transferFlags(c)
+	rf.register(c)
+	return c
+}

@@ -1,0 +1,146 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+
+	"github.com/spf13/cobra"
+
+	"github.com/reloader-dev/reloader/internal/cli"
+	"github.com/reloader-dev/reloader/mirror"
+	"github.com/reloader-dev/reloader/mirror/registry"
+	"github.com/reloader-dev/reloader/release"
+	"github.com/reloader-dev/reloader/release/trust"
+)
+
+// lockAndMapping verifies the release lock and maps its repositories to the
+// target (with --map overrides): what values, verify and policy start from.
+func (g *globals) lockAndMapping(in *releaseInput) (*release.Lock, *mirror.Mapping, error) {
+	l, _, err := in.verifier.Lock(in.lockJSON, in.lockBundle)
+	if err != nil {
+		return nil, nil, err
+	}
+	repos, err := g.repos()
+	if err != nil {
+		return nil, nil, err
+	}
+	m, err := mirror.NewMapping(g.target, l, repos)
+	if err != nil {
+		return nil, nil, err
+	}
+	return l, m, nil
+}
+
+// release is where the release is read from and its trust material.
+type releaseInput struct {
+	src                  mirror.Source
+	lockJSON, lockBundle []byte
+	policy               trust.Policy
+	verifier             *trust.Verifier
+	archive              *mirror.OpenedArchive
+	close                func()
+	// standing is what the advisories say about the release.
+	standing *mirror.Standing
+}
+
+// open resolves --file, --lock or --lock-ref, and the trust policy. The
+// archive's trusted material is used only where the user did not give their
+// own, and the identity is always the user's.
+func (g *globals) open(ctx context.Context, c *registry.Client) (*releaseInput, error) {
+	if g.output != "text" && g.output != "json" {
+		return nil, cli.Usage(fmt.Errorf("--output %q: want text or json", g.output))
+	}
+	n := 0
+	for _, s := range []string{g.archive, g.lock, g.lockRef} {
+		if s != "" {
+			n++
+		}
+	}
+	if n != 1 {
+		return nil, cli.Usage(errors.New("give exactly one of --file (archive), --lock (file) or --lock-ref (registry)"))
+	}
+	in := &releaseInput{close: func() {}}
+	pf := trust.PolicyFiles{KeyFile: g.key, Identity: g.identity, IdentityRegexp: g.identityRegexp, Issuer: g.issuer,
+		TrustedRootFile: g.trustedRoot, TrustedRootSHA256: g.trustedRootSHA256, IgnoreSCT: g.ignoreSCT, IgnoreTlog: g.ignoreTlog}
+	if g.trustedRootSHA256 != "" && g.archive == "" && g.trustedRoot == "" {
+		return nil, cli.Usage(errors.New("--trusted-root-sha256 checks an archive's trusted_root.json (--file) or --trusted-root; give one"))
+	}
+	switch {
+	case g.archive != "":
+		a, err := mirror.OpenArchiveLimited(ctx, g.archive, g.workDir, g.limits.limits())
+		if err != nil {
+			return nil, err
+		}
+		in.archive, in.src, in.lockJSON, in.lockBundle = a, a.Layout, a.LockJSON, a.LockBundle
+		in.close = func() { _ = a.Close() }
+		if pf.TrustedRootFile == "" && len(a.TrustedRootJSON) > 0 {
+			pf.TrustedRootJSON, pf.TrustedRootSource = a.TrustedRootJSON, g.archive+":"+"trust/trusted_root.json"
+		}
+	case g.lock != "":
+		var err error
+		if in.lockJSON, err = os.ReadFile(g.lock); err != nil {
+			return nil, fmt.Errorf("reading the lock: %w", err)
+		}
+		b := g.lockBundle
+		if b == "" {
+			b = g.lock + ".sigstore.json"
+		}
+		if in.lockBundle, err = os.ReadFile(b); err != nil {
+			return nil, fmt.Errorf("reading the lock's signature bundle: %w", err)
+		}
+		in.src = &mirror.RegistrySource{Client: c, Name: "source registries"}
+	default:
+		var err error
+		if in.lockJSON, in.lockBundle, err = mirror.FetchLock(ctx, c, g.lockRef); err != nil {
+			return nil, err
+		}
+		in.src = &mirror.RegistrySource{Client: c, Name: "source registries"}
+	}
+	if pf.KeyFile == "" && pf.Identity == "" && pf.IdentityRegexp == "" {
+		in.close()
+		return nil, cli.Usage(errors.New("no trust policy: give --key, or --certificate-identity(-regexp) with --certificate-oidc-issuer"))
+	}
+	p, err := trust.LoadPolicy(pf)
+	if err != nil {
+		in.close()
+		return nil, cli.Usage(err)
+	}
+	p.RequireScan = !g.allowUnscanned
+	p.RequireProvenance = !g.allowNoProvenance
+	p.Expect = g.binding()
+	if p.Scan, err = g.scanPolicy(); err != nil {
+		in.close()
+		return nil, err
+	}
+	if in.verifier, err = trust.NewVerifier(p); err != nil {
+		in.close()
+		return nil, cli.Usage(err)
+	}
+	in.policy = p
+	if err := g.checkScanEarly(in); err != nil {
+		in.close()
+		return nil, err
+	}
+	return in, nil
+}
+
+// withRelease opens the registry client and the release the flags name (a
+// lock in a registry or a file, or an archive), runs fn, and closes both.
+func (g *globals) withRelease(cmd *cobra.Command, fn func(*registry.Client, *releaseInput) error) error {
+	cl, err := g.client()
+	if err != nil {
+		return err
+	}
+	defer cl.Close()
+	in, err := g.open(cmd.Context(), cl)
+	if err != nil {
+		return err
+	}
+	defer in.close()
+	if err := g.applyStanding(cmd, cl, in); err != nil {
+		return err
+	}
+	return fn(cl, in)
+}

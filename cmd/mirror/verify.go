@@ -1,0 +1,59 @@
+package main
+
+import (
+	"errors"
+	"fmt"
+	"io"
+
+	"github.com/spf13/cobra"
+
+	"github.com/reloader-dev/reloader/mirror"
+	"github.com/reloader-dev/reloader/mirror/registry"
+)
+
+func (g *globals) verifyCmd() *cobra.Command {
+	rf := &rescanFlags{}
+	c := &cobra.Command{
+		Use:   "verify",
+		Short: "Verify a release in a registry or an archive against a trust policy, offline",
+		Example: `  reloader-mirror verify -f reloader-v1.2.3.tar.zst --key cosign.pub
+  reloader-mirror verify --lock-ref harbor.corp.example/platform/reloader/reloader-release:v1.2.3 \
+      --key cosign.pub --target harbor.corp.example/platform/reloader -o json`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			return g.withRelease(cmd, func(cl *registry.Client, in *releaseInput) error {
+				src := in.src
+				if g.target != "" {
+					// Verify the copy at the target rather than the source the
+					// lock names.
+					_, m, err := g.lockAndMapping(in)
+					if err != nil {
+						return err
+					}
+					src = &mirror.RegistrySource{Client: cl, Map: m.Repository, Name: g.target}
+				}
+				if err := g.rescan(cmd, in, rf); err != nil {
+					return err
+				}
+				prep, err := mirror.Prepare(cmd.Context(), src, in.lockJSON, in.lockBundle, in.verifier)
+				if err != nil {
+					var ve *mirror.VerificationError
+					if errors.As(err, &ve) && g.output == "json" {
+						_ = g.emit(ve.Result, nil)
+					}
+					return err
+				}
+				return g.emit(withStanding(prep.Verification, in.standing), func(w io.Writer) {
+					fmt.Fprintf(w, "Release %s verified offline from %s against %s\n", prep.Lock.Version, src, describeTrust(in.policy.Summary()))
+					describeStanding(w, in.standing)
+					for _, s := range prep.Verification.Subjects {
+						fmt.Fprintf(w, "  %-12s %-14s %s  %d signature(s) ok\n", s.Kind, s.Name, s.Digest, len(s.Signatures))
+					}
+				})
+			})
+		},
+	}
+	g.targetFlags(c, false)
+	rf.register(c)
+	return c
+}
