@@ -4,14 +4,11 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"io"
 	"sort"
 	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
-
-	"golang.org/x/sync/errgroup"
 
 	"github.com/reloader-dev/reloader/internal/progress"
 	"github.com/reloader-dev/reloader/mirror/registry"
@@ -112,45 +109,6 @@ type Receipt struct {
 	// one because AllowDowngrade said so.
 	Downgrade *Downgrade `json:"downgrade,omitempty"`
 }
-
-// Prepared is a release verified at its source, ready to be written.
-type Prepared struct {
-	Lock         *release.Lock
-	LockResult   trust.LockResult
-	Graph        *Graph
-	Verification *trust.Result
-}
-
-// Prepare verifies the lock, fetches every manifest by digest and verifies
-// every signature, all before anything is written anywhere.
-func Prepare(ctx context.Context, src Source, lockJSON, lockBundle []byte, v *trust.Verifier) (*Prepared, error) {
-	l, lr, err := v.Lock(lockJSON, lockBundle)
-	if err != nil {
-		return nil, err
-	}
-	g, err := Build(ctx, l, src)
-	if err != nil {
-		return nil, err
-	}
-	res, err := v.Release(ctx, l, graphContent{g: g, src: src})
-	if err != nil {
-		return nil, err
-	}
-	res.Lock = lr
-	if err := res.Err(); err != nil {
-		return nil, &VerificationError{Result: res, Err: err}
-	}
-	return &Prepared{Lock: l, LockResult: lr, Graph: g, Verification: res}, nil
-}
-
-// VerificationError is a release that did not verify; Result says where.
-type VerificationError struct {
-	Result *trust.Result
-	Err    error
-}
-
-func (e *VerificationError) Error() string { return "verification failed: " + e.Err.Error() }
-func (e *VerificationError) Unwrap() error { return e.Err }
 
 // Mirror verifies the release at its source, writes it to the target in a
 // safe order, verifies it again as stored at the target, and only then
@@ -260,122 +218,6 @@ func (w *writer) retry(ctx context.Context, what string, fn func() error) error 
 	}
 }
 
-func (w *writer) blobs(ctx context.Context) error {
-	all := w.g.Blobs()
-	var total int64
-	for _, b := range all {
-		total += b.Size
-	}
-	w.opts.Progress.Phase("blobs", total, true)
-	defer w.opts.Progress.Done()
-	// Blobs shared by repositories go to one repository first, so the
-	// others can mount them instead of uploading again.
-	sort.SliceStable(all, func(i, j int) bool { return all[i].Repository < all[j].Repository })
-	byDigest := map[string][]RepoBlob{}
-	var order []string
-	for _, b := range all {
-		if _, ok := byDigest[b.Digest]; !ok {
-			order = append(order, b.Digest)
-		}
-		byDigest[b.Digest] = append(byDigest[b.Digest], b)
-	}
-	eg, ectx := errgroup.WithContext(ctx)
-	eg.SetLimit(w.opts.Concurrency)
-	for _, d := range order {
-		copies := byDigest[d]
-		eg.Go(func() error {
-			for _, rb := range copies {
-				if err := w.blob(ectx, rb); err != nil {
-					return err
-				}
-			}
-			return nil
-		})
-	}
-	return eg.Wait()
-}
-
-func (w *writer) blob(ctx context.Context, rb RepoBlob) error {
-	dst, err := w.repo(ctx, rb.Repository)
-	if err != nil {
-		return err
-	}
-	what := fmt.Sprintf("copying blob %s to %s", rb.Digest, dst.Name)
-	var exists bool
-	var size int64
-	if err := w.retry(ctx, what, func() (err error) { size, exists, err = dst.HeadBlob(ctx, rb.Digest); return err }); err != nil {
-		return err
-	}
-	if exists && (size == rb.Size || size == 0) {
-		w.mu.Lock()
-		w.stats.BlobsPresent++
-		w.present[rb.Digest] = dst.Path()
-		w.mu.Unlock()
-		w.opts.Progress.Add(rb.Size)
-		return nil
-	}
-	w.mu.Lock()
-	from := w.present[rb.Digest]
-	w.mu.Unlock()
-	if from != "" && from != dst.Path() {
-		var mounted bool
-		if err := w.retry(ctx, what, func() (err error) { mounted, err = dst.MountBlob(ctx, rb.Digest, from); return err }); err != nil {
-			return err
-		}
-		if mounted {
-			w.mu.Lock()
-			w.stats.BlobsMounted++
-			w.mu.Unlock()
-			w.opts.Progress.Add(rb.Size)
-			return nil
-		}
-	}
-	err = w.retry(ctx, what, func() error {
-		rc, _, err := w.opts.Source.Blob(ctx, rb.Repository, rb.Digest)
-		if err != nil {
-			return err
-		}
-		defer rc.Close()
-		vr := NewVerifyingReader(rc, rb.Digest, rb.Size)
-		cr := &countingReader{r: vr, add: w.opts.Progress.Add}
-		err = dst.PushBlob(ctx, rb.Digest, rb.Size, cr)
-		if m := vr.Mismatch(); m != nil {
-			return m
-		}
-		if err != nil {
-			// What was sent of a failed upload is not progress.
-			w.opts.Progress.Add(-cr.n)
-			return err
-		}
-		w.bytes.Add(cr.n)
-		return nil
-	})
-	if err != nil {
-		return err
-	}
-	w.mu.Lock()
-	w.stats.BlobsPushed++
-	w.stats.BytesPushed += rb.Size
-	w.present[rb.Digest] = dst.Path()
-	w.mu.Unlock()
-	return nil
-}
-
-type countingReader struct {
-	r   io.Reader
-	n   int64
-	add func(int64)
-}
-
-func (c *countingReader) Read(p []byte) (int, error) {
-	n, err := c.r.Read(p)
-	c.n += int64(n)
-	c.add(int64(n))
-	return n, err
-}
-
-// manifests pushes every manifest by digest, in graph order (dependencies
-// first), so registries that check references (distribution, Harbor) accept
 // each one and no tag is touched.
 func (w *writer) manifests(ctx context.Context) error {
 	w.opts.Progress.Phase("manifests", int64(len(w.g.Nodes)), false)

@@ -1,0 +1,109 @@
+package trust
+
+import (
+	"bytes"
+	"context"
+	"encoding/hex"
+	"errors"
+	"fmt"
+
+	"github.com/google/go-containerregistry/pkg/name"
+	v1 "github.com/google/go-containerregistry/pkg/v1"
+	"github.com/google/go-containerregistry/pkg/v1/remote"
+	"github.com/sigstore/cosign/v2/pkg/cosign"
+	ociremote "github.com/sigstore/cosign/v2/pkg/oci/remote"
+	"github.com/sigstore/cosign/v2/pkg/oci/static"
+	"github.com/sigstore/sigstore-go/pkg/bundle"
+	sgverify "github.com/sigstore/sigstore-go/pkg/verify"
+)
+
+func (v *Verifier) cosignSignature(ctx context.Context, payload []byte, ann map[string]string, h v1.Hash) error {
+	b64 := ann[cosignSignatureAnnot]
+	if b64 == "" {
+		return errors.New("no signature annotation")
+	}
+	var opts []static.Option
+	if cert := ann[cosignCertAnnot]; cert != "" {
+		opts = append(opts, static.WithCertChain([]byte(cert), []byte(ann[cosignChainAnnot])))
+	}
+	sig, err := static.NewSignature(payload, b64, opts...)
+	if err != nil {
+		return fmt.Errorf("reading cosign signature: %w", err)
+	}
+	if _, err := cosign.VerifyImageSignature(ctx, sig, h, v.cosign); err != nil {
+		return fmt.Errorf("cosign: %w", err)
+	}
+	return nil
+}
+
+func (v *Verifier) cosignAttestation(ctx context.Context, payload []byte, h v1.Hash) error {
+	att, err := static.NewAttestation(payload)
+	if err != nil {
+		return fmt.Errorf("reading cosign attestation: %w", err)
+	}
+	co := *v.cosign
+	co.ClaimVerifier = cosign.IntotoSubjectClaimVerifier
+	if _, err := cosign.VerifyBlobAttestation(ctx, att, h, &co); err != nil {
+		return fmt.Errorf("cosign attestation: %w", err)
+	}
+	return nil
+}
+
+func (v *Verifier) verifyBundle(bundleJSON []byte, artifact sgverify.ArtifactPolicyOption) (*sgverify.VerificationResult, error) {
+	var b bundle.Bundle
+	if err := b.UnmarshalJSON(bundleJSON); err != nil {
+		return nil, fmt.Errorf("%w: parsing Sigstore bundle: %w", ErrUntrusted, err)
+	}
+	res, err := v.bundle.Verify(&b, sgverify.NewPolicy(artifact, v.bundlePolicy...))
+	if err != nil {
+		return nil, fmt.Errorf("%w: sigstore bundle: %w", ErrUntrusted, err)
+	}
+	return res, nil
+}
+
+func mustHex(s string) []byte {
+	b, _ := hex.DecodeString(s)
+	return b
+}
+
+func sha256Digest(b []byte) string {
+	h, _, _ := v1.SHA256(bytes.NewReader(b))
+	return h.String()
+}
+
+// remoteOpts is the verifier's cosign configuration reading signatures
+// from a registry (still offline for every Sigstore service).
+func (v *Verifier) remoteOpts(ctx context.Context, ropts []remote.Option) *cosign.CheckOpts {
+	co := *v.cosign
+	co.RegistryClientOpts = []ociremote.Option{ociremote.WithRemoteOptions(append([]remote.Option{remote.WithContext(ctx)}, ropts...)...)}
+	return &co
+}
+
+// ImageSignatures verifies the cosign signatures (the .sig tag) of ref in
+// its registry, as `cosign verify` does, offline.
+func (v *Verifier) ImageSignatures(ctx context.Context, ref name.Digest, ropts []remote.Option) error {
+	if _, _, err := cosign.VerifyImageSignatures(ctx, ref, v.remoteOpts(ctx, ropts)); err != nil {
+		return fmt.Errorf("%w: signature does not verify against the expected signer: %w", ErrUntrusted, err)
+	}
+	return nil
+}
+
+// ImageAttestations verifies the cosign attestations (the .att tag) of ref
+// in its registry and returns their DSSE payloads.
+func (v *Verifier) ImageAttestations(ctx context.Context, ref name.Digest, ropts []remote.Option) ([][]byte, error) {
+	co := v.remoteOpts(ctx, ropts)
+	co.ClaimVerifier = cosign.IntotoSubjectClaimVerifier
+	atts, _, err := cosign.VerifyImageAttestations(ctx, ref, co)
+	if err != nil {
+		return nil, fmt.Errorf("%w: attestations do not verify against the expected signer: %w", ErrUntrusted, err)
+	}
+	var out [][]byte
+	for _, a := range atts {
+		pl, err := a.Payload()
+		if err != nil {
+			return nil, fmt.Errorf("reading an attestation: %w", err)
+		}
+		out = append(out, pl)
+	}
+	return out, nil
+}
