@@ -208,7 +208,9 @@ func Parse(data []byte) (*Lock, error) {
 	return &l, nil
 }
 
-// Validate checks the lock's invariants.
+// Validate checks the lock's invariants. It stays one list of checks, in
+// the order a reader meets the fields, so that every problem of a lock is
+// reported at once rather than one per attempt.
 func (l *Lock) Validate() error {
 	var errs []error
 	bad := func(format string, args ...any) { errs = append(errs, fmt.Errorf(format, args...)) }
@@ -249,23 +251,8 @@ func (l *Lock) Validate() error {
 	if len(l.Artifacts) == 0 {
 		bad("lists no artifacts")
 	}
-	if sc := l.Scan; sc != nil {
-		switch {
-		case sc.Skipped && (sc.Scanner != "" || sc.DBDigest != "" || len(sc.Counts) > 0 || len(sc.Exceptions) > 0):
-			bad("scan: a skipped scan records no results")
-		case !sc.Skipped && (sc.Scanner == "" || sc.ScannerVersion == ""):
-			bad("scan: names no scanner and version")
-		case !sc.Skipped && !digestRE.MatchString(sc.DBDigest):
-			bad("scan: database digest %q is not sha256:<64 lowercase hex>", sc.DBDigest)
-		}
-		for i, e := range sc.Exceptions {
-			if e.ID == "" || e.Package == "" || e.Expires == "" {
-				bad("scan: exception %d names no vulnerability, package or expiry", i)
-			}
-			if e.Kind != "" && e.Kind != "accepted_risk" && e.Kind != "not_affected" || e.Kind == "not_affected" && e.VEXJustification == "" {
-				bad("scan: exception %d (%s): kind %q with justification %q is not accepted_risk or not_affected with an OpenVEX justification", i, e.ID, e.Kind, e.VEXJustification)
-			}
-		}
+	if l.Scan != nil {
+		validateScan(l.Scan, bad)
 	}
 	digests := make(map[string]bool, len(l.Artifacts))
 	seen := make(map[string]bool, len(l.Artifacts))
@@ -311,6 +298,27 @@ func (l *Lock) Validate() error {
 		return fmt.Errorf("invalid release lock: %w", errors.Join(errs...))
 	}
 	return nil
+}
+
+// validateScan checks the scan record: a skipped scan records nothing, a
+// real one names its scanner and database, and every exception is complete.
+func validateScan(sc *Scan, bad func(format string, args ...any)) {
+	switch {
+	case sc.Skipped && (sc.Scanner != "" || sc.DBDigest != "" || len(sc.Counts) > 0 || len(sc.Exceptions) > 0):
+		bad("scan: a skipped scan records no results")
+	case !sc.Skipped && (sc.Scanner == "" || sc.ScannerVersion == ""):
+		bad("scan: names no scanner and version")
+	case !sc.Skipped && !digestRE.MatchString(sc.DBDigest):
+		bad("scan: database digest %q is not sha256:<64 lowercase hex>", sc.DBDigest)
+	}
+	for i, e := range sc.Exceptions {
+		if e.ID == "" || e.Package == "" || e.Expires == "" {
+			bad("scan: exception %d names no vulnerability, package or expiry", i)
+		}
+		if e.Kind != "" && e.Kind != "accepted_risk" && e.Kind != "not_affected" || e.Kind == "not_affected" && e.VEXJustification == "" {
+			bad("scan: exception %d (%s): kind %q with justification %q is not accepted_risk or not_affected with an OpenVEX justification", i, e.ID, e.Kind, e.VEXJustification)
+		}
+	}
 }
 
 // Marshal encodes the lock canonically (artifacts sorted, two-space indent,
