@@ -2,12 +2,11 @@ package mirror
 
 import (
 	"context"
-	"errors"
 	"fmt"
-	"io/fs"
 	"os"
 	"path/filepath"
 	"strings"
+	"time"
 
 	"golang.org/x/sync/errgroup"
 
@@ -74,6 +73,25 @@ func Export(ctx context.Context, opts ExportOptions) (*ExportResult, error) {
 			blobs = append(blobs, rb)
 		}
 	}
+	if err := exportBlobs(ctx, opts, lay, blobs); err != nil {
+		return nil, err
+	}
+	if err := writeLayout(ctx, opts, lay, g); err != nil {
+		return nil, err
+	}
+	res := &ExportResult{Path: opts.Path, Version: prep.Lock.Version, Manifests: len(g.Nodes), Blobs: len(blobs), Bytes: g.UniqueBytes(), Verification: prep.Verification}
+	if !packed {
+		return res, nil
+	}
+	if err := pack(ctx, opts, dir, prep.Lock.Created); err != nil {
+		return nil, err
+	}
+	return res, nil
+}
+
+// exportBlobs copies every blob not yet in the layout, concurrently: a
+// resumed export fetches only what an interrupted one left out.
+func exportBlobs(ctx context.Context, opts ExportOptions, lay *archive.Layout, blobs []RepoBlob) error {
 	var total int64
 	for _, b := range blobs {
 		total += b.Size
@@ -96,13 +114,19 @@ func Export(ctx context.Context, opts ExportOptions) (*ExportResult, error) {
 		})
 	}
 	if err := eg.Wait(); err != nil {
-		return nil, err
+		return err
 	}
 	opts.Progress.Done()
+	return nil
+}
+
+// writeLayout writes the manifests, the signed lock and the trust material
+// the disconnected side verifies with, then the index and checksums.
+func writeLayout(ctx context.Context, opts ExportOptions, lay *archive.Layout, g *Graph) error {
 	var entries []archive.IndexEntry
 	for _, n := range g.Nodes {
 		if err := lay.WriteBlob(n.Digest, n.Size, strings.NewReader(string(n.Raw))); err != nil {
-			return nil, err
+			return err
 		}
 		if n.Artifact == nil {
 			continue
@@ -114,131 +138,50 @@ func Export(ctx context.Context, opts ExportOptions) (*ExportResult, error) {
 		entries = append(entries, archive.IndexEntry{MediaType: n.MediaType, Digest: n.Digest, Size: n.Size, ArtifactType: n.ArtifactType, Annotations: ann})
 	}
 	if err := lay.WriteFile(archive.LockFile, opts.LockJSON); err != nil {
-		return nil, err
+		return err
 	}
 	if err := lay.WriteFile(archive.LockBundleFile, opts.LockBundle); err != nil {
-		return nil, err
+		return err
 	}
 	if len(opts.PublicKeyPEM) > 0 {
 		if err := lay.WriteFile(archive.KeyFile, opts.PublicKeyPEM); err != nil {
-			return nil, err
+			return err
 		}
 	}
 	if len(opts.TrustedRootJSON) > 0 {
 		if err := lay.WriteFile(archive.TrustedRootFile, opts.TrustedRootJSON); err != nil {
-			return nil, err
+			return err
 		}
 	}
 	if err := lay.Finish(ctx, entries); err != nil {
-		return nil, err
+		return err
 	}
-	res := &ExportResult{Path: opts.Path, Version: prep.Lock.Version, Manifests: len(g.Nodes), Blobs: len(blobs), Bytes: g.UniqueBytes(), Verification: prep.Verification}
-	if !packed {
-		return res, nil
-	}
+	return nil
+}
+
+// pack writes the staged directory as one archive, through a .partial file
+// so that a file with the final name is always complete.
+func pack(ctx context.Context, opts ExportOptions, dir string, created time.Time) error {
 	opts.Progress.Phase("packing "+filepath.Base(opts.Path), 0, false)
 	defer opts.Progress.Done()
 	tmp := opts.Path + ".partial"
 	f, err := os.Create(tmp)
 	if err != nil {
-		return nil, fmt.Errorf("creating %s: %w", opts.Path, err)
+		return fmt.Errorf("creating %s: %w", opts.Path, err)
 	}
-	err = archive.Pack(ctx, dir, f, strings.HasSuffix(opts.Path, ".zst"), prep.Lock.Created)
+	err = archive.Pack(ctx, dir, f, strings.HasSuffix(opts.Path, ".zst"), created)
 	if cerr := f.Close(); err == nil {
 		err = cerr
 	}
 	if err != nil {
 		os.Remove(tmp)
-		return nil, err
+		return err
 	}
 	if err := os.Rename(tmp, opts.Path); err != nil {
-		return nil, fmt.Errorf("finishing %s: %w", opts.Path, err)
+		return fmt.Errorf("finishing %s: %w", opts.Path, err)
 	}
 	if err := os.RemoveAll(dir); err != nil {
-		return nil, fmt.Errorf("removing the staging directory %s: %w", dir, err)
-	}
-	return res, nil
-}
-
-// OpenedArchive is an archive unpacked (if needed) and checksum-verified.
-type OpenedArchive struct {
-	Layout     *archive.Layout
-	LockJSON   []byte
-	LockBundle []byte
-	// PublicKeyPEM and TrustedRootJSON are the trusted material carried
-	// in the archive, if any.
-	PublicKeyPEM    []byte
-	TrustedRootJSON []byte
-	cleanup         func() error
-}
-
-// Close removes what OpenArchive unpacked.
-func (a *OpenedArchive) Close() error {
-	if a.cleanup != nil {
-		return a.cleanup()
+		return fmt.Errorf("removing the staging directory %s: %w", dir, err)
 	}
 	return nil
-}
-
-// OpenArchive unpacks a .tar/.tar.zst into a directory under workDir (or
-// uses a layout directory as is) and verifies every checksum. Nothing is
-// trusted yet: the caller verifies the lock and signatures next.
-// Unpacking is bounded by default by the work directory's free space (see
-// OpenArchiveLimited).
-func OpenArchive(ctx context.Context, path, workDir string) (*OpenedArchive, error) {
-	return OpenArchiveLimited(ctx, path, workDir, ArchiveLimits{})
-}
-
-// OpenArchiveLimited is OpenArchive with explicit bounds on unpacking.
-func OpenArchiveLimited(ctx context.Context, path, workDir string, limits ArchiveLimits) (*OpenedArchive, error) {
-	st, err := os.Stat(path)
-	if err != nil {
-		return nil, fmt.Errorf("opening archive: %w", err)
-	}
-	out := &OpenedArchive{}
-	dir := path
-	if !st.IsDir() {
-		dir, err = os.MkdirTemp(workDir, "reloader-mirror-import-*")
-		if err != nil {
-			return nil, fmt.Errorf("creating a directory to unpack into: %w", err)
-		}
-		out.cleanup = func() error { return os.RemoveAll(dir) }
-		f, err := os.Open(path)
-		if err != nil {
-			out.Close()
-			return nil, fmt.Errorf("opening archive: %w", err)
-		}
-		uo, err := limits.unpackOptions(workDir)
-		if err == nil {
-			err = archive.Unpack(ctx, f, dir, uo)
-		}
-		f.Close()
-		if err != nil {
-			out.Close()
-			return nil, fmt.Errorf("unpacking %s: %w", path, err)
-		}
-	}
-	out.Layout = &archive.Layout{Dir: dir}
-	if err := archive.VerifyChecksums(ctx, dir); err != nil {
-		out.Close()
-		return nil, fmt.Errorf("archive %s: %w", path, err)
-	}
-	read := func(name string, required bool) ([]byte, error) {
-		b, err := out.Layout.ReadFile(name)
-		if err != nil && (required || !errors.Is(err, fs.ErrNotExist)) {
-			return nil, err
-		}
-		return b, nil
-	}
-	if out.LockJSON, err = read(archive.LockFile, true); err != nil {
-		out.Close()
-		return nil, err
-	}
-	if out.LockBundle, err = read(archive.LockBundleFile, true); err != nil {
-		out.Close()
-		return nil, err
-	}
-	out.PublicKeyPEM, _ = read(archive.KeyFile, false)
-	out.TrustedRootJSON, _ = read(archive.TrustedRootFile, false)
-	return out, nil
 }
