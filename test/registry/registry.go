@@ -148,22 +148,7 @@ func StartDistributionWith(ctx context.Context, dir string, opts DistributionOpt
 			return nil, err
 		}
 		addr := "127.0.0.1:" + strconv.Itoa(port)
-		cfg := fmt.Sprintf(`version: 0.1
-log:
-  level: warn
-  accesslog:
-    disabled: true
-storage:
-  filesystem:
-    rootdirectory: %s
-  delete:
-    enabled: true
-  maintenance:
-    uploadpurging:
-      enabled: false
-http:
-  addr: %s
-%s`, filepath.Join(dir, "storage"), addr, authCfg)
+		cfg := distributionConfig(dir, addr, authCfg)
 		cfgPath := filepath.Join(dir, "config.yml")
 		if err := os.WriteFile(cfgPath, []byte(cfg), 0o600); err != nil {
 			return nil, fmt.Errorf("writing the registry config: %w", err)
@@ -178,23 +163,7 @@ http:
 			return nil, err
 		}
 		wctx, cancel := context.WithTimeout(ctx, 30*time.Second)
-		lastErr = p.WaitFor(wctx, 50*time.Millisecond, func(ctx context.Context) error {
-			req, err := http.NewRequestWithContext(ctx, http.MethodGet, "http://"+addr+"/v2/", nil)
-			if err != nil {
-				return err
-			}
-			resp, err := http.DefaultClient.Do(req)
-			if err != nil {
-				return err
-			}
-			resp.Body.Close()
-			// With auth on, an anonymous GET /v2/ is refused: that is the
-			// registry answering.
-			if resp.StatusCode != http.StatusOK && resp.StatusCode != http.StatusUnauthorized {
-				return fmt.Errorf("GET /v2/: %s", resp.Status)
-			}
-			return nil
-		})
+		lastErr = p.WaitFor(wctx, 50*time.Millisecond, func(ctx context.Context) error { return answers(ctx, addr) })
 		cancel()
 		if lastErr == nil {
 			r := &Registry{Host: addr, proc: p, stop: func() error { return p.Stop(5 * time.Second) }}
@@ -213,6 +182,46 @@ http:
 		front.Close()
 	}
 	return nil, fmt.Errorf("starting the distribution registry: %w", lastErr)
+}
+
+// distributionConfig is the registry's configuration: filesystem storage
+// under dir, deletes on (tests delete manifests), no upload purging (it
+// would race slow tests), no access log.
+func distributionConfig(dir, addr, authCfg string) string {
+	return fmt.Sprintf(`version: 0.1
+log:
+  level: warn
+  accesslog:
+    disabled: true
+storage:
+  filesystem:
+    rootdirectory: %s
+  delete:
+    enabled: true
+  maintenance:
+    uploadpurging:
+      enabled: false
+http:
+  addr: %s
+%s`, filepath.Join(dir, "storage"), addr, authCfg)
+}
+
+// answers reports whether the registry at addr serves the API. With auth on,
+// an anonymous GET /v2/ is refused: that is the registry answering.
+func answers(ctx context.Context, addr string) error {
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, "http://"+addr+"/v2/", nil)
+	if err != nil {
+		return err
+	}
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		return err
+	}
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusOK && resp.StatusCode != http.StatusUnauthorized {
+		return fmt.Errorf("GET /v2/: %s", resp.Status)
+	}
+	return nil
 }
 
 // withFront serves the token service at TokenPath on l and proxies every
