@@ -117,29 +117,8 @@ func Rebuild(ctx context.Context, o RebuildOptions) (*RebuildReport, error) {
 			opts.StandardName = ix.Name
 		}
 	}
-	seen := map[string]bool{}
-	for _, img := range images {
-		if p, err := v1.ParsePlatform(img.Platform); err == nil && !seen[img.Platform] {
-			seen[img.Platform] = true
-			opts.Platforms = append(opts.Platforms, *p)
-		}
-		if img.Variant != VariantUBI || opts.UBIBase != "" {
-			continue
-		}
-		// The UBI base and the long description are in the image itself.
-		locked, err := remote.Image(digestRef(img), ropts...)
-		if err != nil {
-			return nil, fmt.Errorf("rebuilding %s: reading %s: %w", l.Version, digestRef(img), err)
-		}
-		m, err := locked.Manifest()
-		if err != nil {
-			return nil, err
-		}
-		cf, err := locked.ConfigFile()
-		if err != nil {
-			return nil, err
-		}
-		opts.UBIBase, opts.Description = m.Annotations[image.AnnotationBaseName], cf.Config.Labels["description"]
+	if err := fromLockedImages(&opts, images, ropts); err != nil {
+		return nil, fmt.Errorf("rebuilding %s: %w", l.Version, err)
 	}
 	r := &run{opts: opts, res: &Result{ImageSizes: map[string]int64{}}, log: o.Log, imageByDigest: map[string]*builtImage{}, ropts: ropts}
 	if r.log == nil {
@@ -182,6 +161,37 @@ func Rebuild(ctx context.Context, o RebuildOptions) (*RebuildReport, error) {
 	}
 	rep.Seconds = time.Since(start).Seconds()
 	return rep, nil
+}
+
+// fromLockedImages sets what the build options take from the locked images
+// rather than the lock: the platforms, and the UBI base and long description
+// of the UBI variant, which only the image itself records.
+func fromLockedImages(opts *Options, images []release.Artifact, ropts []remote.Option) error {
+	seen := map[string]bool{}
+	for _, img := range images {
+		if p, err := v1.ParsePlatform(img.Platform); err == nil && !seen[img.Platform] {
+			seen[img.Platform] = true
+			opts.Platforms = append(opts.Platforms, *p)
+		}
+		if img.Variant != VariantUBI || opts.UBIBase != "" {
+			continue
+		}
+		// The UBI base and the long description are in the image itself.
+		locked, err := remote.Image(digestRef(img), ropts...)
+		if err != nil {
+			return fmt.Errorf("reading %s: %w", digestRef(img), err)
+		}
+		m, err := locked.Manifest()
+		if err != nil {
+			return err
+		}
+		cf, err := locked.ConfigFile()
+		if err != nil {
+			return err
+		}
+		opts.UBIBase, opts.Description = m.Annotations[image.AnnotationBaseName], cf.Config.Labels["description"]
+	}
+	return nil
 }
 
 func digestRef(a release.Artifact) name.Digest {
