@@ -161,7 +161,8 @@ type Resolved struct {
 
 // Resolve validates everything and fails with a message naming the flag.
 // getenv is os.Getenv in production: the controller's environment is read
-// here and nowhere else.
+// here and nowhere else. Every problem is reported, not just the first, in
+// the order of the steps below.
 func (o *Options) Resolve(getenv func(string) string) (*Resolved, error) {
 	var errs []error
 	bad := func(format string, args ...any) { errs = append(errs, fmt.Errorf(format, args...)) }
@@ -172,6 +173,37 @@ func (o *Options) Resolve(getenv func(string) string) (*Resolved, error) {
 	}
 	co := controller.Options{Names: o.Names, AutoReloadAll: o.AutoReloadAll, Workers: o.Workers, Logger: logger,
 		MinReloadInterval: o.MinReloadInterval}
+	o.resolveReload(&co, bad)
+	o.resolveIgnored(&co, bad)
+	o.resolveScope(&co, getenv, bad)
+	if o.Workers < 1 {
+		bad("--workers=%d: must be at least 1", o.Workers)
+	}
+	o.checkAnnotationNames(bad)
+	co.ArgoRollouts = parseBoolFlag("is-Argo-Rollouts", o.IsArgoRollouts, bad)
+	co.OpenShift = parseBoolFlag("is-openshift", o.IsOpenShift, bad)
+	co.CSI = o.EnableCSI
+	if u, where, err := o.webhookURL(getenv, logger); err != nil {
+		bad("%v", err)
+	} else if u != "" {
+		wh, err := alerts.NewWebhook(alerts.Options{URL: u, Logger: logger})
+		if err != nil {
+			bad("%s: %v", where, err)
+		}
+		co.Webhook = wh
+	}
+	r := &Resolved{Controller: co, Logger: logger,
+		MetaNamespace: getenv("RELOADER_NAMESPACE"), DeploymentName: getenv("RELOADER_DEPLOYMENT_NAME")}
+	o.resolveEnvironment(r, getenv, bad)
+	if len(errs) > 0 {
+		return nil, errors.Join(errs...)
+	}
+	return r, nil
+}
+
+// resolveReload reads how and when a reload happens: the strategy, the
+// intervals, and whether creating or deleting a resource reloads.
+func (o *Options) resolveReload(co *controller.Options, bad func(string, ...any)) {
 	if o.MinReloadInterval < 0 {
 		bad("--min-reload-interval=%s: must not be negative", o.MinReloadInterval)
 	}
@@ -187,6 +219,11 @@ func (o *Options) Resolve(getenv func(string) string) (*Resolved, error) {
 	}
 	co.ReloadOnCreate = parseBoolFlag("reload-on-create", o.ReloadOnCreate, bad)
 	co.ReloadOnDelete = parseBoolFlag("reload-on-delete", o.ReloadOnDelete, bad)
+}
+
+// resolveIgnored reads which resource kinds and workload kinds the
+// controller leaves alone.
+func (o *Options) resolveIgnored(co *controller.Options, bad func(string, ...any)) {
 	if len(o.ResourcesToIgnore) > 1 {
 		bad("--resources-to-ignore=%s: only configMaps or secrets, not both", strings.Join(o.ResourcesToIgnore, ","))
 	}
@@ -211,6 +248,11 @@ func (o *Options) Resolve(getenv func(string) string) (*Resolved, error) {
 			bad("--ignored-workload-types=%q: accepts jobs, cronjobs, or both", w)
 		}
 	}
+}
+
+// resolveScope reads which namespaces and resources the controller watches.
+// KUBERNETES_NAMESPACE stands in for --namespaces when that is not given.
+func (o *Options) resolveScope(co *controller.Options, getenv func(string) string, bad func(string, ...any)) {
 	co.Namespaces = slices.Clone(o.Namespaces)
 	if ns := getenv("KUBERNETES_NAMESPACE"); ns != "" && len(co.Namespaces) == 0 {
 		co.Namespaces = []string{ns}
@@ -237,9 +279,11 @@ func (o *Options) Resolve(getenv func(string) string) (*Resolved, error) {
 			co.ResourceSelector = sel.String()
 		}
 	}
-	if o.Workers < 1 {
-		bad("--workers=%d: must be at least 1", o.Workers)
-	}
+}
+
+// checkAnnotationNames refuses an empty annotation name: it would match
+// every key, or none.
+func (o *Options) checkAnnotationNames(bad func(string, ...any)) {
 	for flag, name := range map[string]string{
 		"configmap-annotation": o.Names.ConfigMapReload, "secret-annotation": o.Names.SecretReload,
 		"auto-annotation": o.Names.Auto, "ignore-annotation": o.Names.Ignore,
@@ -251,20 +295,12 @@ func (o *Options) Resolve(getenv func(string) string) (*Resolved, error) {
 			bad("--%s: annotation name must not be empty", flag)
 		}
 	}
-	co.ArgoRollouts = parseBoolFlag("is-Argo-Rollouts", o.IsArgoRollouts, bad)
-	co.OpenShift = parseBoolFlag("is-openshift", o.IsOpenShift, bad)
-	co.CSI = o.EnableCSI
-	if u, where, err := o.webhookURL(getenv, logger); err != nil {
-		bad("%v", err)
-	} else if u != "" {
-		wh, err := alerts.NewWebhook(alerts.Options{URL: u, Logger: logger})
-		if err != nil {
-			bad("%s: %v", where, err)
-		}
-		co.Webhook = wh
-	}
-	r := &Resolved{Controller: co, Logger: logger,
-		MetaNamespace: getenv("RELOADER_NAMESPACE"), DeploymentName: getenv("RELOADER_DEPLOYMENT_NAME")}
+}
+
+// resolveEnvironment reads what the controller learns about itself from its
+// environment: where it runs, alerting, metrics, GC tuning and, with
+// --enable-ha, the identity it holds the lease under.
+func (o *Options) resolveEnvironment(r *Resolved, getenv func(string) string, bad func(string, ...any)) {
 	// Events about the controller itself go on its Deployment, where
 	// `kubectl describe` shows them, else on its Pod.
 	switch {
@@ -274,6 +310,7 @@ func (o *Options) Resolve(getenv func(string) string) (*Resolved, error) {
 		r.Controller.Self = &corev1.ObjectReference{APIVersion: "v1", Kind: "Pod", Namespace: getenv("POD_NAMESPACE"), Name: getenv("POD_NAME")}
 	}
 	r.CountByNamespace = getenv("METRICS_COUNT_BY_NAMESPACE") == "enabled"
+	var err error
 	if r.Alerts, r.AlertsOn, err = alerts.OptionsFromEnv(getenv); err != nil {
 		bad("%v", err)
 	}
@@ -291,10 +328,6 @@ func (o *Options) Resolve(getenv func(string) string) (*Resolved, error) {
 			bad("--ha-lease-duration (%s) must exceed --ha-renew-deadline (%s), which must exceed --ha-retry-period (%s) > 0", o.HALeaseDuration, o.HARenewDeadline, o.HARetryPeriod)
 		}
 	}
-	if len(errs) > 0 {
-		return nil, errors.Join(errs...)
-	}
-	return r, nil
 }
 
 func parseBoolFlag(name, v string, bad func(string, ...any)) bool {
