@@ -44,6 +44,9 @@ func (w *writer) blobs(ctx context.Context) error {
 	return eg.Wait()
 }
 
+// blob copies one blob to the target unless it is already there: a
+// cross-repository mount first, then a streamed copy whose digest is
+// checked. It stays whole because each step falls back to the next.
 func (w *writer) blob(ctx context.Context, rb RepoBlob) error {
 	dst, err := w.repo(ctx, rb.Repository)
 	if err != nil {

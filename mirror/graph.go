@@ -176,6 +176,9 @@ func (g *Graph) depthOf(n *Node, guard int) int {
 	return n.depth
 }
 
+// add fetches a manifest by digest, checks that its content has that digest
+// and records it with its children. It stays whole: every check a fetched
+// manifest must pass, in one place, before it enters the graph.
 func (g *Graph) add(ctx context.Context, src Source, repo, digest, mediaType string, size int64, a *release.Artifact) (*Node, error) {
 	if n := g.Node(repo, digest); n != nil {
 		if a != nil && n.Artifact == nil {

@@ -6,7 +6,6 @@ import (
 	"go/token"
 	"io/fs"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"reflect"
 	"strconv"
@@ -117,27 +116,6 @@ func funcName(fn *ast.FuncDecl) string {
 		return "(" + id.Name + ")." + fn.Name.Name
 	}
 	return fn.Name.Name
-}
-
-// The decision is pure: it reads a Reader, never a cache or the apiserver.
-// Unlike controller/decide's own test, which checks its direct imports, this
-// one follows every dependency, so a package decide speaks (workload, refs)
-// cannot bring client-go's informers or clientsets back in.
-func TestFitnessTheDecisionReachesNoInformerNorClientset(t *testing.T) {
-	out, err := exec.Command("go", "list", "-deps", "../controller/decide").Output()
-	if err != nil {
-		t.Fatalf("go list -deps: %v", err)
-	}
-	banned := []string{"k8s.io/client-go/informers", "k8s.io/client-go/listers",
-		"k8s.io/client-go/kubernetes", "k8s.io/client-go/tools/cache"}
-	for _, b := range banned {
-		for _, pkg := range strings.Fields(string(out)) {
-			if pkg == b || strings.HasPrefix(pkg, b+"/") {
-				t.Errorf("controller/decide depends on %s (go list -deps ./controller/decide)", pkg)
-				break // one line per banned tree is enough to find the import
-			}
-		}
-	}
 }
 
 // explain renders the controller's Decision; an annotation key spelt out in

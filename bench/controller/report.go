@@ -240,6 +240,8 @@ func (r *Report) Write(w io.Writer, format string) error {
 	return r.table(w)
 }
 
+// table writes the human-readable report. It stays whole because it is one
+// page laid out top to bottom: configuration, then one row per measure.
 func (r *Report) table(out io.Writer) error {
 	c := r.Config
 	fmt.Fprintf(out, "scale %s: %d workloads (+%d elsewhere); %d changes every %s; burst of %d; %d Secrets x %d KiB (%d of %d KiB) + %d ConfigMaps in %d namespaces; churn %d/s (loaded in %.0f s)\n",

@@ -68,6 +68,8 @@ type globals struct {
 	expect      expectFlags
 }
 
+// newRoot composes the command tree. Most of its length is the root's help
+// text, which reads best in one piece.
 func newRoot(stdout, stderr io.Writer) *cobra.Command {
 	g := &globals{stdout: stdout, stderr: stderr}
 	root := &cobra.Command{

@@ -21,6 +21,8 @@ type policyFlags struct {
 	approve                                         approveFlags
 }
 
+// policyCmd is the policy subcommand. Most of its length is the help text
+// describing each format, which reads best in one piece beside its flags.
 func (g *globals) policyCmd() *cobra.Command {
 	var pf policyFlags
 	c := &cobra.Command{

@@ -40,6 +40,8 @@ type reviewFlags struct {
 	printLicencePolicy                                            bool
 }
 
+// reviewCmd is the review subcommand. Most of its length is the help text
+// listing each file written, which reads best in one piece beside its flags.
 func (g *globals) reviewCmd() *cobra.Command {
 	f := &reviewFlags{}
 	c := &cobra.Command{

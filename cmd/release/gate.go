@@ -12,6 +12,8 @@ import (
 	"github.com/reloader-dev/reloader/release/gate"
 )
 
+// newGateCmd is the gate subcommand: help text, flags and a short run
+// function, kept together as every subcommand of both CLIs is.
 func newGateCmd() *cobra.Command {
 	var policyPath, now string
 	var out outputFlag

@@ -74,6 +74,9 @@ Such a release is for trying the pipeline, never for publishing.` + cli.ExitCode
 	return c
 }
 
+// runLocal turns the flags into pipeline options and runs the release on
+// loopback. It stays whole: one straight mapping of flags to options, in
+// the order the help lists them.
 func runLocal(cmd *cobra.Command, f *localFlags) error {
 	if err := f.output.check(); err != nil {
 		return err

@@ -78,6 +78,9 @@ allowUnknown: true.` + cli.ExitCodesHelp,
 	return c
 }
 
+// runPublish checks the flags a real release requires, then maps them to
+// pipeline options and runs it. It stays whole: the checks and the mapping
+// are one straight list, in the order the help lists the flags.
 func runPublish(cmd *cobra.Command, f *publishFlags) error {
 	if err := f.output.check(); err != nil {
 		return err

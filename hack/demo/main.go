@@ -42,6 +42,8 @@ func step(format string, args ...any) {
 	fmt.Printf("\n==> "+format+"\n", args...)
 }
 
+// run is the demo as a newcomer reads it: one step after another, each
+// printed as it happens, so it stays one function.
 func run(ctx context.Context, keep bool) error {
 	start := time.Now()
 	step("starting a local control plane (first run builds it from the Go module proxy: several minutes)")
@@ -71,31 +73,8 @@ func run(ctx context.Context, keep bool) error {
 	go func() { done <- app.Run(ctrlCtx, o, resolved) }()
 
 	step("deploying demo/web: a Deployment annotated reloader.stakater.com/auto=true, using ConfigMap web-config and Secret web-secret")
-	if err := controlplane.EnsureNamespace(ctx, cs, "demo"); err != nil {
-		return err
-	}
-	cm := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: "web-config"}, Data: map[string]string{"GREETING": "hello"}}
-	if _, err := cs.CoreV1().ConfigMaps("demo").Create(ctx, cm, metav1.CreateOptions{}); err != nil {
-		return err
-	}
-	sec := &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Name: "web-secret"}, StringData: map[string]string{"API_TOKEN": "not-shown-anywhere"}}
-	if _, err := cs.CoreV1().Secrets("demo").Create(ctx, sec, metav1.CreateOptions{}); err != nil {
-		return err
-	}
-	labels := map[string]string{"app": "web"}
-	dep := &appsv1.Deployment{
-		ObjectMeta: metav1.ObjectMeta{Name: "web", Annotations: map[string]string{"reloader.stakater.com/auto": "true"}},
-		Spec: appsv1.DeploymentSpec{
-			Selector: &metav1.LabelSelector{MatchLabels: labels},
-			Template: corev1.PodTemplateSpec{ObjectMeta: metav1.ObjectMeta{Labels: labels}, Spec: corev1.PodSpec{
-				Containers: []corev1.Container{{Name: "web", Image: "registry.example/web:1.0",
-					EnvFrom: []corev1.EnvFromSource{
-						{ConfigMapRef: &corev1.ConfigMapEnvSource{LocalObjectReference: corev1.LocalObjectReference{Name: "web-config"}}},
-						{SecretRef: &corev1.SecretEnvSource{LocalObjectReference: corev1.LocalObjectReference{Name: "web-secret"}}},
-					}}}}},
-		},
-	}
-	if _, err := cs.AppsV1().Deployments("demo").Create(ctx, dep, metav1.CreateOptions{}); err != nil {
+	cm, err := deployWeb(ctx, cs)
+	if err != nil {
 		return err
 	}
 	if err := waitFor(ctx, func() (bool, error) {
@@ -154,6 +133,39 @@ func run(ctx context.Context, keep bool) error {
 		return fmt.Errorf("controller: %w", err)
 	}
 	return nil
+}
+
+// deployWeb creates the demo's ConfigMap, Secret and the Deployment that
+// uses both through envFrom, annotated as a stakater user would annotate it.
+func deployWeb(ctx context.Context, cs kubernetes.Interface) (*corev1.ConfigMap, error) {
+	if err := controlplane.EnsureNamespace(ctx, cs, "demo"); err != nil {
+		return nil, err
+	}
+	cm := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: "web-config"}, Data: map[string]string{"GREETING": "hello"}}
+	if _, err := cs.CoreV1().ConfigMaps("demo").Create(ctx, cm, metav1.CreateOptions{}); err != nil {
+		return nil, err
+	}
+	sec := &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Name: "web-secret"}, StringData: map[string]string{"API_TOKEN": "not-shown-anywhere"}}
+	if _, err := cs.CoreV1().Secrets("demo").Create(ctx, sec, metav1.CreateOptions{}); err != nil {
+		return nil, err
+	}
+	labels := map[string]string{"app": "web"}
+	dep := &appsv1.Deployment{
+		ObjectMeta: metav1.ObjectMeta{Name: "web", Annotations: map[string]string{"reloader.stakater.com/auto": "true"}},
+		Spec: appsv1.DeploymentSpec{
+			Selector: &metav1.LabelSelector{MatchLabels: labels},
+			Template: corev1.PodTemplateSpec{ObjectMeta: metav1.ObjectMeta{Labels: labels}, Spec: corev1.PodSpec{
+				Containers: []corev1.Container{{Name: "web", Image: "registry.example/web:1.0",
+					EnvFrom: []corev1.EnvFromSource{
+						{ConfigMapRef: &corev1.ConfigMapEnvSource{LocalObjectReference: corev1.LocalObjectReference{Name: "web-config"}}},
+						{SecretRef: &corev1.SecretEnvSource{LocalObjectReference: corev1.LocalObjectReference{Name: "web-secret"}}},
+					}}}}},
+		},
+	}
+	if _, err := cs.AppsV1().Deployments("demo").Create(ctx, dep, metav1.CreateOptions{}); err != nil {
+		return nil, err
+	}
+	return cm, nil
 }
 
 func printReplicaSets(ctx context.Context, cs kubernetes.Interface) error {

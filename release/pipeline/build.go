@@ -14,6 +14,9 @@ import (
 	"github.com/reloader-dev/reloader/release/build"
 )
 
+// buildImages builds the binaries once per platform and assembles both
+// variants' images and indexes from them. It stays whole so the one build
+// per platform that both variants share is visible.
 func (r *run) buildImages(ctx context.Context) error {
 	o := r.opts
 	// The UBI platforms are a subset of the standard ones: one build each.

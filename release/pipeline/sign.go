@@ -13,6 +13,9 @@ import (
 	"github.com/reloader-dev/reloader/release/sign"
 )
 
+// sign signs every subject of the release, attests its SBOMs and
+// provenance, and records each signature and attestation manifest in the
+// lock. It stays whole: one pass over the subjects, in the lock's order.
 func (r *run) sign(ctx context.Context) error {
 	if r.opts.Signer == nil {
 		s, err := r.opts.NewSigner(ctx)
