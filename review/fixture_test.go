@@ -114,7 +114,8 @@ func makeRelease(dir, version, syncVersion string) (*fixture, error) {
 		return nil, err
 	}
 	docs, err := sbom.Generate(ctx, img, sbom.Options{Name: "app", Version: version, Created: fixtureCreated,
-		Namespace: "https://example.com/sbom", WorkDir: dir, GoModCache: modCache})
+		Namespace: "https://example.com/sbom", WorkDir: dir, GoModCache: modCache,
+		MainModule: "example.com/app", Producer: "Example project"})
 	if err != nil {
 		return nil, err
 	}

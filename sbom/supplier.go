@@ -20,6 +20,7 @@ const (
 // not carry it (vanity import paths).
 var hostSuppliers = map[string]string{
 	"golang.org":          "Go",
+	"stdlib":              "Go", // pkg:golang/stdlib, the standard library
 	"k8s.io":              "Kubernetes",
 	"sigs.k8s.io":         "Kubernetes SIGs",
 	"go.opentelemetry.io": "OpenTelemetry",
@@ -146,8 +147,15 @@ func supplySPDX(doc map[string]any, opts Options) {
 	}
 }
 
-// supplyCycloneDX names the supplier of every CycloneDX component it can.
+// supplyCycloneDX names the supplier of every CycloneDX component it can,
+// and the producer as the SBOM's author: syft names only itself, a tool,
+// which is not an author.
 func supplyCycloneDX(doc map[string]any, opts Options) {
+	if md, ok := doc["metadata"].(map[string]any); ok && opts.Producer != "" {
+		if a, _ := md["authors"].([]any); len(a) == 0 {
+			md["authors"] = []any{map[string]any{"name": opts.Producer}}
+		}
+	}
 	comps, _ := doc["components"].([]any)
 	for _, c := range comps {
 		comp, ok := c.(map[string]any)
