@@ -51,13 +51,19 @@ func (r *Review) Failures(checks []string) []string {
 			}
 		case CheckMinimumElements:
 			var bad int
+			var what []string
 			for _, s := range r.MinimumElements {
 				if len(s.Missing) > 0 {
 					bad++
+					// Name the components, so whoever gates on this
+					// knows what to fix without opening the page.
+					for _, m := range s.Missing {
+						what = append(what, fmt.Sprintf("%s %s %s: %s: %s", s.Image, s.Platform, s.Format, m.Element, m.Detail))
+					}
 				}
 			}
 			if bad > 0 {
-				out = append(out, fmt.Sprintf("minimum-elements: %d of %d SBOMs lack NTIA minimum elements", bad, len(r.MinimumElements)))
+				out = append(out, fmt.Sprintf("minimum-elements: %d of %d SBOMs lack NTIA minimum elements (%s)", bad, len(r.MinimumElements), strings.Join(what, "; ")))
 			}
 		case CheckVulnerability:
 			v := r.Vulnerabilities

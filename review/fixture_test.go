@@ -3,6 +3,7 @@ package review
 import (
 	"context"
 	"crypto/sha256"
+	"encoding/json"
 	"fmt"
 	"os"
 	"os/exec"
@@ -114,7 +115,8 @@ func makeRelease(dir, version, syncVersion string) (*fixture, error) {
 		return nil, err
 	}
 	docs, err := sbom.Generate(ctx, img, sbom.Options{Name: "app", Version: version, Created: fixtureCreated,
-		Namespace: "https://example.com/sbom", WorkDir: dir, GoModCache: modCache})
+		Namespace: "https://example.com/sbom", WorkDir: dir, GoModCache: modCache,
+		MainModule: "example.com/app", Producer: "Example project"})
 	if err != nil {
 		return nil, err
 	}
@@ -154,4 +156,43 @@ func build(t *testing.T, f *fixture, res *gate.Result, rp *gate.Policy) *Review 
 		t.Fatal(err)
 	}
 	return r
+}
+
+// withoutSupplier is f with the SPDX supplier of the named component
+// removed, as an SBOM from a tool that names none; the lock records the
+// changed document's digest, so only the minimum-elements check objects.
+func withoutSupplier(t *testing.T, f *fixture, name string) *fixture {
+	t.Helper()
+	lock := *f.lock
+	lock.Artifacts = append([]release.Artifact(nil), f.lock.Artifacts...)
+	g := &fixture{lock: &lock}
+	for _, s := range f.sboms {
+		if s.Artifact.ArtifactType == sbom.MediaTypeSPDX {
+			var doc map[string]any
+			if err := json.Unmarshal(s.Data, &doc); err != nil {
+				t.Fatal(err)
+			}
+			pkgs, _ := doc["packages"].([]any)
+			for _, p := range pkgs {
+				if pkg, ok := p.(map[string]any); ok && pkg["name"] == name {
+					pkg["supplier"] = "NOASSERTION"
+				}
+			}
+			data, err := json.Marshal(doc)
+			if err != nil {
+				t.Fatal(err)
+			}
+			old := s.Artifact.Digest
+			s.Data = data
+			s.Artifact.Digest = fmt.Sprintf("sha256:%x", sha256.Sum256(data))
+			s.Artifact.Size = int64(len(data))
+			for i, a := range lock.Artifacts {
+				if a.Digest == old {
+					lock.Artifacts[i] = s.Artifact
+				}
+			}
+		}
+		g.sboms = append(g.sboms, s)
+	}
+	return g
 }

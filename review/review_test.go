@@ -74,8 +74,10 @@ func TestReviewListsEveryComponentWithLicenceSupplierAndWhereItWasFound(t *testi
 			if got.Source != "Go module in /app" {
 				t.Errorf("source %q, want the Go binary it was read from", got.Source)
 			}
-			if got.Supplier != "" {
-				t.Errorf("supplier %q: syft records none for Go modules, the review must not invent one", got.Supplier)
+			// The SBOM names a supplier for every module: the producer
+			// for our own, the path's organisation for the others.
+			if want := map[string]string{"example.com/app": "Example project", "golang.org/x/sync": "Go", "stdlib": "Go"}[w.Name]; !strings.HasSuffix(got.Supplier, want) || got.Supplier == "" {
+				t.Errorf("supplier %q, want %q as the SBOM names it", got.Supplier, want)
 			}
 		})
 	}
@@ -89,11 +91,11 @@ func TestReviewListsEveryComponentWithLicenceSupplierAndWhereItWasFound(t *testi
 
 func TestMinimumElementsAreCheckedInEverySBOM(t *testing.T) {
 	r := build(t, releases(t)[newSync], nil, nil)
-	// What syft records today: no supplier for Go modules in either format,
-	// and CycloneDX names only tools (no author). Everything else is there.
+	// The SBOMs we generate name a supplier for every component and an
+	// author: nothing is missing in either format.
 	want := map[string][]string{
-		"SPDX-2.3":      {ElementSupplier},
-		"CycloneDX 1.7": {ElementSupplier, ElementAuthor},
+		"SPDX-2.3":      nil,
+		"CycloneDX 1.7": nil,
 	}
 	if len(r.MinimumElements) != 2 {
 		t.Fatalf("checked %d SBOMs, want the SPDX and the CycloneDX one", len(r.MinimumElements))
@@ -267,13 +269,14 @@ func TestFailOnNamesEachFailingCheck(t *testing.T) {
 		want   []string
 	}{
 		{"licence finding", build(t, fs[newSync], gateResult(t, "clean.json", rp), rp), "licence", []string{"licence: 1 components"}},
-		{"minimum elements", build(t, fs[newSync], gateResult(t, "clean.json", rp), rp), "minimum-elements", []string{"minimum-elements: 2 of 2 SBOMs"}},
+		{"minimum elements present", build(t, fs[newSync], gateResult(t, "clean.json", rp), rp), "minimum-elements", nil},
+		{"a component without a supplier", build(t, withoutSupplier(t, fs[newSync], "golang.org/x/sync"), gateResult(t, "clean.json", rp), rp), "minimum-elements", []string{"minimum-elements: 1 of 2 SBOMs"}},
 		{"clean gate passes", build(t, fs[newSync], gateResult(t, "clean.json", rp), rp), "vulnerability", nil},
 		{"excepted finding passes", build(t, fs[oldSync], gateResult(t, "high-fixed.json", rp), rp), "vulnerability", nil},
 		{"no scan on record fails closed", build(t, fs[newSync], nil, rp), "vulnerability", []string{"vulnerability: neither the lock nor a gate report records a scan"}},
 		{"failed gate", build(t, fs[oldSync], gateResult(t, "high-unfixed.json", rp), rp), "vulnerability", []string{"vulnerability: the release gate failed"}},
 		{"expired exception", build(t, fs[oldSync], gateResult(t, "high-fixed.json", expired), expired), "vulnerability", []string{"vulnerability: the release gate failed"}},
-		{"all three", build(t, fs[newSync], nil, rp), "licence, minimum-elements,vulnerability", []string{"licence:", "minimum-elements:", "vulnerability:"}},
+		{"all three", build(t, withoutSupplier(t, fs[newSync], "golang.org/x/sync"), nil, rp), "licence, minimum-elements,vulnerability", []string{"licence:", "minimum-elements:", "vulnerability:"}},
 		{"none asked", build(t, fs[newSync], nil, rp), "", nil},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
@@ -289,6 +292,9 @@ func TestFailOnNamesEachFailingCheck(t *testing.T) {
 				if !strings.HasPrefix(got[i], tc.want[i]) {
 					t.Errorf("failure %q, want it to start %q", got[i], tc.want[i])
 				}
+			}
+			if strings.HasPrefix(tc.name, "a component without") && !strings.Contains(got[0], "golang.org/x/sync") {
+				t.Errorf("failure %q does not name the component without a supplier", got[0])
 			}
 		})
 	}
@@ -369,7 +375,9 @@ func TestExceptionsArePublishedAsOpenVEXSayingWhatTheyAre(t *testing.T) {
 func TestRenderedReviewIsSelfContained(t *testing.T) {
 	fs := releases(t)
 	rp := releasePolicy(t, "2027-01-31")
-	r := build(t, fs[newSync], gateResult(t, "clean.json", rp), rp)
+	// One component lacks a supplier, so the page has a missing minimum
+	// element to show.
+	r := build(t, withoutSupplier(t, fs[newSync], "golang.org/x/sync"), gateResult(t, "clean.json", rp), rp)
 	r.Diff = Compare(build(t, fs[oldSync], gateResult(t, "high-fixed.json", rp), rp), r)
 	html, err := r.HTML([]string{"licence: 1 components"})
 	if err != nil {

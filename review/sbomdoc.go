@@ -174,7 +174,10 @@ func fromCycloneDX(bom *cdx.BOM, what string) (*Document, error) {
 		for _, k := range *bom.Components {
 			// Files are what packages were found in, not components; SPDX
 			// lists them apart from packages too.
-			if k.Type == cdx.ComponentTypeFile {
+			// So is the operating system syft reads from os-release: it
+			// describes the base image, whose packages are components,
+			// and the SPDX document does not list it as a package.
+			if k.Type == cdx.ComponentTypeFile || k.Type == cdx.ComponentTypeOS {
 				continue
 			}
 			c := Component{Name: k.Name, Version: k.Version, PURL: k.PackageURL, CPE: k.CPE}

@@ -74,6 +74,11 @@ type Options struct {
 	// the licence read from this file is written as the one its authors
 	// declare. Empty leaves the main module without a licence.
 	ModuleLicenceFile string
+	// MainModule is the Go module path of our own binaries and Producer
+	// the organisation that produces them: its supplier is declared, not
+	// derived from the path like other modules'. Either empty treats the
+	// main module like any other.
+	MainModule, Producer string
 }
 
 // Generate catalogues img and returns its SPDX and CycloneDX documents.
@@ -247,6 +252,7 @@ func encodeSPDX(s sbom.SBOM, opts Options, dgst v1.Hash) ([]byte, error) {
 			ci["created"] = opts.Created.UTC().Format(time.RFC3339)
 		}
 		doc["documentNamespace"] = fmt.Sprintf("%s/%s/%s-%s", opts.Namespace, opts.Name, opts.Version, dgst.Hex)
+		supplySPDX(doc, opts)
 	})
 }
 
@@ -260,6 +266,7 @@ func encodeCycloneDX(s sbom.SBOM, opts Options, dgst v1.Hash) ([]byte, error) {
 		if md, ok := doc["metadata"].(map[string]any); ok {
 			md["timestamp"] = opts.Created.UTC().Format(time.RFC3339)
 		}
+		supplyCycloneDX(doc, opts)
 	})
 }
 

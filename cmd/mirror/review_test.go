@@ -71,6 +71,7 @@ func TestCLIReview(t *testing.T) {
 		stderr  string
 		written bool
 	}{
+		{"a real release passes --fail-on minimum-elements", []string{"--key", key, "--fail-on", "minimum-elements"}, cli.ExitOK, "", true},
 		{"licence findings fail --fail-on licence", []string{"--key", key, "--fail-on", "licence"}, cli.ExitRefused, "licence:", true},
 		{"an unscanned release fails --fail-on vulnerability", []string{"--key", key, "--fail-on", "minimum-elements,vulnerability"}, cli.ExitRefused, "vulnerability: the signed lock says the release was made without a vulnerability scan", true},
 		{"unknown check", []string{"--key", key, "--fail-on", "cves"}, cli.ExitUsage, `"cves"`, false},

@@ -24,7 +24,8 @@ func (r *run) generateSBOMs(ctx context.Context) error {
 	for _, bi := range r.images {
 		docs, err := sbom.Generate(ctx, bi.img, sbom.Options{Name: bi.name, Version: r.opts.Version, Created: r.opts.Created,
 			Namespace: r.opts.Source + "/sbom", WorkDir: r.opts.OutDir, GoModCache: modCache,
-			ModuleLicenceFile: filepath.Join(r.opts.ModuleDir, "LICENSE")})
+			ModuleLicenceFile: filepath.Join(r.opts.ModuleDir, "LICENSE"),
+			MainModule:        "github.com/reloader-dev/reloader", Producer: "Reloader project"})
 		if err != nil {
 			return err
 		}
