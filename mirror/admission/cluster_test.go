@@ -194,8 +194,13 @@ func decode(t *testing.T, b []byte) []*unstructured.Unstructured {
 	return objs
 }
 
+// testContext bounds a test's calls by the test's own life and a generous
+// ceiling, not by a tight wall-clock budget: a test that publishes two releases
+// under -race on a loaded 2-core runner took 136 s, and a budget of 2 minutes
+// failed it while nothing was wrong. The ceiling is there so that a real hang
+// fails with the step that hung named, well before go test's own timeout.
 func testContext(t *testing.T) context.Context {
-	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	ctx, cancel := context.WithTimeout(t.Context(), 10*time.Minute)
 	t.Cleanup(cancel)
 	return ctx
 }
