@@ -19,6 +19,8 @@ import (
 	"github.com/reloader-dev/reloader/release/gate"
 	"github.com/reloader-dev/reloader/release/trust"
 	"github.com/reloader-dev/reloader/review"
+
+	"github.com/reloader-dev/reloader/internal/exitcode"
 )
 
 // reviewFailed is a review that fails a --fail-on check. It is a refusal
@@ -29,7 +31,8 @@ func (e reviewFailed) Error() string {
 	return "the review fails --fail-on: " + strings.Join(e.failures, "; ")
 }
 
-func (e reviewFailed) Is(target error) bool { return target == gate.ErrRefused }
+// ExitCode makes a failed review a refusal: what it names must not ship.
+func (e reviewFailed) ExitCode() exitcode.Code { return exitcode.Refused }
 
 // maxSBOMBytes bounds one SBOM read from a release.
 const maxSBOMBytes = 64 << 20

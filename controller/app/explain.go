@@ -3,7 +3,6 @@ package app
 import (
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"io"
 	"net/http"
@@ -25,6 +24,8 @@ import (
 	"github.com/reloader-dev/reloader/controller/buildinfo"
 	"github.com/reloader-dev/reloader/controller/explain"
 	"github.com/reloader-dev/reloader/controller/metainfo"
+
+	"github.com/reloader-dev/reloader/internal/exitcode"
 )
 
 // PluginName is the name under which the binary acts as the kubectl plugin
@@ -53,7 +54,8 @@ func NewPluginCommand() *cobra.Command {
 	return cmd
 }
 
-// exitError carries an exit code; an empty message prints nothing.
+// exitError carries an exit code of the shared table; an empty message
+// prints nothing.
 type exitError struct {
 	code int
 	err  error
@@ -68,19 +70,14 @@ func (e *exitError) Error() string {
 
 func (e *exitError) Unwrap() error { return e.err }
 
+// ExitCode puts the error in its class of the table.
+func (e *exitError) ExitCode() exitcode.Code { return exitcode.Code(e.code) }
+
 func usageError(err error) error { return &exitError{code: explain.ExitUsage, err: err} }
 
-// ExitCode is the process exit code for an error returned by a command.
-func ExitCode(err error) int {
-	if err == nil {
-		return 0
-	}
-	var e *exitError
-	if errors.As(err, &e) {
-		return e.code
-	}
-	return explain.ExitError
-}
+// ExitCode is the process exit code for an error returned by a command, by
+// the table every command shares (internal/exitcode).
+func ExitCode(err error) int { return int(exitcode.Of(err)) }
 
 type explainFlags struct {
 	namespace, context, output, controllerNS, readyzURL, optionsFrom string

@@ -22,6 +22,8 @@ import (
 	"github.com/reloader-dev/reloader/controller/annotations"
 	"github.com/reloader-dev/reloader/controller/refs"
 	"github.com/reloader-dev/reloader/controller/workload"
+
+	"github.com/reloader-dev/reloader/internal/exitcode"
 )
 
 // Verdicts, from the workload's point of view.
@@ -39,12 +41,12 @@ const (
 	Blocked = "blocked"
 )
 
-// Exit codes of `reloader explain`.
+// Exit codes of `reloader explain`, from the table every command shares.
 const (
-	ExitOK      = 0 // explained: up to date or not watched
-	ExitError   = 1 // could not explain (workload unreadable, bad options)
-	ExitUsage   = 2 // bad command line
-	ExitPending = 4 // explained: a reload is due or blocked
+	ExitOK      = int(exitcode.OK)      // explained: up to date or not watched
+	ExitError   = int(exitcode.Error)   // could not explain (workload unreadable, bad options)
+	ExitUsage   = int(exitcode.Usage)   // bad command line
+	ExitPending = int(exitcode.Pending) // explained: a reload is due or blocked
 )
 
 // Options say what to explain and with which controller options.

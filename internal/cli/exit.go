@@ -1,33 +1,31 @@
 // Package cli holds what reloader-release and reloader-mirror share as
-// command-line programs: one exit-code table, classified by error type,
-// never by error text, and the cobra wiring that makes every usage mistake
-// a usage error.
+// command-line programs: the exit-code table (internal/exitcode, where each
+// domain marks its own errors) as the CLIs print it, and the cobra wiring
+// that makes every usage mistake a usage error.
 package cli
 
 import (
-	"errors"
 	"fmt"
 	"io"
 
 	"github.com/spf13/cobra"
 
-	"github.com/reloader-dev/reloader/release/gate"
-	"github.com/reloader-dev/reloader/release/scancheck"
-	"github.com/reloader-dev/reloader/release/trust"
+	"github.com/reloader-dev/reloader/internal/exitcode"
 )
 
-// Exit codes of both CLIs. Scripts rely on them; keep them stable.
+// Exit codes of both CLIs, from the one table (internal/exitcode). Scripts
+// rely on them; keep them stable.
 const (
 	// ExitOK: the command did what it was asked.
-	ExitOK = 0
+	ExitOK = int(exitcode.OK)
 	// ExitError: the command could not run (build, registry, I/O).
-	ExitError = 1
+	ExitError = int(exitcode.Error)
 	// ExitUsage: wrong flags or arguments, an unreadable key, policy or
 	// trusted root.
-	ExitUsage = 2
+	ExitUsage = int(exitcode.Usage)
 	// ExitRefused: verification failed or the vulnerability gate refused;
 	// nothing may be used or shipped.
-	ExitRefused = 3
+	ExitRefused = int(exitcode.Refused)
 )
 
 // ExitCodesHelp documents the table in --help.
@@ -45,23 +43,16 @@ type UsageError struct{ Err error }
 func (u UsageError) Error() string { return u.Err.Error() }
 func (u UsageError) Unwrap() error { return u.Err }
 
+// ExitCode puts a usage error in its class of the table.
+func (u UsageError) ExitCode() exitcode.Code { return exitcode.Usage }
+
 // Usage wraps err as a usage error.
 func Usage(err error) error { return UsageError{err} }
 
-// ExitCode maps err to the table. A refusal outranks a usage error: a
-// trust verdict must never look like a typo to a script.
-func ExitCode(err error) int {
-	var ue UsageError
-	switch {
-	case err == nil:
-		return ExitOK
-	case errors.Is(err, trust.ErrUntrusted), errors.Is(err, gate.ErrRefused), errors.Is(err, scancheck.ErrRefused):
-		return ExitRefused
-	case errors.As(err, &ue), errors.Is(err, trust.ErrPolicy):
-		return ExitUsage
-	}
-	return ExitError
-}
+// ExitCode maps err to the table by the classes the domains marked their
+// errors with (exitcode.Of): a refusal outranks a usage error, so a trust
+// verdict never looks like a typo to a script.
+func ExitCode(err error) int { return int(exitcode.Of(err)) }
 
 // Report prints err as "prog: err" and returns its exit code.
 func Report(prog string, err error, w io.Writer) int {

@@ -1,13 +1,14 @@
 package gate
 
 import (
-	"errors"
 	"fmt"
 	"io"
 	"sort"
 	"strings"
 	"text/tabwriter"
 	"time"
+
+	"github.com/reloader-dev/reloader/internal/exitcode"
 )
 
 // Decision is what the gate made of one finding.
@@ -71,9 +72,9 @@ type Result struct {
 	Counts map[Severity]int `json:"counts"`
 }
 
-// ErrRefused is the gate's verdict that a release must not ship; commands
-// map it to the "verification or gate refused" exit code.
-var ErrRefused = errors.New("the vulnerability gate refused the release")
+// ErrRefused is the gate's verdict that a release must not ship; it carries
+// the "verification or gate refused" exit code.
+var ErrRefused = exitcode.New(exitcode.Refused, "the vulnerability gate refused the release")
 
 // Evaluate judges the reports against the policy at time now. A nil report
 // or no reports at all fail: a gate that saw nothing must not pass.

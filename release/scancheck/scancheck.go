@@ -11,13 +11,14 @@
 package scancheck
 
 import (
-	"errors"
 	"fmt"
 	"slices"
 	"strings"
 	"time"
 
 	"github.com/reloader-dev/reloader/release"
+
+	"github.com/reloader-dev/reloader/internal/exitcode"
 )
 
 // DefaultMaxAge is the database age past which a scan is reported as stale
@@ -27,9 +28,9 @@ const DefaultMaxAge = 30 * 24 * time.Hour
 // Severities are the severities a scan record counts, highest first.
 var Severities = []string{"CRITICAL", "HIGH", "MEDIUM", "LOW", "UNKNOWN"}
 
-// ErrRefused: the scan record does not meet the consumer's policy. Callers
-// classify it as a refusal (exit 3), like an untrusted signature.
-var ErrRefused = errors.New("the release's scan does not meet the scan policy")
+// ErrRefused: the scan record does not meet the consumer's policy. It is a
+// refusal (exit 3), like an untrusted signature.
+var ErrRefused = exitcode.New(exitcode.Refused, "the release's scan does not meet the scan policy")
 
 // Policy is what the consumer requires of a release's signed scan record.
 // The zero value checks exception expiry and warns about a database older

@@ -31,6 +31,8 @@ import (
 
 	"github.com/reloader-dev/reloader/release"
 	"github.com/reloader-dev/reloader/release/scancheck"
+
+	"github.com/reloader-dev/reloader/internal/exitcode"
 )
 
 // Policy says whom to trust. Either PublicKey is set (key-based signing), or
@@ -75,17 +77,18 @@ type Policy struct {
 	Expect Binding
 }
 
-// Errors are classified by what they mean, never by their text.
+// Errors are classified by what they mean, never by their text; each
+// carries its exit-code class, so a command needs no list of them.
 var (
 	// ErrUntrusted: the material does not verify against the policy (a
 	// signature, a signer, a digest). Callers must not use what failed.
-	ErrUntrusted = errors.New("untrusted")
+	ErrUntrusted = exitcode.New(exitcode.Refused, "untrusted")
 	// ErrUnscanned: the policy requires a scanned release and the lock
 	// records none. It wraps ErrUntrusted: the release must not be used.
 	ErrUnscanned = fmt.Errorf("%w: the release was not scanned for vulnerabilities", ErrUntrusted)
 	// ErrPolicy: the policy is incomplete or its key or trusted root
 	// cannot be read; nothing was verified.
-	ErrPolicy = errors.New("trust policy")
+	ErrPolicy = exitcode.New(exitcode.Usage, "trust policy")
 )
 
 func policyErr(msg string) error { return fmt.Errorf("%w: %s", ErrPolicy, msg) }
