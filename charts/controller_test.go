@@ -13,6 +13,8 @@ import (
 
 	"github.com/reloader-dev/reloader/test/chartrun"
 	"github.com/reloader-dev/reloader/test/controlplane"
+
+	"github.com/reloader-dev/reloader/test/reloadertest"
 )
 
 // The chart's RBAC is enough for the controller to do its job, and the flags
@@ -79,7 +81,7 @@ func TestControllerRunsWithTheChartsServiceAccountAndReloads(t *testing.T) {
 	if _, err := admin.AppsV1().Deployments(watched).Create(ctx, web, metav1.CreateOptions{}); err != nil {
 		t.Fatal(err)
 	}
-	waitFor(t, func() (bool, string) {
+	reloadertest.Eventually(t, 30*time.Second, func() (bool, string) {
 		got, err := admin.AppsV1().Deployments(watched).Get(ctx, "web", metav1.GetOptions{})
 		if err != nil {
 			return false, err.Error()
@@ -91,7 +93,7 @@ func TestControllerRunsWithTheChartsServiceAccountAndReloads(t *testing.T) {
 	if _, err := admin.CoreV1().ConfigMaps(watched).Update(ctx, cm, metav1.UpdateOptions{}); err != nil {
 		t.Fatal(err)
 	}
-	waitFor(t, func() (bool, string) {
+	reloadertest.Eventually(t, 30*time.Second, func() (bool, string) {
 		got, err := admin.AppsV1().Deployments(watched).Get(ctx, "web", metav1.GetOptions{})
 		if err != nil {
 			return false, err.Error()
@@ -105,7 +107,7 @@ func TestControllerRunsWithTheChartsServiceAccountAndReloads(t *testing.T) {
 	})
 	// Workloads were patched (the chart grants no update on them) and the
 	// metadata ConfigMap was updated through its name.
-	waitFor(t, func() (bool, string) {
+	reloadertest.Eventually(t, 30*time.Second, func() (bool, string) {
 		got, err := admin.CoreV1().ConfigMaps(release).Get(ctx, "reloader-meta-info", metav1.GetOptions{})
 		if err != nil {
 			return false, err.Error()
@@ -127,19 +129,4 @@ func buildReloader(t *testing.T) string {
 func mustVersion(t *testing.T) string {
 	v, _ := serverVersion(t)
 	return v
-}
-
-func waitFor(t *testing.T, cond func() (bool, string)) {
-	t.Helper()
-	deadline := time.Now().Add(30 * time.Second)
-	for {
-		ok, msg := cond()
-		if ok {
-			return
-		}
-		if time.Now().After(deadline) {
-			t.Fatal(msg)
-		}
-		time.Sleep(100 * time.Millisecond)
-	}
 }

@@ -5,7 +5,6 @@ import (
 	"context"
 	"encoding/json"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -14,24 +13,26 @@ import (
 	v1 "github.com/google/go-containerregistry/pkg/v1"
 
 	"github.com/reloader-dev/reloader/internal/image"
+
+	"github.com/reloader-dev/reloader/release/build"
 )
 
-// The real controller in a release image: what syft must catalogue.
+// The real controller in a release image, built as the release builds it
+// (release/build): what syft must catalogue.
 func releaseImage(t *testing.T) v1.Image {
 	t.Helper()
-	bin := filepath.Join(t.TempDir(), "reloader")
-	cmd := exec.Command("go", "build", "-trimpath", "-o", bin, "./cmd/reloader")
-	cmd.Dir = ".."
-	cmd.Env = append(os.Environ(), "CGO_ENABLED=0", "GOOS=linux", "GOARCH=amd64")
-	if out, err := cmd.CombinedOutput(); err != nil {
-		t.Fatalf("building the controller: %v\n%s", err, out)
+	platform := v1.Platform{OS: "linux", Architecture: "amd64"}
+	bins, err := build.Binaries(context.Background(), build.Options{MainPackage: "./cmd/reloader", Dir: "..", OutDir: t.TempDir(),
+		BinaryName: "reloader", Platforms: []v1.Platform{platform}, Version: "v1.2.3", Date: time.Unix(1764547200, 0)})
+	if err != nil {
+		t.Fatal(err)
 	}
-	data, err := os.ReadFile(bin)
+	data, err := os.ReadFile(bins[0].Path)
 	if err != nil {
 		t.Fatal(err)
 	}
 	img, err := image.Standard(image.Metadata{Name: "reloader", Version: "v1.2.3", Created: time.Unix(1764547200, 0)},
-		image.Content{Platform: v1.Platform{OS: "linux", Architecture: "amd64"}, Binary: data, BinaryPath: "/reloader"})
+		image.Content{Platform: platform, Binary: data, BinaryPath: "/reloader"})
 	if err != nil {
 		t.Fatal(err)
 	}

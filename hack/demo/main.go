@@ -25,6 +25,8 @@ import (
 
 	"github.com/reloader-dev/reloader/controller/app"
 	"github.com/reloader-dev/reloader/test/controlplane"
+
+	"k8s.io/apimachinery/pkg/util/wait"
 )
 
 func main() {
@@ -184,21 +186,17 @@ func printReplicaSets(ctx context.Context, cs kubernetes.Interface) error {
 	return nil
 }
 
+// waitFor polls cond for up to a minute; on timeout the error says what
+// cond last reported.
 func waitFor(ctx context.Context, cond func() (bool, error)) error {
-	ctx, cancel := context.WithTimeout(ctx, time.Minute)
-	defer cancel()
-	for {
+	var last error
+	err := wait.PollUntilContextTimeout(ctx, 100*time.Millisecond, time.Minute, true, func(context.Context) (bool, error) {
 		ok, err := cond()
-		if ok {
-			return nil
-		}
-		select {
-		case <-ctx.Done():
-			if err != nil {
-				return fmt.Errorf("%w (last error: %v)", ctx.Err(), err)
-			}
-			return ctx.Err()
-		case <-time.After(100 * time.Millisecond):
-		}
+		last = err
+		return ok, nil
+	})
+	if err != nil && last != nil {
+		return fmt.Errorf("%w (last error: %v)", err, last)
 	}
+	return err
 }

@@ -133,10 +133,8 @@ func (l testLog) Write(p []byte) (int, error) {
 func (d *drill) setup() error {
 	bin := filepath.Join(d.work, "bin")
 	for _, b := range []struct{ out, pkg string }{{"reloader-release", "./cmd/release"}, {"reloader-mirror", "./cmd/mirror"}} {
-		cmd := exec.CommandContext(d.ctx, "go", "build", "-o", filepath.Join(bin, b.out), b.pkg)
-		cmd.Dir = d.root
-		if out, err := cmd.CombinedOutput(); err != nil {
-			return fmt.Errorf("go build %s: %w\n%s", b.pkg, err, out)
+		if err := tools.GoBuild(d.ctx, b.pkg, filepath.Join(bin, b.out)); err != nil {
+			return err
 		}
 	}
 	d.releaseBin, d.mirror = filepath.Join(bin, "reloader-release"), filepath.Join(bin, "reloader-mirror")

@@ -39,6 +39,8 @@ import (
 	"github.com/reloader-dev/reloader/test/chartrun"
 	"github.com/reloader-dev/reloader/test/controlplane"
 	"github.com/reloader-dev/reloader/test/virtualsigstore"
+
+	"k8s.io/apimachinery/pkg/util/wait"
 )
 
 // helmChartLayer is the media type of a Helm chart's content in an OCI
@@ -283,18 +285,20 @@ func rollout(ctx context.Context, admin kubernetes.Interface) error {
 	})
 }
 
+// waitFor polls cond for up to a minute. On timeout it returns what cond
+// last reported, or the timeout itself when cond reported nothing: a step
+// that never held must never pass.
 func waitFor(ctx context.Context, cond func() (bool, error)) error {
-	deadline := time.Now().Add(60 * time.Second)
-	for {
+	var last error
+	err := wait.PollUntilContextTimeout(ctx, 100*time.Millisecond, time.Minute, true, func(context.Context) (bool, error) {
 		ok, err := cond()
-		if ok {
-			return nil
-		}
-		if time.Now().After(deadline) || ctx.Err() != nil {
-			return err
-		}
-		time.Sleep(100 * time.Millisecond)
+		last = err
+		return ok, nil
+	})
+	if err != nil && last != nil {
+		return last
 	}
+	return err
 }
 
 // tamper presents the real archive altered in each way an attacker or a

@@ -11,6 +11,8 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/client-go/dynamic"
+
+	"github.com/reloader-dev/reloader/test/reloadertest"
 )
 
 // crd is a stand-in for a third party's CRD: the apiserver serves the kind
@@ -55,7 +57,7 @@ func installCRDs(t *testing.T, ctx context.Context, defs ...crd) {
 		}
 	}
 	cs := cp.AdminClient(t)
-	waitFor(t, time.Minute, func() (bool, string) {
+	reloadertest.Eventually(t, time.Minute, func() (bool, string) {
 		for _, d := range defs {
 			list, err := cs.Discovery().ServerResourcesForGroupVersion(d.group + "/" + d.version)
 			if err != nil {

@@ -25,6 +25,8 @@ import (
 	"github.com/reloader-dev/reloader/charts"
 	"github.com/reloader-dev/reloader/test/chartrun"
 	"github.com/reloader-dev/reloader/test/controlplane"
+
+	"github.com/reloader-dev/reloader/test/reloadertest"
 )
 
 // One control plane for the package; the tests do not run in parallel, so
@@ -219,21 +221,6 @@ func sum(samples map[string]float64, name string, want ...string) (float64, bool
 	return total, found
 }
 
-func waitFor(t *testing.T, timeout time.Duration, cond func() (bool, string)) {
-	t.Helper()
-	deadline := time.Now().Add(timeout)
-	for {
-		ok, msg := cond()
-		if ok {
-			return
-		}
-		if time.Now().After(deadline) {
-			t.Fatal(msg)
-		}
-		time.Sleep(100 * time.Millisecond)
-	}
-}
-
 // ---- workloads the controller reloads ----
 
 func configMap(name string, data map[string]string) *corev1.ConfigMap {
@@ -275,7 +262,7 @@ func envValue(d *appsv1.Deployment, name string) string {
 // Deployment, so a later change is a change and not the first sight.
 func waitAdopted(t *testing.T, ctx context.Context, cs kubernetes.Interface, ns, name string) {
 	t.Helper()
-	waitFor(t, time.Minute, func() (bool, string) {
+	reloadertest.Eventually(t, time.Minute, func() (bool, string) {
 		d, err := cs.AppsV1().Deployments(ns).Get(ctx, name, metav1.GetOptions{})
 		if err != nil {
 			return false, err.Error()
@@ -289,7 +276,7 @@ func waitAdopted(t *testing.T, ctx context.Context, cs kubernetes.Interface, ns,
 // ConfigMap cm.
 func waitReloaded(t *testing.T, ctx context.Context, cs kubernetes.Interface, ns, name, variable string) {
 	t.Helper()
-	waitFor(t, time.Minute, func() (bool, string) {
+	reloadertest.Eventually(t, time.Minute, func() (bool, string) {
 		d, err := cs.AppsV1().Deployments(ns).Get(ctx, name, metav1.GetOptions{})
 		if err != nil {
 			return false, err.Error()

@@ -13,6 +13,8 @@ import (
 	"k8s.io/client-go/kubernetes"
 
 	"github.com/reloader-dev/reloader/charts"
+
+	"github.com/reloader-dev/reloader/test/reloadertest"
 )
 
 // series is one expected line of /metrics: the samples of name whose labels
@@ -110,7 +112,7 @@ func TestMetricsOfAScriptedSequenceMatchStakaters(t *testing.T) {
 		{"reloader_reload_coalesced_total", nil, 0, false},
 	}
 	var got map[string]float64
-	waitFor(t, time.Minute, func() (bool, string) {
+	reloadertest.Eventually(t, time.Minute, func() (bool, string) {
 		got = scrape(t, c)
 		for _, s := range want {
 			if msg := s.mismatch(got); msg != "" {
@@ -183,7 +185,7 @@ func freezeRollouts(t *testing.T, ctx context.Context, cs kubernetes.Interface, 
 		_ = cs.AdmissionregistrationV1().ValidatingAdmissionPolicyBindings().Delete(bg, binding.Name, metav1.DeleteOptions{})
 		_ = cs.AdmissionregistrationV1().ValidatingAdmissionPolicies().Delete(bg, policy.Name, metav1.DeleteOptions{})
 	})
-	waitFor(t, time.Minute, func() (bool, string) {
+	reloadertest.Eventually(t, time.Minute, func() (bool, string) {
 		d, err := cs.AppsV1().Deployments(ns).Get(ctx, probe, metav1.GetOptions{})
 		if err != nil {
 			return false, err.Error()

@@ -13,6 +13,8 @@ import (
 	"k8s.io/client-go/dynamic"
 
 	"github.com/reloader-dev/reloader/charts"
+
+	"github.com/reloader-dev/reloader/test/reloadertest"
 )
 
 // Asked to reload Argo Rollouts and CSI classes on a cluster without their
@@ -41,7 +43,7 @@ func TestMissingOptionalAPIsDegradeAndAreWatchedOnceInstalled(t *testing.T) {
 	if !strings.Contains(c.Tail(200), "does not serve rollouts.argoproj.io/v1alpha1") {
 		t.Errorf("no warning about the missing Rollout API in the log:\n%s", c.Tail(40))
 	}
-	waitFor(t, 30*time.Second, func() (bool, string) {
+	reloadertest.Eventually(t, 30*time.Second, func() (bool, string) {
 		evs, err := cs.CoreV1().Events(ns).List(ctx, metav1.ListOptions{FieldSelector: "reason=APIUnavailable"})
 		if err != nil {
 			return false, err.Error()
@@ -72,7 +74,7 @@ func TestMissingOptionalAPIsDegradeAndAreWatchedOnceInstalled(t *testing.T) {
 
 	// The CRDs arrive; the same process picks them up.
 	installCRDs(t, ctx, append(append([]crd{}, argoCRDs...), csiCRDs...)...)
-	waitFor(t, time.Minute, func() (bool, string) {
+	reloadertest.Eventually(t, time.Minute, func() (bool, string) {
 		s := scrape(t, c)
 		argo, _ := sum(s, "reloader_optional_api_available", `api="argo-rollouts"`)
 		csi, _ := sum(s, "reloader_optional_api_available", `api="secrets-store-csi"`)
@@ -95,7 +97,7 @@ func TestMissingOptionalAPIsDegradeAndAreWatchedOnceInstalled(t *testing.T) {
 	if _, err := dyn.Resource(rollouts).Namespace(ns).Create(ctx, rollout, metav1.CreateOptions{}); err != nil {
 		t.Fatal(err)
 	}
-	waitFor(t, time.Minute, func() (bool, string) {
+	reloadertest.Eventually(t, time.Minute, func() (bool, string) {
 		u, err := dyn.Resource(rollouts).Namespace(ns).Get(ctx, "canary", metav1.GetOptions{})
 		if err != nil {
 			return false, err.Error()
@@ -106,7 +108,7 @@ func TestMissingOptionalAPIsDegradeAndAreWatchedOnceInstalled(t *testing.T) {
 	if _, err := cs.CoreV1().ConfigMaps(ns).Update(ctx, cm, metav1.UpdateOptions{}); err != nil {
 		t.Fatal(err)
 	}
-	waitFor(t, time.Minute, func() (bool, string) {
+	reloadertest.Eventually(t, time.Minute, func() (bool, string) {
 		u, err := dyn.Resource(rollouts).Namespace(ns).Get(ctx, "canary", metav1.GetOptions{})
 		if err != nil {
 			return false, err.Error()

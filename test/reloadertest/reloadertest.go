@@ -10,7 +10,6 @@ import (
 	"crypto/sha256"
 	"fmt"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"sync"
 	"testing"
@@ -63,11 +62,9 @@ func build(race bool) (string, error) {
 	if err != nil {
 		return "", err
 	}
-	flavour := "plain"
-	args := []string{"build"}
+	flavour, flags := "plain", []string(nil)
 	if race {
-		flavour = "race"
-		args = append(args, "-race")
+		flavour, flags = "race", []string{"-race"}
 	}
 	stable := filepath.Join(os.TempDir(), "reloadertest-bin", fmt.Sprintf("%x", sha256.Sum256([]byte(root)))[:16], flavour)
 	if err := os.MkdirAll(stable, 0o755); err != nil {
@@ -79,10 +76,8 @@ func build(race bool) (string, error) {
 	}
 	defer os.RemoveAll(tmp)
 	out := filepath.Join(tmp, "reloader")
-	cmd := exec.Command("go", append(args, "-o", out, "./cmd/reloader")...)
-	cmd.Dir = root
-	if msg, err := cmd.CombinedOutput(); err != nil {
-		return "", fmt.Errorf("building the reloader binary (%s): %w\n%s", flavour, err, msg)
+	if err := tools.GoBuild(context.Background(), "./cmd/reloader", out, flags...); err != nil {
+		return "", fmt.Errorf("building the reloader binary (%s): %w", flavour, err)
 	}
 	bin := filepath.Join(stable, "reloader")
 	if err := os.Rename(out, bin); err != nil {

@@ -1,18 +1,23 @@
 package tools
 
 import (
+	"context"
 	"fmt"
 	"os/exec"
 )
 
-// GoBuild builds the repository's package pkg ("./cmd/reloader") into out,
-// so end-to-end tests run the real binary.
-func GoBuild(pkg, out string) error {
+// GoBuild builds the repository's package pkg ("./cmd/reloader") into out
+// with the extra go build flags given (-race), so end-to-end tests run the
+// real binary. It is the one place tests compile this repository's
+// commands; a release-shaped binary (trimmed, stamped, cross-built) comes
+// from release/build instead.
+func GoBuild(ctx context.Context, pkg, out string, flags ...string) error {
 	root, err := RepoRoot()
 	if err != nil {
 		return err
 	}
-	build := exec.Command("go", "build", "-o", out, pkg)
+	args := append(append([]string{"build"}, flags...), "-o", out, pkg)
+	build := exec.CommandContext(ctx, "go", args...)
 	build.Dir = root
 	if msg, err := build.CombinedOutput(); err != nil {
 		return fmt.Errorf("building %s: %w\n%s", pkg, err, msg)
