@@ -28,6 +28,7 @@ import (
 	"github.com/reloader-dev/reloader/controller/decide"
 	"github.com/reloader-dev/reloader/controller/metrics"
 	"github.com/reloader-dev/reloader/controller/refs"
+	"github.com/reloader-dev/reloader/controller/rollout"
 	"github.com/reloader-dev/reloader/controller/workload"
 )
 
@@ -249,7 +250,7 @@ func (c *Controller) newScope(ns string) (*scope, error) {
 		if c.o.IgnoredKinds[kind] {
 			continue
 		}
-		inf := workload.Informer(kind, s.workloadFactory)
+		inf := rollout.Informer(kind, s.workloadFactory)
 		if gvr, custom := workload.GVR(kind); custom {
 			f := s.dynamicFactory
 			if kind == workload.Rollout {

@@ -1,4 +1,4 @@
-package workload
+package rollout
 
 import (
 	"context"
@@ -13,18 +13,20 @@ import (
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/client-go/informers"
 	"k8s.io/client-go/kubernetes/fake"
+
+	"github.com/reloader-dev/reloader/controller/workload"
 )
 
 // Every kind the controller reloads is in the table: built-in kinds with an
 // informer and a reader, custom kinds with the resource the dynamic client
 // reaches.
 func TestKindTable(t *testing.T) {
-	objs := map[Kind]runtime.Object{
-		Deployment:  &appsv1.Deployment{ObjectMeta: metav1.ObjectMeta{Name: "w", Namespace: "ns"}},
-		StatefulSet: &appsv1.StatefulSet{ObjectMeta: metav1.ObjectMeta{Name: "w", Namespace: "ns"}},
-		DaemonSet:   &appsv1.DaemonSet{ObjectMeta: metav1.ObjectMeta{Name: "w", Namespace: "ns"}},
-		CronJob:     &batchv1.CronJob{ObjectMeta: metav1.ObjectMeta{Name: "w", Namespace: "ns"}},
-		Job:         &batchv1.Job{ObjectMeta: metav1.ObjectMeta{Name: "w", Namespace: "ns"}},
+	objs := map[workload.Kind]runtime.Object{
+		workload.Deployment:  &appsv1.Deployment{ObjectMeta: metav1.ObjectMeta{Name: "w", Namespace: "ns"}},
+		workload.StatefulSet: &appsv1.StatefulSet{ObjectMeta: metav1.ObjectMeta{Name: "w", Namespace: "ns"}},
+		workload.DaemonSet:   &appsv1.DaemonSet{ObjectMeta: metav1.ObjectMeta{Name: "w", Namespace: "ns"}},
+		workload.CronJob:     &batchv1.CronJob{ObjectMeta: metav1.ObjectMeta{Name: "w", Namespace: "ns"}},
+		workload.Job:         &batchv1.Job{ObjectMeta: metav1.ObjectMeta{Name: "w", Namespace: "ns"}},
 	}
 	var list []runtime.Object
 	for _, o := range objs {
@@ -32,11 +34,11 @@ func TestKindTable(t *testing.T) {
 	}
 	cs := fake.NewClientset(list...)
 	f := informers.NewSharedInformerFactory(cs, 0)
-	for _, k := range Kinds() {
+	for _, k := range workload.Kinds() {
 		if Informer(k, f) == nil {
 			t.Errorf("%s: no informer", k)
 		}
-		if _, ok := GVR(k); ok {
+		if _, ok := workload.GVR(k); ok {
 			t.Errorf("%s: a built-in kind has a custom resource", k)
 		}
 		v, err := Get(context.Background(), cs, nil, k, "ns", "w")
@@ -44,8 +46,8 @@ func TestKindTable(t *testing.T) {
 			t.Errorf("Get %s: %v, %v", k, v.Key(), err)
 		}
 	}
-	for _, k := range []Kind{Rollout, DeploymentConfig} {
-		if gvr, ok := GVR(k); !ok || gvr.Resource == "" {
+	for _, k := range []workload.Kind{workload.Rollout, workload.DeploymentConfig} {
+		if gvr, ok := workload.GVR(k); !ok || gvr.Resource == "" {
 			t.Errorf("%s: no custom resource", k)
 		}
 		if Informer(k, f) != nil {
@@ -58,7 +60,7 @@ func TestKindTable(t *testing.T) {
 	if _, err := Get(context.Background(), cs, nil, "Pod", "ns", "w"); err == nil || !strings.Contains(err.Error(), "not a kind the controller reloads") {
 		t.Errorf("Get Pod: %v", err)
 	}
-	_, err := Get(context.Background(), cs, nil, Deployment, "ns", "missing")
+	_, err := Get(context.Background(), cs, nil, workload.Deployment, "ns", "missing")
 	if !apierrors.IsNotFound(errors.Unwrap(err)) || !strings.Contains(err.Error(), "Deployment ns/missing") {
 		t.Errorf("a missing Deployment: %v, want a not-found error naming it", err)
 	}
