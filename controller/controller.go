@@ -268,7 +268,7 @@ func (c *Controller) newScope(ns string) (*scope, error) {
 		}); err != nil {
 			return nil, fmt.Errorf("indexing %ss: %w", kind, err)
 		}
-		if kind == workload.Job {
+		if kind.Has(workload.Recreates) {
 			if err := inf.AddIndexers(cache.Indexers{indexRecord: indexRecords}); err != nil {
 				return nil, fmt.Errorf("indexing Job reload records: %w", err)
 			}

@@ -31,7 +31,7 @@ func indexRecords(obj any) ([]string, error) {
 // or when it names a Job that is gone but recorded; otherwise the sync goes
 // on as for any workload.
 func (c *Controller) syncJobRecords(ctx context.Context, key workload.Key, v workload.View, exists bool) (bool, error) {
-	if key.Kind != workload.Job {
+	if !key.Kind.Has(workload.Recreates) {
 		return false, nil
 	}
 	target := key.Name
@@ -43,10 +43,10 @@ func (c *Controller) syncJobRecords(ctx context.Context, key workload.Key, v wor
 		target = name
 	}
 	s := c.scopeFor(key.Namespace)
-	if s == nil || s.workloads[workload.Job] == nil {
+	if s == nil || s.workloads[key.Kind] == nil {
 		return exists, nil
 	}
-	idx := s.workloads[workload.Job].GetIndexer()
+	idx := s.workloads[key.Kind].GetIndexer()
 	found, err := idx.ByIndex(indexRecord, key.Namespace+"/"+target)
 	if err != nil || len(found) == 0 {
 		return exists, err

@@ -65,3 +65,23 @@ func TestKindTable(t *testing.T) {
 		t.Errorf("a missing Deployment: %v, want a not-found error naming it", err)
 	}
 }
+
+// Every kind the model knows has a row here, and the row has the columns its
+// kind needs: a built-in kind its informer, reader and patch; a custom kind
+// none of those (the dynamic client reaches it), but an apply.
+func TestEveryKindHasAClient(t *testing.T) {
+	for _, k := range workload.All() {
+		c, ok := clients[k]
+		if !ok || c.apply == nil {
+			t.Errorf("%s: no client or no apply", k)
+			continue
+		}
+		builtIn := !k.Has(workload.CustomResource)
+		if (c.informer != nil) != builtIn || (c.get != nil) != builtIn || (c.patch != nil) != builtIn {
+			t.Errorf("%s: built-in %v, but informer/get/patch set: %v/%v/%v", k, builtIn, c.informer != nil, c.get != nil, c.patch != nil)
+		}
+	}
+	if len(clients) != len(workload.All()) {
+		t.Errorf("%d clients for %d kinds", len(clients), len(workload.All()))
+	}
+}

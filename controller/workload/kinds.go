@@ -45,6 +45,8 @@ type kindSpec struct {
 	// lower-cased.
 	aliases []string
 	caps    Capability
+	// paused reads spec.paused of a Pausable kind's object.
+	paused func(obj any) bool
 	// gvr is where the apiserver serves a CustomResource kind.
 	gvr schema.GroupVersionResource
 }
@@ -58,6 +60,7 @@ var kinds = []kindSpec{
 		strip:   func(obj any) { obj.(*appsv1.Deployment).Status = appsv1.DeploymentStatus{} },
 		aliases: []string{"deployment", "deployments", "deploy"},
 		caps:    Pausable,
+		paused:  func(obj any) bool { return obj.(*appsv1.Deployment).Spec.Paused },
 	},
 	{
 		kind:    StatefulSet,
@@ -162,6 +165,13 @@ func Kinds() []Kind {
 func (k Kind) Has(c Capability) bool {
 	s, ok := specOf(k)
 	return ok && s.caps&c == c
+}
+
+// Paused reports whether the workload's rollout is paused (spec.paused);
+// false for a kind that cannot pause.
+func (v View) Paused() bool {
+	s, ok := specOf(v.Kind)
+	return ok && s.paused != nil && s.paused(v.Object)
 }
 
 // GVR is where the apiserver serves a custom workload kind; false for a
