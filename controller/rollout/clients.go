@@ -4,11 +4,16 @@ import (
 	"context"
 	"fmt"
 
+	appsv1 "k8s.io/api/apps/v1"
+	batchv1 "k8s.io/api/batch/v1"
+
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/dynamic"
 	"k8s.io/client-go/informers"
 	"k8s.io/client-go/kubernetes"
+	appsv1client "k8s.io/client-go/kubernetes/typed/apps/v1"
+	batchv1client "k8s.io/client-go/kubernetes/typed/batch/v1"
 	"k8s.io/client-go/tools/cache"
 
 	"github.com/reloader-dev/reloader/controller/workload"
@@ -24,80 +29,79 @@ type client struct {
 	get      func(ctx context.Context, cs kubernetes.Interface, ns, name string) (any, error)
 	patch    patchFunc
 	// apply writes a Change (see Apply), patching through the row's patch.
-	apply func(ctx context.Context, cs kubernetes.Interface, patch patchFunc, v workload.View, c workload.Change, o Options) error
+	apply applyFunc
 }
+
+type applyFunc func(ctx context.Context, cs kubernetes.Interface, patch patchFunc, v workload.View, c workload.Change, o Options) error
 
 type patchFunc func(ctx context.Context, cs kubernetes.Interface, ns, name string, pt types.PatchType, data []byte, po metav1.PatchOptions) error
 
 // clients holds a row for every kind in workload.All().
 var clients = map[workload.Kind]client{
-	workload.Deployment: {
-		informer: func(f informers.SharedInformerFactory) cache.SharedIndexInformer {
+	workload.Deployment: builtIn[*appsv1.Deployment](
+		func(f informers.SharedInformerFactory) cache.SharedIndexInformer {
 			return f.Apps().V1().Deployments().Informer()
 		},
-		get: func(ctx context.Context, cs kubernetes.Interface, ns, name string) (any, error) {
-			return cs.AppsV1().Deployments(ns).Get(ctx, name, metav1.GetOptions{})
+		func(cs kubernetes.Interface, ns string) appsv1client.DeploymentInterface {
+			return cs.AppsV1().Deployments(ns)
 		},
-		patch: func(ctx context.Context, cs kubernetes.Interface, ns, name string, pt types.PatchType, data []byte, po metav1.PatchOptions) error {
-			_, err := cs.AppsV1().Deployments(ns).Patch(ctx, name, pt, data, po)
-			return err
-		},
-		apply: patchTemplate,
-	},
-	workload.StatefulSet: {
-		informer: func(f informers.SharedInformerFactory) cache.SharedIndexInformer {
+		patchTemplate),
+	workload.StatefulSet: builtIn[*appsv1.StatefulSet](
+		func(f informers.SharedInformerFactory) cache.SharedIndexInformer {
 			return f.Apps().V1().StatefulSets().Informer()
 		},
-		get: func(ctx context.Context, cs kubernetes.Interface, ns, name string) (any, error) {
-			return cs.AppsV1().StatefulSets(ns).Get(ctx, name, metav1.GetOptions{})
+		func(cs kubernetes.Interface, ns string) appsv1client.StatefulSetInterface {
+			return cs.AppsV1().StatefulSets(ns)
 		},
-		patch: func(ctx context.Context, cs kubernetes.Interface, ns, name string, pt types.PatchType, data []byte, po metav1.PatchOptions) error {
-			_, err := cs.AppsV1().StatefulSets(ns).Patch(ctx, name, pt, data, po)
-			return err
-		},
-		apply: patchTemplate,
-	},
-	workload.DaemonSet: {
-		informer: func(f informers.SharedInformerFactory) cache.SharedIndexInformer {
+		patchTemplate),
+	workload.DaemonSet: builtIn[*appsv1.DaemonSet](
+		func(f informers.SharedInformerFactory) cache.SharedIndexInformer {
 			return f.Apps().V1().DaemonSets().Informer()
 		},
-		get: func(ctx context.Context, cs kubernetes.Interface, ns, name string) (any, error) {
-			return cs.AppsV1().DaemonSets(ns).Get(ctx, name, metav1.GetOptions{})
+		func(cs kubernetes.Interface, ns string) appsv1client.DaemonSetInterface {
+			return cs.AppsV1().DaemonSets(ns)
 		},
-		patch: func(ctx context.Context, cs kubernetes.Interface, ns, name string, pt types.PatchType, data []byte, po metav1.PatchOptions) error {
-			_, err := cs.AppsV1().DaemonSets(ns).Patch(ctx, name, pt, data, po)
-			return err
-		},
-		apply: patchTemplate,
-	},
-	workload.CronJob: {
-		informer: func(f informers.SharedInformerFactory) cache.SharedIndexInformer {
+		patchTemplate),
+	workload.CronJob: builtIn[*batchv1.CronJob](
+		func(f informers.SharedInformerFactory) cache.SharedIndexInformer {
 			return f.Batch().V1().CronJobs().Informer()
 		},
-		get: func(ctx context.Context, cs kubernetes.Interface, ns, name string) (any, error) {
-			return cs.BatchV1().CronJobs(ns).Get(ctx, name, metav1.GetOptions{})
+		func(cs kubernetes.Interface, ns string) batchv1client.CronJobInterface {
+			return cs.BatchV1().CronJobs(ns)
 		},
-		patch: func(ctx context.Context, cs kubernetes.Interface, ns, name string, pt types.PatchType, data []byte, po metav1.PatchOptions) error {
-			_, err := cs.BatchV1().CronJobs(ns).Patch(ctx, name, pt, data, po)
-			return err
-		},
-		apply: reloadCronJob,
-	},
-	workload.Job: {
-		informer: func(f informers.SharedInformerFactory) cache.SharedIndexInformer {
+		reloadCronJob),
+	workload.Job: builtIn[*batchv1.Job](
+		func(f informers.SharedInformerFactory) cache.SharedIndexInformer {
 			return f.Batch().V1().Jobs().Informer()
 		},
-		get: func(ctx context.Context, cs kubernetes.Interface, ns, name string) (any, error) {
-			return cs.BatchV1().Jobs(ns).Get(ctx, name, metav1.GetOptions{})
-		},
-		patch: func(ctx context.Context, cs kubernetes.Interface, ns, name string, pt types.PatchType, data []byte, po metav1.PatchOptions) error {
-			_, err := cs.BatchV1().Jobs(ns).Patch(ctx, name, pt, data, po)
-			return err
-		},
-		apply: recreateJob,
-	},
+		func(cs kubernetes.Interface, ns string) batchv1client.JobInterface { return cs.BatchV1().Jobs(ns) },
+		recreateJob),
 	workload.Rollout:          {apply: patchCustom},
 	workload.DeploymentConfig: {apply: patchCustom},
+}
+
+// typedAPI is what client-go's typed client of one built-in kind offers in
+// a namespace (DeploymentInterface, JobInterface...), as far as used here.
+type typedAPI[T any] interface {
+	Get(ctx context.Context, name string, opts metav1.GetOptions) (T, error)
+	Patch(ctx context.Context, name string, pt types.PatchType, data []byte, opts metav1.PatchOptions, subresources ...string) (T, error)
+}
+
+// builtIn is the row of a built-in kind whose objects are T, read and
+// patched through api.
+func builtIn[T any, A typedAPI[T]](informer func(informers.SharedInformerFactory) cache.SharedIndexInformer,
+	api func(cs kubernetes.Interface, ns string) A, apply applyFunc) client {
+	return client{
+		informer: informer,
+		get: func(ctx context.Context, cs kubernetes.Interface, ns, name string) (any, error) {
+			return api(cs, ns).Get(ctx, name, metav1.GetOptions{})
+		},
+		patch: func(ctx context.Context, cs kubernetes.Interface, ns, name string, pt types.PatchType, data []byte, po metav1.PatchOptions) error {
+			_, err := api(cs, ns).Patch(ctx, name, pt, data, po)
+			return err
+		},
+		apply: apply,
+	}
 }
 
 // Informer is the informer of a built-in kind from f; nil for a custom kind.
