@@ -253,8 +253,8 @@ func (c *Controller) newScope(ns string) (*scope, error) {
 		inf := rollout.Informer(kind, s.workloadFactory)
 		if gvr, custom := workload.GVR(kind); custom {
 			f := s.dynamicFactory
-			if kind == workload.Rollout {
-				f = c.deferredFactory(s, ns, ArgoRolloutsAPI)
+			if api, optional := workloadAPIs[kind]; optional {
+				f = c.deferredFactory(s, ns, api)
 			}
 			inf = f.ForResource(gvr).Informer()
 			if err := inf.SetTransform(workload.CustomFromUnstructured); err != nil {
