@@ -28,6 +28,7 @@ import (
 	"github.com/reloader-dev/reloader/controller/decide"
 	"github.com/reloader-dev/reloader/controller/metrics"
 	"github.com/reloader-dev/reloader/controller/refs"
+	"github.com/reloader-dev/reloader/controller/rollout"
 	"github.com/reloader-dev/reloader/controller/workload"
 )
 
@@ -249,11 +250,11 @@ func (c *Controller) newScope(ns string) (*scope, error) {
 		if c.o.IgnoredKinds[kind] {
 			continue
 		}
-		inf := workload.Informer(kind, s.workloadFactory)
+		inf := rollout.Informer(kind, s.workloadFactory)
 		if gvr, custom := workload.GVR(kind); custom {
 			f := s.dynamicFactory
-			if kind == workload.Rollout {
-				f = c.deferredFactory(s, ns, ArgoRolloutsAPI)
+			if api, optional := workloadAPIs[kind]; optional {
+				f = c.deferredFactory(s, ns, api)
 			}
 			inf = f.ForResource(gvr).Informer()
 			if err := inf.SetTransform(workload.CustomFromUnstructured); err != nil {
@@ -267,7 +268,7 @@ func (c *Controller) newScope(ns string) (*scope, error) {
 		}); err != nil {
 			return nil, fmt.Errorf("indexing %ss: %w", kind, err)
 		}
-		if kind == workload.Job {
+		if kind.Has(workload.Recreates) {
 			if err := inf.AddIndexers(cache.Indexers{indexRecord: indexRecords}); err != nil {
 				return nil, fmt.Errorf("indexing Job reload records: %w", err)
 			}

@@ -24,7 +24,7 @@
 //     first-sight rule), the reloads, the skips, the next record, storm
 //     control's hold and the one workload.Change. Inspect (reloader explain)
 //     calls the same Decide over objects it was given.
-//  4. the webhook or workload.Apply writes the change; recordOutcome counts,
+//  4. the webhook or rollout.Apply writes the change; recordOutcome counts,
 //     raises the Event and alerts. sync returns a result (reloaded,
 //     requeue-after) and processNext does the queue's bookkeeping; per-key
 //     state changes only through keyStates' transitions (keystate.go).

@@ -7,10 +7,11 @@ import (
 	batchv1 "k8s.io/api/batch/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
+	"github.com/reloader-dev/reloader/controller/rollout"
 	"github.com/reloader-dev/reloader/controller/workload"
 )
 
-// indexRecord finds the records of Job reloads (see workload.RecordOf) by the
+// indexRecord finds the records of Job reloads (see rollout.RecordOf) by the
 // Job they recreate: "<ns>/<name>".
 const indexRecord = "reloader/recreates"
 
@@ -19,7 +20,7 @@ func indexRecords(obj any) ([]string, error) {
 	if !ok {
 		return nil, nil
 	}
-	if name, ok := workload.IsRecord(m); ok {
+	if name, ok := rollout.IsRecord(m); ok {
 		return []string{m.GetNamespace() + "/" + name}, nil
 	}
 	return nil, nil
@@ -30,22 +31,22 @@ func indexRecords(obj any) ([]string, error) {
 // or when it names a Job that is gone but recorded; otherwise the sync goes
 // on as for any workload.
 func (c *Controller) syncJobRecords(ctx context.Context, key workload.Key, v workload.View, exists bool) (bool, error) {
-	if key.Kind != workload.Job {
+	if !key.Kind.Has(workload.Recreates) {
 		return false, nil
 	}
 	target := key.Name
 	if exists {
-		name, isRecord := workload.IsRecord(v.Object)
+		name, isRecord := rollout.IsRecord(v.Object)
 		if !isRecord {
 			return false, nil
 		}
 		target = name
 	}
 	s := c.scopeFor(key.Namespace)
-	if s == nil || s.workloads[workload.Job] == nil {
+	if s == nil || s.workloads[key.Kind] == nil {
 		return exists, nil
 	}
-	idx := s.workloads[workload.Job].GetIndexer()
+	idx := s.workloads[key.Kind].GetIndexer()
 	found, err := idx.ByIndex(indexRecord, key.Namespace+"/"+target)
 	if err != nil || len(found) == 0 {
 		return exists, err
@@ -61,15 +62,15 @@ func (c *Controller) syncJobRecords(ctx context.Context, key workload.Key, v wor
 		current = obj.(metav1.Object)
 	}
 	for i, rec := range recs {
-		switch r := workload.Recover(rec, current); {
-		case r == workload.Recreate && i == 0:
-			if err := workload.Replay(ctx, c.cs, rec, c.writeOptions()); err != nil {
+		switch r := rollout.Recover(rec, current); {
+		case r == rollout.Recreate && i == 0:
+			if err := rollout.Replay(ctx, c.cs, rec, c.writeOptions()); err != nil {
 				return true, err
 			}
 			c.o.Logger.Info("recreated a Job whose reload had stopped after deleting it", "workload", key.Namespace+"/"+target, "record", rec.Name)
-		case r == workload.Wait:
+		case r == rollout.Wait:
 		default:
-			if err := workload.DeleteRecord(ctx, c.cs, rec); err != nil {
+			if err := rollout.DeleteRecord(ctx, c.cs, rec); err != nil {
 				return true, err
 			}
 		}

@@ -29,6 +29,10 @@ const (
 	CSIAPI          OptionalAPI = "secrets-store-csi"
 )
 
+// workloadAPIs are the workload kinds an OptionalAPI serves: their informers
+// wait for it.
+var workloadAPIs = map[workload.Kind]OptionalAPI{workload.Rollout: ArgoRolloutsAPI}
+
 // flag is the command line flag that asked for the API.
 func (a OptionalAPI) flag() string {
 	if a == ArgoRolloutsAPI {
@@ -89,8 +93,8 @@ func (c *Controller) deferredFactory(s *scope, ns string, api OptionalAPI) dynam
 // deferredInformer says whether inf waits for an API that is not served.
 func (c *Controller) deferredInformer(s *scope, inf cache.SharedIndexInformer) bool {
 	for kind, w := range s.workloads {
-		if w == inf && kind == workload.Rollout {
-			return c.o.Unavailable[ArgoRolloutsAPI]
+		if api, optional := workloadAPIs[kind]; optional && w == inf {
+			return c.o.Unavailable[api]
 		}
 	}
 	if inf == s.config[refs.SecretProviderClass] || inf == s.spcStatuses {

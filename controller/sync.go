@@ -16,6 +16,7 @@ import (
 	"github.com/reloader-dev/reloader/controller/hash"
 	"github.com/reloader-dev/reloader/controller/metrics"
 	"github.com/reloader-dev/reloader/controller/refs"
+	"github.com/reloader-dev/reloader/controller/rollout"
 	"github.com/reloader-dev/reloader/controller/workload"
 )
 
@@ -63,7 +64,7 @@ func (c *Controller) sync(ctx context.Context, key workload.Key) (result, error)
 		return result{requeueAfter: d.PausedFor}, nil
 	}
 	if d.Resume != nil {
-		if err := workload.Apply(ctx, c.cs, v, *d.Resume, c.writeOptions()); err != nil {
+		if err := rollout.Apply(ctx, c.cs, v, *d.Resume, c.writeOptions()); err != nil {
 			return result{}, fmt.Errorf("resuming paused %s: %w", v.Key(), err)
 		}
 		c.o.Logger.Info("resumed after pause period", "workload", key.String())
@@ -78,7 +79,7 @@ func (c *Controller) sync(ctx context.Context, key workload.Key) (result, error)
 		// Record the baseline (or a resource no longer watched) without
 		// touching the template: this rolls nothing.
 		ch := workload.Change{RecordKey: annotations.Applied, Record: d.NextRecord}
-		if err := workload.Apply(ctx, c.cs, v, ch, c.writeOptions()); err != nil {
+		if err := rollout.Apply(ctx, c.cs, v, ch, c.writeOptions()); err != nil {
 			return res, fmt.Errorf("recording applied hashes: %w", err)
 		}
 		c.reportSkips(v, d.Skips)
@@ -120,7 +121,7 @@ func (c *Controller) apply(ctx context.Context, v workload.View, d decide.Decisi
 		return true, nil
 	}
 	start := c.o.Now()
-	err := workload.Apply(ctx, c.cs, v, d.Change, c.writeOptions())
+	err := rollout.Apply(ctx, c.cs, v, d.Change, c.writeOptions())
 	if err := c.recordOutcome(v, d, start, err); err != nil {
 		return false, err
 	}
@@ -175,7 +176,7 @@ func (c *Controller) sendWebhook(ctx context.Context, v workload.View, applied [
 	// the object meanwhile (no resourceVersion guard), or a conflict would
 	// send it again.
 	ch := workload.Change{RecordKey: annotations.Applied, Record: nextText, Unguarded: true}
-	if err := workload.Apply(ctx, c.cs, v, ch, c.writeOptions()); err != nil {
+	if err := rollout.Apply(ctx, c.cs, v, ch, c.writeOptions()); err != nil {
 		return fmt.Errorf("recording the applied hashes after the webhook: %w", err)
 	}
 	c.o.Logger.Info("sent webhook instead of reloading", "workload", v.Key().String(), "resources", describe(applied))
@@ -204,8 +205,8 @@ func (c *Controller) report(v workload.View, problems []string) {
 	c.o.Logger.Warn("workload configuration problem", "workload", key.String(), "problems", text)
 }
 
-func (c *Controller) writeOptions() workload.Options {
-	return workload.Options{FieldManager: c.o.FieldManager, Dynamic: c.o.Dynamic}
+func (c *Controller) writeOptions() rollout.Options {
+	return rollout.Options{FieldManager: c.o.FieldManager, Dynamic: c.o.Dynamic}
 }
 
 // EnvVarName is the original's reload variable name:

@@ -94,16 +94,28 @@ type KindNames struct {
 	Auto, Reload, Exclude string
 }
 
-// For returns the annotations of kind: one place per kind, so a new kind is
-// one case here. An unknown kind reads as a ConfigMap, as the original does.
-func (n Names) For(kind refs.Kind) KindNames {
-	switch kind {
-	case refs.Secret:
+// kindNames is, per resource kind, which of Names' fields name it: one row
+// per kind, so a new kind is one entry here.
+var kindNames = map[refs.Kind]func(Names) KindNames{
+	refs.ConfigMap: func(n Names) KindNames {
+		return KindNames{Auto: n.ConfigMapAuto, Reload: n.ConfigMapReload, Exclude: n.ConfigMapExclude}
+	},
+	refs.Secret: func(n Names) KindNames {
 		return KindNames{Auto: n.SecretAuto, Reload: n.SecretReload, Exclude: n.SecretExclude}
-	case refs.SecretProviderClass:
+	},
+	refs.SecretProviderClass: func(n Names) KindNames {
 		return KindNames{Auto: n.SPCAuto, Reload: n.SPCReload, Exclude: n.SPCExclude}
+	},
+}
+
+// For returns the annotations of kind. An unknown kind reads as a ConfigMap,
+// as the original does.
+func (n Names) For(kind refs.Kind) KindNames {
+	row, ok := kindNames[kind]
+	if !ok {
+		row = kindNames[refs.ConfigMap]
 	}
-	return KindNames{Auto: n.ConfigMapAuto, Reload: n.ConfigMapReload, Exclude: n.ConfigMapExclude}
+	return row(n)
 }
 
 func (n Names) reload(kind refs.Kind) string    { return n.For(kind).Reload }

@@ -6,7 +6,6 @@ import (
 	"strings"
 	"time"
 
-	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
 
 	"github.com/reloader-dev/reloader/controller/annotations"
@@ -38,7 +37,7 @@ func (d *decider) buildChange(reloads []Reload, skips []Skip, nextText string) c
 	ch := &c.change
 	v := d.v
 	spec := &v.Template.Spec
-	if v.Kind == workload.Rollout && v.Object.GetAnnotations()[d.o.Names.RolloutStrategy] == "restart" {
+	if v.Kind.Has(workload.RestartAt) && v.Object.GetAnnotations()[d.o.Names.RolloutStrategy] == "restart" {
 		// Argo's restart strategy: restart the pods in place through
 		// spec.restartAt, leaving the template (and its revision) alone.
 		at := d.now.UTC().Format(time.RFC3339)
@@ -85,7 +84,7 @@ func (d *decider) buildChange(reloads []Reload, skips []Skip, nextText string) c
 	if ch.Rollout() && d.o.MinReloadInterval > 0 {
 		setMeta(ch, LastReload, d.now.UTC().Format(time.RFC3339Nano))
 	}
-	if v.Kind == workload.Deployment && ch.Rollout() && !pausedByPerson(v, d.o.Names.PausedAt) {
+	if v.Kind.Has(workload.Pausable) && ch.Rollout() && !pausedByPerson(v, d.o.Names.PausedAt) {
 		if s, ok := v.Object.GetAnnotations()[d.o.Names.PausePeriod]; ok {
 			if _, err := parsePausePeriod(s); err == nil {
 				paused := true
@@ -187,19 +186,16 @@ func (d *decider) tooSoon() time.Duration {
 	return last.Add(d.o.MinReloadInterval).Sub(d.now)
 }
 
-// pause reads the pause of a Deployment this controller paused: how long its
-// period still runs, or (over, or no longer readable: never leave a
-// Deployment paused) the change that resumes it.
+// pause reads the pause of a workload (a Pausable kind) this controller
+// paused: how long its period still runs, or (over, or no longer readable:
+// never leave a workload paused) the change that resumes it.
 func (d *decider) pause() (time.Duration, *workload.Change) {
-	dep, ok := d.v.Object.(*appsv1.Deployment)
-	if !ok {
+	ann := d.v.Object.GetAnnotations()
+	at, paused := ann[d.o.Names.PausedAt]
+	if !paused || !d.v.Paused() {
 		return 0, nil
 	}
-	at, paused := dep.Annotations[d.o.Names.PausedAt]
-	if !paused || !dep.Spec.Paused {
-		return 0, nil
-	}
-	period, err := parsePausePeriod(dep.Annotations[d.o.Names.PausePeriod])
+	period, err := parsePausePeriod(ann[d.o.Names.PausePeriod])
 	start, terr := time.Parse(time.RFC3339, at)
 	if err == nil && terr == nil {
 		if remaining := start.Add(period).Sub(d.now); remaining > 0 {
@@ -210,15 +206,14 @@ func (d *decider) pause() (time.Duration, *workload.Change) {
 	return 0, &workload.Change{Paused: &resume, MetaAnnotations: map[string]*string{d.o.Names.PausedAt: nil}}
 }
 
-// pausedByPerson: the Deployment is paused and not by this controller (no
+// pausedByPerson: the workload is paused and not by this controller (no
 // paused-at annotation). Its pause is left alone, as the original does: the
 // reload lands in the template and rolls out when that person resumes it.
 func pausedByPerson(v workload.View, pausedAt string) bool {
-	d, ok := v.Object.(*appsv1.Deployment)
-	if !ok || !d.Spec.Paused {
+	if !v.Paused() {
 		return false
 	}
-	_, ours := d.Annotations[pausedAt]
+	_, ours := v.Object.GetAnnotations()[pausedAt]
 	return !ours
 }
 

@@ -50,7 +50,7 @@ func (d *decider) watchedSet(record map[string]string) (map[Resource]Watched, []
 			d.deletedResources(k, record, set)
 		}
 	}
-	if s, ok := d.v.Object.GetAnnotations()[d.o.Names.PausePeriod]; ok && d.v.Kind == workload.Deployment {
+	if s, ok := d.v.Object.GetAnnotations()[d.o.Names.PausePeriod]; ok && d.v.Kind.Has(workload.Pausable) {
 		if _, err := parsePausePeriod(s); err != nil {
 			ps.list = append(ps.list, fmt.Sprintf("annotation %s: %v", d.o.Names.PausePeriod, err))
 		}

@@ -11,6 +11,7 @@ import (
 
 	"github.com/reloader-dev/reloader/controller"
 	"github.com/reloader-dev/reloader/controller/refs"
+	"github.com/reloader-dev/reloader/controller/rollout"
 	"github.com/reloader-dev/reloader/controller/workload"
 )
 
@@ -36,7 +37,7 @@ func reasonOf(err error) string {
 }
 
 func getWorkload(ctx context.Context, cl Clients, o Options) (workload.View, error) {
-	return workload.Get(ctx, cl.Kube, cl.Dynamic, o.Kind, o.Namespace, o.Name)
+	return rollout.Get(ctx, cl.Kube, cl.Dynamic, o.Kind, o.Namespace, o.Name)
 }
 
 // configs reads what the controller's watches hold for the namespace. It

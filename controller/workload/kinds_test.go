@@ -1,65 +1,114 @@
 package workload
 
 import (
-	"context"
-	"errors"
-	"strings"
 	"testing"
 
 	appsv1 "k8s.io/api/apps/v1"
 	batchv1 "k8s.io/api/batch/v1"
-	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/runtime"
-	"k8s.io/client-go/informers"
-	"k8s.io/client-go/kubernetes/fake"
 )
 
-// Every kind the controller reloads is in the table: built-in kinds with an
-// informer and a reader, custom kinds with the resource the dynamic client
-// reaches.
-func TestKindTable(t *testing.T) {
-	objs := map[Kind]runtime.Object{
-		Deployment:  &appsv1.Deployment{ObjectMeta: metav1.ObjectMeta{Name: "w", Namespace: "ns"}},
-		StatefulSet: &appsv1.StatefulSet{ObjectMeta: metav1.ObjectMeta{Name: "w", Namespace: "ns"}},
-		DaemonSet:   &appsv1.DaemonSet{ObjectMeta: metav1.ObjectMeta{Name: "w", Namespace: "ns"}},
-		CronJob:     &batchv1.CronJob{ObjectMeta: metav1.ObjectMeta{Name: "w", Namespace: "ns"}},
-		Job:         &batchv1.Job{ObjectMeta: metav1.ObjectMeta{Name: "w", Namespace: "ns"}},
-	}
-	var list []runtime.Object
-	for _, o := range objs {
-		list = append(list, o)
-	}
-	cs := fake.NewClientset(list...)
-	f := informers.NewSharedInformerFactory(cs, 0)
-	for _, k := range Kinds() {
-		if Informer(k, f) == nil {
-			t.Errorf("%s: no informer", k)
+// Every kind in the table has every column: a view, a strip, the names
+// kubectl knows it by, and (for a custom resource) where it is served.
+// Capabilities may be none.
+func TestEveryKindHasEveryColumn(t *testing.T) {
+	seen := map[string]Kind{}
+	for _, s := range kinds {
+		if s.kind == "" || s.view == nil || s.strip == nil || len(s.aliases) == 0 {
+			t.Errorf("%q: a column is empty: %+v", s.kind, s)
 		}
-		if _, ok := GVR(k); ok {
-			t.Errorf("%s: a built-in kind has a custom resource", k)
+		if pausable := s.caps&Pausable != 0; pausable != (s.paused != nil) {
+			t.Errorf("%s: a Pausable kind needs a paused column, and only it has one", s.kind)
 		}
-		v, err := Get(context.Background(), cs, nil, k, "ns", "w")
-		if err != nil || v.Kind != k || v.Object.GetName() != "w" {
-			t.Errorf("Get %s: %v, %v", k, v.Key(), err)
+		if custom := s.caps&CustomResource != 0; custom != (s.gvr.Resource != "") {
+			t.Errorf("%s: a custom resource kind needs a GVR, and only it has one (%v)", s.kind, s.gvr)
+		}
+		for _, a := range s.aliases {
+			if other, dup := seen[a]; dup {
+				t.Errorf("alias %q names both %s and %s", a, other, s.kind)
+			}
+			seen[a] = s.kind
 		}
 	}
-	for _, k := range []Kind{Rollout, DeploymentConfig} {
-		if gvr, ok := GVR(k); !ok || gvr.Resource == "" {
-			t.Errorf("%s: no custom resource", k)
-		}
-		if Informer(k, f) != nil {
-			t.Errorf("%s: a custom kind has a typed informer", k)
-		}
-		if _, err := Get(context.Background(), cs, nil, k, "ns", "w"); err == nil || !strings.Contains(err.Error(), "no dynamic client") {
-			t.Errorf("Get %s without a dynamic client: %v", k, err)
+}
+
+// A typed object is viewed as its kind, with its pod template; a custom
+// workload as the kind its apiserver said; anything else is refused.
+func TestViewOf(t *testing.T) {
+	meta := metav1.ObjectMeta{Name: "w", Namespace: "ns"}
+	cj := &batchv1.CronJob{ObjectMeta: meta}
+	for obj, want := range map[any]Kind{
+		&appsv1.Deployment{ObjectMeta: meta}:  Deployment,
+		&appsv1.StatefulSet{ObjectMeta: meta}: StatefulSet,
+		&appsv1.DaemonSet{ObjectMeta: meta}:   DaemonSet,
+		cj:                                    CronJob,
+		&batchv1.Job{ObjectMeta: meta}:        Job,
+		&Custom{TypeMeta: metav1.TypeMeta{Kind: "Rollout"}, ObjectMeta: meta}:          Rollout,
+		&Custom{TypeMeta: metav1.TypeMeta{Kind: "DeploymentConfig"}, ObjectMeta: meta}: DeploymentConfig,
+	} {
+		v, err := ViewOf(obj)
+		if err != nil || v.Kind != want || v.Key() != (Key{Kind: want, Namespace: "ns", Name: "w"}) || v.Template == nil {
+			t.Errorf("ViewOf(%T): %+v, %v; want a %s", obj, v, err, want)
 		}
 	}
-	if _, err := Get(context.Background(), cs, nil, "Pod", "ns", "w"); err == nil || !strings.Contains(err.Error(), "not a kind the controller reloads") {
-		t.Errorf("Get Pod: %v", err)
+	if v, _ := ViewOf(cj); v.Template != &cj.Spec.JobTemplate.Spec.Template {
+		t.Error("a CronJob's view is not its job template's pod template")
 	}
-	_, err := Get(context.Background(), cs, nil, Deployment, "ns", "missing")
-	if !apierrors.IsNotFound(errors.Unwrap(err)) || !strings.Contains(err.Error(), "Deployment ns/missing") {
-		t.Errorf("a missing Deployment: %v, want a not-found error naming it", err)
+	if _, err := ViewOf(&metav1.ObjectMeta{}); err == nil {
+		t.Error("ViewOf accepted an object of no kind")
+	}
+}
+
+// Strip empties the status of every kind but Job (a finished Job is not
+// recreated) and drops managed fields of all.
+func TestStrip(t *testing.T) {
+	d := &appsv1.Deployment{ObjectMeta: metav1.ObjectMeta{ManagedFields: []metav1.ManagedFieldsEntry{{Manager: "x"}}},
+		Status: appsv1.DeploymentStatus{Replicas: 3}}
+	j := &batchv1.Job{Status: batchv1.JobStatus{Succeeded: 1}}
+	_, _ = Strip(d)
+	_, _ = Strip(j)
+	if d.Status.Replicas != 0 || d.ManagedFields != nil {
+		t.Errorf("a stripped Deployment kept %+v, %v", d.Status, d.ManagedFields)
+	}
+	if j.Status.Succeeded != 1 {
+		t.Error("a stripped Job lost its status")
+	}
+}
+
+// Capabilities come from the table, so the decision asks the kind rather
+// than naming it.
+func TestCapabilities(t *testing.T) {
+	for _, c := range []struct {
+		k    Kind
+		c    Capability
+		want bool
+	}{
+		{Deployment, Pausable, true}, {StatefulSet, Pausable, false},
+		{Rollout, RestartAt, true}, {Deployment, RestartAt, false},
+		{Job, Recreates, true}, {CronJob, Recreates, false},
+		{Rollout, CustomResource, true}, {DeploymentConfig, CustomResource, true}, {DaemonSet, CustomResource, false},
+		{"Pod", Pausable, false},
+	} {
+		if got := c.k.Has(c.c); got != c.want {
+			t.Errorf("%s.Has(%d) = %v", c.k, c.c, got)
+		}
+	}
+	if got := Kinds(); len(got) != 5 || got[0] != Deployment || got[4] != Job {
+		t.Errorf("Kinds() = %v, want the five built-in kinds in informer order", got)
+	}
+	for alias, want := range map[string]Kind{"deploy": Deployment, "STS": StatefulSet, "jobs": Job, "dc": DeploymentConfig} {
+		if k, ok := ByAlias(alias); !ok || k != want {
+			t.Errorf("ByAlias(%q) = %s, %v", alias, k, ok)
+		}
+	}
+	paused := &appsv1.Deployment{Spec: appsv1.DeploymentSpec{Paused: true}}
+	if v, _ := ViewOf(paused); !v.Paused() {
+		t.Error("a paused Deployment's view is not paused")
+	}
+	if v, _ := ViewOf(&batchv1.Job{}); v.Paused() {
+		t.Error("a Job's view is paused")
+	}
+	if _, ok := ByAlias("pod"); ok {
+		t.Error("ByAlias accepted pod")
 	}
 }

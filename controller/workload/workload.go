@@ -1,13 +1,13 @@
-// Package workload is the controller's view of the kinds it reloads
-// (Deployment, StatefulSet, DaemonSet, CronJob, Job): their pod templates,
-// and how a reload is applied to each.
+// Package workload is the controller's model of the kinds it reloads
+// (Deployment, StatefulSet, DaemonSet, CronJob, Job, Rollout,
+// DeploymentConfig): one table of what each kind is and can do, a uniform
+// view of their pod templates, and the Change a reload makes. It reaches no
+// apiserver; controller/rollout applies a Change to the live object.
 package workload
 
 import (
 	"fmt"
 
-	appsv1 "k8s.io/api/apps/v1"
-	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 )
@@ -22,10 +22,6 @@ const (
 	CronJob     Kind = "CronJob"
 	Job         Kind = "Job"
 )
-
-// Kinds lists the built-in kinds, in the order the controller starts their
-// informers; Rollout and DeploymentConfig are added when enabled.
-func Kinds() []Kind { return []Kind{Deployment, StatefulSet, DaemonSet, CronJob, Job} }
 
 // Key identifies one workload; it is what the work queue holds.
 type Key struct {
@@ -53,19 +49,10 @@ func (v View) Key() Key {
 
 // ViewOf wraps a typed workload object.
 func ViewOf(obj any) (View, error) {
-	switch o := obj.(type) {
-	case *appsv1.Deployment:
-		return View{Kind: Deployment, Object: o, Template: &o.Spec.Template}, nil
-	case *appsv1.StatefulSet:
-		return View{Kind: StatefulSet, Object: o, Template: &o.Spec.Template}, nil
-	case *appsv1.DaemonSet:
-		return View{Kind: DaemonSet, Object: o, Template: &o.Spec.Template}, nil
-	case *batchv1.CronJob:
-		return View{Kind: CronJob, Object: o, Template: &o.Spec.JobTemplate.Spec.Template}, nil
-	case *batchv1.Job:
-		return View{Kind: Job, Object: o, Template: &o.Spec.Template}, nil
-	case *Custom:
-		return View{Kind: Kind(o.Kind), Object: o, Template: &o.Template}, nil
+	for _, s := range kinds {
+		if v, ok := s.view(obj); ok {
+			return v, nil
+		}
 	}
 	return View{}, fmt.Errorf("%T is not a workload kind the controller reloads", obj)
 }
@@ -77,17 +64,12 @@ func Strip(obj any) (any, error) {
 	if m, ok := obj.(metav1.Object); ok {
 		m.SetManagedFields(nil)
 	}
-	switch o := obj.(type) {
-	case *appsv1.Deployment:
-		o.Status = appsv1.DeploymentStatus{}
-	case *appsv1.StatefulSet:
-		o.Status = appsv1.StatefulSetStatus{}
-	case *appsv1.DaemonSet:
-		o.Status = appsv1.DaemonSetStatus{}
-	case *batchv1.CronJob:
-		o.Status = batchv1.CronJobStatus{}
+	for _, s := range kinds {
+		if _, ok := s.view(obj); ok {
+			s.strip(obj)
+			break
+		}
 	}
-	// Job status is kept: a finished Job is not recreated (see Reloadable).
 	return obj, nil
 }
 

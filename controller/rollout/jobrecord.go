@@ -1,4 +1,4 @@
-package workload
+package rollout
 
 import (
 	"context"
@@ -13,6 +13,8 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/kubernetes"
+
+	"github.com/reloader-dev/reloader/controller/workload"
 )
 
 // A Job reload deletes the Job and creates it again; the two cannot be one
@@ -38,7 +40,7 @@ const (
 // stays a valid label value, and a digest of the change and of the Job it
 // replaces, so a retried reload finds its own record already there and never
 // another's.
-func recordName(old *batchv1.Job, c Change) string {
+func recordName(old *batchv1.Job, c workload.Change) string {
 	prefix := old.Name
 	if len(prefix) > 45 {
 		prefix = strings.TrimRight(prefix[:45], "-.")
@@ -48,7 +50,7 @@ func recordName(old *batchv1.Job, c Change) string {
 }
 
 // recordFor builds the record of replacing old by job.
-func recordFor(old, job *batchv1.Job, c Change) (*batchv1.Job, error) {
+func recordFor(old, job *batchv1.Job, c workload.Change) (*batchv1.Job, error) {
 	body, err := json.Marshal(job)
 	if err != nil {
 		return nil, fmt.Errorf("encoding the replacement of Job %s/%s: %w", old.Namespace, old.Name, err)

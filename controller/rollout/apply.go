@@ -1,4 +1,4 @@
-package workload
+package rollout
 
 import (
 	"context"
@@ -17,46 +17,9 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/dynamic"
 	"k8s.io/client-go/kubernetes"
+
+	"github.com/reloader-dev/reloader/controller/workload"
 )
-
-// EnvChange sets (or, with Remove, deletes) one reload variable on a container.
-type EnvChange struct {
-	Container string
-	Name      string
-	Value     string
-	Remove    bool
-}
-
-// Change is everything one sync writes to one workload, in one request where
-// the kind allows it.
-type Change struct {
-	// Record is the new value of the applied-hashes annotation on the
-	// workload's metadata (key RecordKey).
-	RecordKey string
-	Record    string
-	// Env are reload variables (env-vars strategy); empty means no rollout
-	// through the environment.
-	Env []EnvChange
-	// TemplateAnnotations are set on the pod template (annotations strategy).
-	TemplateAnnotations map[string]string
-	// MetaAnnotations are set on the workload's metadata besides the record
-	// (a nil value deletes the key).
-	MetaAnnotations map[string]*string
-	// Paused sets spec.paused on a Deployment when not nil.
-	Paused *bool
-	// RestartAt sets spec.restartAt on an Argo Rollout (its "restart"
-	// strategy) instead of changing the template.
-	RestartAt *string
-	// Unguarded drops the resourceVersion precondition. Only for writing the
-	// record of something already done outside the object (a webhook sent):
-	// retrying that on a conflict would do it twice.
-	Unguarded bool
-}
-
-// Rollout reports whether the change rolls the workload.
-func (c Change) Rollout() bool {
-	return len(c.Env) > 0 || len(c.TemplateAnnotations) > 0 || c.RestartAt != nil
-}
 
 // Options are the write options every request uses.
 type Options struct {
@@ -72,21 +35,15 @@ type Options struct {
 // one) instead of reloading twice. A CronJob reload creates a Job from its
 // template, named after the change so a retry cannot create two; a Job is
 // deleted and recreated with the new template.
-func Apply(ctx context.Context, cs kubernetes.Interface, v View, c Change, o Options) error {
-	switch v.Kind {
-	case Deployment, StatefulSet, DaemonSet:
-		return patchTemplate(ctx, cs, v, c, o)
-	case CronJob:
-		return reloadCronJob(ctx, cs, v, c, o)
-	case Job:
-		return recreateJob(ctx, cs, v, c, o)
-	case Rollout, DeploymentConfig:
-		return patchCustom(ctx, v, c, o)
+func Apply(ctx context.Context, cs kubernetes.Interface, v workload.View, c workload.Change, o Options) error {
+	k, ok := clients[v.Kind]
+	if !ok {
+		return fmt.Errorf("applying a change to %s: unsupported kind", v.Key())
 	}
-	return fmt.Errorf("applying a change to %s: unsupported kind", v.Key())
+	return k.apply(ctx, cs, k.patch, v, c, o)
 }
 
-func metaPatch(v View, c Change) map[string]any {
+func metaPatch(v workload.View, c workload.Change) map[string]any {
 	ann := map[string]any{}
 	if c.RecordKey != "" {
 		ann[c.RecordKey] = c.Record
@@ -107,7 +64,7 @@ func metaPatch(v View, c Change) map[string]any {
 
 // encodePatch is the body every patch shares: the metadata part (record,
 // annotations, resourceVersion guard) and, when not empty, spec.
-func encodePatch(v View, c Change, spec map[string]any) ([]byte, error) {
+func encodePatch(v workload.View, c workload.Change, spec map[string]any) ([]byte, error) {
 	body := map[string]any{"metadata": metaPatch(v, c)}
 	if len(spec) > 0 {
 		body["spec"] = spec
@@ -119,7 +76,7 @@ func encodePatch(v View, c Change, spec map[string]any) ([]byte, error) {
 	return data, nil
 }
 
-func patchTemplate(ctx context.Context, cs kubernetes.Interface, v View, c Change, o Options) error {
+func patchTemplate(ctx context.Context, cs kubernetes.Interface, patch patchFunc, v workload.View, c workload.Change, o Options) error {
 	spec := map[string]any{}
 	if c.Rollout() {
 		tmpl := map[string]any{}
@@ -140,15 +97,7 @@ func patchTemplate(ctx context.Context, cs kubernetes.Interface, v View, c Chang
 	}
 	po := metav1.PatchOptions{FieldManager: o.FieldManager}
 	ns, name := v.Object.GetNamespace(), v.Object.GetName()
-	switch v.Kind {
-	case Deployment:
-		_, err = cs.AppsV1().Deployments(ns).Patch(ctx, name, types.StrategicMergePatchType, data, po)
-	case StatefulSet:
-		_, err = cs.AppsV1().StatefulSets(ns).Patch(ctx, name, types.StrategicMergePatchType, data, po)
-	case DaemonSet:
-		_, err = cs.AppsV1().DaemonSets(ns).Patch(ctx, name, types.StrategicMergePatchType, data, po)
-	}
-	if err != nil {
+	if err := patch(ctx, cs, ns, name, types.StrategicMergePatchType, data, po); err != nil {
 		return fmt.Errorf("patching %s: %w", v.Key(), err)
 	}
 	return nil
@@ -161,8 +110,8 @@ func patchTemplate(ctx context.Context, cs kubernetes.Interface, v View, c Chang
 // changed; the template's other fields are not sent at all. The
 // resourceVersion guard turns any concurrent edit into a conflict that is
 // retried from fresh state.
-func patchCustom(ctx context.Context, v View, c Change, o Options) error {
-	gvr, _ := GVR(v.Kind)
+func patchCustom(ctx context.Context, _ kubernetes.Interface, _ patchFunc, v workload.View, c workload.Change, o Options) error {
+	gvr, _ := workload.GVR(v.Kind)
 	if o.Dynamic == nil {
 		return fmt.Errorf("patching %s: no dynamic client", v.Key())
 	}
@@ -172,7 +121,7 @@ func patchCustom(ctx context.Context, v View, c Change, o Options) error {
 		tmpl["metadata"] = map[string]any{"annotations": c.TemplateAnnotations}
 	}
 	if len(c.Env) > 0 {
-		cu, ok := v.Object.(*Custom)
+		cu, ok := v.Object.(*workload.Custom)
 		if !ok {
 			return fmt.Errorf("patching %s: cached as %T, not as a custom workload", v.Key(), v.Object)
 		}
@@ -202,7 +151,7 @@ func patchCustom(ctx context.Context, v View, c Change, o Options) error {
 
 // envPatch groups variable changes by container, in a strategic merge patch
 // shape (containers and env merge by name; "$patch": "delete" removes).
-func envPatch(env []EnvChange) []any {
+func envPatch(env []workload.EnvChange) []any {
 	byContainer := map[string][]any{}
 	var order []string
 	for _, e := range env {
@@ -224,7 +173,7 @@ func envPatch(env []EnvChange) []any {
 
 // ApplyToTemplate makes the change's template edits on a copy of t, for kinds
 // whose reload creates a new object instead of patching.
-func ApplyToTemplate(t *corev1.PodTemplateSpec, c Change) {
+func ApplyToTemplate(t *corev1.PodTemplateSpec, c workload.Change) {
 	if len(c.TemplateAnnotations) > 0 {
 		if t.Annotations == nil {
 			t.Annotations = map[string]string{}
@@ -255,7 +204,7 @@ func ApplyToTemplate(t *corev1.PodTemplateSpec, c Change) {
 	}
 }
 
-func reloadCronJob(ctx context.Context, cs kubernetes.Interface, v View, c Change, o Options) error {
+func reloadCronJob(ctx context.Context, cs kubernetes.Interface, patch patchFunc, v workload.View, c workload.Change, o Options) error {
 	cj := v.Object.(*batchv1.CronJob)
 	if c.Rollout() {
 		job := JobFromCronJob(cj, c)
@@ -268,7 +217,7 @@ func reloadCronJob(ctx context.Context, cs kubernetes.Interface, v View, c Chang
 	if err != nil {
 		return err
 	}
-	if _, err := cs.BatchV1().CronJobs(cj.Namespace).Patch(ctx, cj.Name, types.MergePatchType, data, metav1.PatchOptions{FieldManager: o.FieldManager}); err != nil {
+	if err := patch(ctx, cs, cj.Namespace, cj.Name, types.MergePatchType, data, metav1.PatchOptions{FieldManager: o.FieldManager}); err != nil {
 		return fmt.Errorf("recording the applied hashes on %s: %w", v.Key(), err)
 	}
 	return nil
@@ -278,7 +227,7 @@ func reloadCronJob(ctx context.Context, cs kubernetes.Interface, v View, c Chang
 // template with the change applied, marked as a manual instantiation and owned
 // by the CronJob, named deterministically from the change so that a retried
 // sync finds it already there instead of creating a second one.
-func JobFromCronJob(cj *batchv1.CronJob, c Change) *batchv1.Job {
+func JobFromCronJob(cj *batchv1.CronJob, c workload.Change) *batchv1.Job {
 	spec := cj.Spec.JobTemplate.Spec.DeepCopy()
 	ApplyToTemplate(&spec.Template, c)
 	ann := map[string]string{"cronjob.kubernetes.io/instantiate": "manual"}
@@ -300,7 +249,7 @@ func JobFromCronJob(cj *batchv1.CronJob, c Change) *batchv1.Job {
 }
 
 // changeID is a short digest of what a change applies.
-func changeID(c Change) string {
+func changeID(c workload.Change) string {
 	var parts []string
 	for _, e := range c.Env {
 		parts = append(parts, fmt.Sprintf("env:%s:%s:%s:%v", e.Container, e.Name, e.Value, e.Remove))
@@ -314,14 +263,14 @@ func changeID(c Change) string {
 	return hex.EncodeToString(sum[:])[:10]
 }
 
-func recreateJob(ctx context.Context, cs kubernetes.Interface, v View, c Change, o Options) error {
+func recreateJob(ctx context.Context, cs kubernetes.Interface, patch patchFunc, v workload.View, c workload.Change, o Options) error {
 	old := v.Object.(*batchv1.Job)
 	if !c.Rollout() {
 		data, err := json.Marshal(map[string]any{"metadata": metaPatch(v, c)})
 		if err != nil {
 			return fmt.Errorf("encoding the patch of %s: %w", v.Key(), err)
 		}
-		if _, err := cs.BatchV1().Jobs(old.Namespace).Patch(ctx, old.Name, types.MergePatchType, data, metav1.PatchOptions{FieldManager: o.FieldManager}); err != nil {
+		if err := patch(ctx, cs, old.Namespace, old.Name, types.MergePatchType, data, metav1.PatchOptions{FieldManager: o.FieldManager}); err != nil {
 			return fmt.Errorf("recording the applied hashes on %s: %w", v.Key(), err)
 		}
 		return nil
@@ -359,7 +308,7 @@ func recreateJob(ctx context.Context, cs kubernetes.Interface, v View, c Change,
 // RecreatedJob is the Job that replaces old: same metadata and spec with the
 // change applied, without the fields the apiserver generates for a Job
 // (selector, controller-uid and job-name labels) so it accepts the create.
-func RecreatedJob(old *batchv1.Job, c Change) *batchv1.Job {
+func RecreatedJob(old *batchv1.Job, c workload.Change) *batchv1.Job {
 	job := old.DeepCopy()
 	job.ResourceVersion, job.UID, job.Generation = "", "", 0
 	job.CreationTimestamp = metav1.Time{}

@@ -1,4 +1,4 @@
-package workload
+package rollout
 
 import (
 	"reflect"
@@ -7,6 +7,8 @@ import (
 
 	batchv1 "k8s.io/api/batch/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"github.com/reloader-dev/reloader/controller/workload"
 )
 
 // A reload of a custom kind changes the reload variables and nothing else
@@ -20,7 +22,7 @@ func TestEnvOnRawKeepsEveryOtherField(t *testing.T) {
 			map[string]any{"name": "STAKATER_GONE_SECRET", "value": "old"},
 		}},
 	}
-	got, err := envOnRaw(Key{Kind: Rollout, Namespace: "ns", Name: "web"}, containers, []EnvChange{
+	got, err := envOnRaw(workload.Key{Kind: workload.Rollout, Namespace: "ns", Name: "web"}, containers, []workload.EnvChange{
 		{Container: "app", Name: "STAKATER_A_CONFIGMAP", Value: "h1"},
 		{Container: "app", Name: "STAKATER_GONE_SECRET", Remove: true},
 		{Container: "side", Name: "STAKATER_B_CONFIGMAP", Value: "h2"},
@@ -44,8 +46,8 @@ func TestEnvOnRawKeepsEveryOtherField(t *testing.T) {
 }
 
 func TestEnvOnRawNamesAMissingContainer(t *testing.T) {
-	_, err := envOnRaw(Key{Kind: Rollout, Namespace: "ns", Name: "web"}, []any{map[string]any{"name": "app"}},
-		[]EnvChange{{Container: "other", Name: "X", Value: "1"}})
+	_, err := envOnRaw(workload.Key{Kind: workload.Rollout, Namespace: "ns", Name: "web"}, []any{map[string]any{"name": "app"}},
+		[]workload.EnvChange{{Container: "other", Name: "X", Value: "1"}})
 	if err == nil || err.Error() != `Rollout ns/web: no container "other" in spec.template.spec.containers` {
 		t.Fatalf("error %v", err)
 	}

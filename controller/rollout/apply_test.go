@@ -1,4 +1,4 @@
-package workload
+package rollout
 
 import (
 	"encoding/json"
@@ -7,6 +7,8 @@ import (
 	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"github.com/reloader-dev/reloader/controller/workload"
 )
 
 func ptr[T any](v T) *T { return &v }
@@ -14,7 +16,7 @@ func ptr[T any](v T) *T { return &v }
 // Variable changes become one strategic-merge list per container, in the
 // order the containers first appear; a removal is a "$patch: delete".
 func TestEnvPatch(t *testing.T) {
-	got := envPatch([]EnvChange{
+	got := envPatch([]workload.EnvChange{
 		{Container: "app", Name: "STAKATER_A_CONFIGMAP", Value: "h1"},
 		{Container: "sidecar", Name: "STAKATER_B_SECRET", Remove: true},
 		{Container: "app", Name: "STAKATER_C_SECRET", Value: "h3"},
@@ -36,21 +38,21 @@ func TestEnvPatch(t *testing.T) {
 // changeID names the Job a CronJob reload creates: the same change always
 // gives the same name (a retry finds its Job), any difference another.
 func TestChangeID(t *testing.T) {
-	base := Change{RecordKey: "r", Record: `{"configmap/a":"h1"}`,
-		Env:                 []EnvChange{{Container: "app", Name: "X", Value: "1"}, {Container: "app", Name: "Y", Value: "2"}},
+	base := workload.Change{RecordKey: "r", Record: `{"configmap/a":"h1"}`,
+		Env:                 []workload.EnvChange{{Container: "app", Name: "X", Value: "1"}, {Container: "app", Name: "Y", Value: "2"}},
 		TemplateAnnotations: map[string]string{"k1": "v1", "k2": "v2"}}
 	id := changeID(base)
 	if len(id) != 10 {
 		t.Fatalf("changeID %q: want 10 hex characters", id)
 	}
 	same := base
-	same.Env = []EnvChange{base.Env[1], base.Env[0]}
+	same.Env = []workload.EnvChange{base.Env[1], base.Env[0]}
 	if got := changeID(same); got != id {
 		t.Errorf("reordered variables give %s, want %s", got, id)
 	}
-	for name, c := range map[string]Change{
-		"another value":    {Record: base.Record, Env: []EnvChange{{Container: "app", Name: "X", Value: "9"}, base.Env[1]}, TemplateAnnotations: base.TemplateAnnotations},
-		"a removal":        {Record: base.Record, Env: []EnvChange{{Container: "app", Name: "X", Value: "1", Remove: true}, base.Env[1]}, TemplateAnnotations: base.TemplateAnnotations},
+	for name, c := range map[string]workload.Change{
+		"another value":    {Record: base.Record, Env: []workload.EnvChange{{Container: "app", Name: "X", Value: "9"}, base.Env[1]}, TemplateAnnotations: base.TemplateAnnotations},
+		"a removal":        {Record: base.Record, Env: []workload.EnvChange{{Container: "app", Name: "X", Value: "1", Remove: true}, base.Env[1]}, TemplateAnnotations: base.TemplateAnnotations},
 		"another record":   {Record: `{"configmap/a":"h2"}`, Env: base.Env, TemplateAnnotations: base.TemplateAnnotations},
 		"other annotation": {Record: base.Record, Env: base.Env, TemplateAnnotations: map[string]string{"k1": "v1"}},
 	} {
@@ -73,7 +75,7 @@ func cronJob(name string) *batchv1.CronJob {
 // manual Job the CronJob owns, named after the change.
 func TestJobFromCronJob(t *testing.T) {
 	cj := cronJob("nightly")
-	c := Change{Record: "rec", Env: []EnvChange{{Container: "app", Name: "STAKATER_A_CONFIGMAP", Value: "new"}}}
+	c := workload.Change{Record: "rec", Env: []workload.EnvChange{{Container: "app", Name: "STAKATER_A_CONFIGMAP", Value: "new"}}}
 	job := JobFromCronJob(cj, c)
 	if want := "nightly-" + changeID(c); job.Name != want || job.Namespace != "ns" {
 		t.Errorf("Job %s/%s, want ns/%s", job.Namespace, job.Name, want)
@@ -116,10 +118,10 @@ func TestRecreatedJob(t *testing.T) {
 	old.Spec.Template.Labels = map[string]string{"team": "a", batchv1.ControllerUidLabel: "u1", batchv1.JobNameLabel: "migrate", "job-name": "migrate", "controller-uid": "u1"}
 	old.Spec.Template.Spec.Containers = []corev1.Container{{Name: "app"}}
 	old.Status.Succeeded = 1
-	c := Change{RecordKey: "reloader.dev/applied-hashes", Record: "rec",
+	c := workload.Change{RecordKey: "reloader.dev/applied-hashes", Record: "rec",
 		MetaAnnotations:     map[string]*string{"gone": nil, "added": ptr("z")},
 		TemplateAnnotations: map[string]string{"reloader.stakater.com/last-reloaded-from": "src"},
-		Env:                 []EnvChange{{Container: "app", Name: "STAKATER_A_CONFIGMAP", Value: "h"}}}
+		Env:                 []workload.EnvChange{{Container: "app", Name: "STAKATER_A_CONFIGMAP", Value: "h"}}}
 	job := RecreatedJob(old, c)
 	if job.UID != "" || job.ResourceVersion != "" || job.Generation != 0 || !job.CreationTimestamp.IsZero() || job.ManagedFields != nil {
 		t.Errorf("server-set metadata kept: %+v", job.ObjectMeta)
