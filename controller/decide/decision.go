@@ -3,6 +3,7 @@ package decide
 import (
 	"time"
 
+	"github.com/reloader-dev/reloader/controller/annotations"
 	"github.com/reloader-dev/reloader/controller/refs"
 	"github.com/reloader-dev/reloader/controller/workload"
 )
@@ -30,6 +31,9 @@ type Decision struct {
 	// Watched are the resources the workload watches, each with the rule
 	// that watches it and the content last applied, sorted.
 	Watched []Watched
+	// Verdicts say, for each resource the pod spec uses and each it watches
+	// by name, whether it is watched and by which rule, sorted.
+	Verdicts []Verdict
 	// Problems are the configuration problems, in the order found; sorted,
 	// they are the text of the ReloadFail Event.
 	Problems []string
@@ -72,6 +76,32 @@ type Resource struct {
 }
 
 func (r Resource) String() string { return string(r.Kind) + "/" + r.Name }
+
+// Verdict is whether the workload watches one resource, and the rule that
+// settled it, recorded where the rule fires.
+type Verdict struct {
+	Resource
+	Watched bool
+	// Rule is one of annotations' rules, or RuleKindIgnored; Detail says
+	// it for people.
+	Rule   annotations.Rule
+	Detail string
+}
+
+// RuleKindIgnored: the controller watches no resource of the kind
+// (--resources-to-ignore, CSI integration off), whatever the annotations.
+const RuleKindIgnored annotations.Rule = "kind-ignored"
+
+// kindIgnoredDetail says which setting turns the kind off.
+func kindIgnoredDetail(k refs.Kind) string {
+	switch k {
+	case refs.ConfigMap:
+		return "the controller does not watch ConfigMaps (--resources-to-ignore=configMaps)"
+	case refs.Secret:
+		return "the controller does not watch Secrets (--resources-to-ignore=secrets)"
+	}
+	return "the controller does not watch SecretProviderClasses (--enable-csi-integration is off)"
+}
 
 // Watched is what the decision knows of one resource the workload watches.
 type Watched struct {
