@@ -41,6 +41,7 @@ func Decide(o Options, v workload.View, r Reader, now time.Time) Decision {
 		out.Gate = GateNotInterested
 	}
 	out.PausedFor, out.Resume = d.pause()
+	out.Marker = d.marker()
 
 	record, recordText, hadRecord, problems := appliedRecord(v)
 	out.Record, out.RecordText, out.HasRecord = record, recordText, hadRecord

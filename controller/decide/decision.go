@@ -34,6 +34,8 @@ type Decision struct {
 	// Verdicts say, for each resource the pod spec uses and each it watches
 	// by name, whether it is watched and by which rule, sorted.
 	Verdicts []Verdict
+	// Marker is the reload marker the template carries.
+	Marker Marker
 	// Problems are the configuration problems, in the order found; sorted,
 	// they are the text of the ReloadFail Event.
 	Problems []string
