@@ -33,6 +33,11 @@ type Inspection struct {
 	Interested bool
 	// Watched lists the resources the workload watches, sorted.
 	Watched []WatchedResource
+	// Verdicts say, per resource used or watched, whether it is watched
+	// and by which rule (decide.Decision.Verdicts).
+	Verdicts []decide.Verdict
+	// Marker is the reload marker the template carries.
+	Marker decide.Marker
 	// Problems are the configuration problems, with the text of the
 	// ReloadFail Event the controller raises for them.
 	Problems []string
@@ -110,7 +115,8 @@ func Inspect(o Options, v workload.View, objs []any) (Inspection, error) {
 		now = o.Now
 	}
 	d := decide.Decide(o.DecideOptions(), v, r, now())
-	in := Inspection{Interested: d.Interested, Problems: d.Problems, Record: d.Record, HasRecord: d.HasRecord, PausedFor: d.PausedFor}
+	in := Inspection{Interested: d.Interested, Problems: d.Problems, Record: d.Record, HasRecord: d.HasRecord, PausedFor: d.PausedFor,
+		Verdicts: d.Verdicts, Marker: d.Marker}
 	switch d.Gate {
 	case decide.GateWorkload:
 		in.Skip = d.Skip
