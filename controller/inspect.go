@@ -36,8 +36,10 @@ type Inspection struct {
 	// Verdicts say, per resource used or watched, whether it is watched
 	// and by which rule (decide.Decision.Verdicts).
 	Verdicts []decide.Verdict
-	// Marker is the reload marker the template carries.
+	// Marker is the reload marker the template carries; ReadOn where the
+	// workload's annotations are read, per resource kind.
 	Marker decide.Marker
+	ReadOn map[refs.Kind]string
 	// Problems are the configuration problems, with the text of the
 	// ReloadFail Event the controller raises for them.
 	Problems []string
@@ -116,7 +118,7 @@ func Inspect(o Options, v workload.View, objs []any) (Inspection, error) {
 	}
 	d := decide.Decide(o.DecideOptions(), v, r, now())
 	in := Inspection{Interested: d.Interested, Problems: d.Problems, Record: d.Record, HasRecord: d.HasRecord, PausedFor: d.PausedFor,
-		Verdicts: d.Verdicts, Marker: d.Marker}
+		Verdicts: d.Verdicts, Marker: d.Marker, ReadOn: d.ReadOn}
 	switch d.Gate {
 	case decide.GateWorkload:
 		in.Skip = d.Skip

@@ -56,6 +56,13 @@ func (n Names) source(w Workload, kind refs.Kind) (map[string]string, string) {
 	return w.Template, "pod template"
 }
 
+// ReadOn says where the decision reads the workload's annotations for kind:
+// "metadata" or "pod template" (Source).
+func (n Names) ReadOn(w Workload, kind refs.Kind) string {
+	_, where := n.source(w, kind)
+	return where
+}
+
 // notWatched says why Decide watches r through none of its rules: the first
 // of search without match, an auto annotation that is not true, another
 // kind's typed auto, a reload list not naming it, or no opt-in at all.

@@ -5,6 +5,7 @@ import (
 	"time"
 
 	"github.com/reloader-dev/reloader/controller/annotations"
+	"github.com/reloader-dev/reloader/controller/refs"
 	"github.com/reloader-dev/reloader/controller/workload"
 )
 
@@ -42,6 +43,10 @@ func Decide(o Options, v workload.View, r Reader, now time.Time) Decision {
 	}
 	out.PausedFor, out.Resume = d.pause()
 	out.Marker = d.marker()
+	out.ReadOn = map[refs.Kind]string{}
+	for _, k := range refs.Kinds() {
+		out.ReadOn[k] = d.o.Names.ReadOn(d.w, k)
+	}
 
 	record, recordText, hadRecord, problems := appliedRecord(v)
 	out.Record, out.RecordText, out.HasRecord = record, recordText, hadRecord

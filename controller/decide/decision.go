@@ -34,6 +34,9 @@ type Decision struct {
 	// Verdicts say, for each resource the pod spec uses and each it watches
 	// by name, whether it is watched and by which rule, sorted.
 	Verdicts []Verdict
+	// ReadOn says, per resource kind, where the workload's annotations are
+	// read: "metadata" or "pod template".
+	ReadOn map[refs.Kind]string
 	// Marker is the reload marker the template carries.
 	Marker Marker
 	// Problems are the configuration problems, in the order found; sorted,
