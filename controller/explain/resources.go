@@ -88,13 +88,13 @@ func resources(co controller.Options, v workload.View, in controller.Inspection,
 			r.Detail = fmt.Sprintf("it exists but does not match --resource-label-selector=%s: the controller does not see it, so its changes never reload", co.ResourceSelector)
 		case isWatched:
 			r.Watched = true
-			r.Reason, r.Detail = reasons[vd.Rule], vd.Detail
+			r.Reason, r.Detail = ruleReason(vd.Rule), vd.Detail
 			if !w.Exists {
 				r.Reason = ReasonMissing
 				r.Detail += "; it does not exist (the controller reloads when it appears only with --reload-on-create)"
 			}
 		default:
-			r.Reason, r.Detail = reasons[vd.Rule], vd.Detail
+			r.Reason, r.Detail = ruleReason(vd.Rule), vd.Detail
 			if !exists {
 				r.Detail += " (it does not exist either)"
 			}
@@ -104,24 +104,25 @@ func resources(co controller.Options, v workload.View, in controller.Inspection,
 	return out
 }
 
-// reasons turn the rule of the controller's decision into explain's stable
+// ruleReason turns the rule of the controller's decision into explain's stable
 // reason code: several rules share one code (auto, typed auto and
 // --auto-reload-all are all "auto").
-var reasons = map[annotations.Rule]string{
-	annotations.RuleIgnored:            ReasonIgnoreAnnotation,
-	annotations.RuleExcluded:           ReasonExcluded,
-	annotations.RuleNamed:              ReasonNamed,
-	annotations.RuleSearchMatch:        ReasonSearch,
-	annotations.RuleAuto:               ReasonAuto,
-	annotations.RuleTypedAuto:          ReasonAuto,
-	annotations.RuleAutoReloadAll:      ReasonAuto,
-	annotations.RuleSearchWithoutMatch: ReasonSearchWithoutMatch,
-	annotations.RuleAutoFalse:          ReasonAutoFalse,
-	annotations.RuleTypedAutoFalse:     ReasonAutoFalse,
-	annotations.RuleTypedAutoOtherKind: ReasonTypedAutoOtherKind,
-	annotations.RuleNotNamed:           ReasonNotNamed,
-	annotations.RuleNotOptedIn:         ReasonNotOptedIn,
-	decide.RuleKindIgnored:             ReasonKindIgnored,
+func ruleReason(rule annotations.Rule) string {
+	switch rule {
+	case annotations.RuleIgnored:
+		return ReasonIgnoreAnnotation
+	case annotations.RuleAuto, annotations.RuleTypedAuto, annotations.RuleAutoReloadAll:
+		return ReasonAuto
+	case annotations.RuleSearchMatch:
+		return ReasonSearch
+	case annotations.RuleAutoFalse, annotations.RuleTypedAutoFalse:
+		return ReasonAutoFalse
+	case decide.RuleKindIgnored:
+		return ReasonKindIgnored
+	}
+	// The others keep their name: named, excluded, search-without-match,
+	// typed-auto-other-kind, not-named, not-opted-in.
+	return string(rule)
 }
 
 // hints are problems nobody reports: what the kubelet never refreshes,
