@@ -1,6 +1,7 @@
 package decide
 
 import (
+	"strings"
 	"time"
 
 	"github.com/reloader-dev/reloader/controller/annotations"
@@ -97,15 +98,14 @@ type Verdict struct {
 // (--resources-to-ignore, CSI integration off), whatever the annotations.
 const RuleKindIgnored annotations.Rule = "kind-ignored"
 
-// kindIgnoredDetail says which setting turns the kind off.
+// kindIgnoredDetail says which setting turns the kind off:
+// --resources-to-ignore=configMaps|secrets, or CSI integration off.
 func kindIgnoredDetail(k refs.Kind) string {
-	switch k {
-	case refs.ConfigMap:
-		return "the controller does not watch ConfigMaps (--resources-to-ignore=configMaps)"
-	case refs.Secret:
-		return "the controller does not watch Secrets (--resources-to-ignore=secrets)"
+	if k == refs.SecretProviderClass {
+		return "the controller does not watch SecretProviderClasses (--enable-csi-integration is off)"
 	}
-	return "the controller does not watch SecretProviderClasses (--enable-csi-integration is off)"
+	t := k.Title()
+	return "the controller does not watch " + t + "s (--resources-to-ignore=" + strings.ToLower(t[:1]) + t[1:] + "s)"
 }
 
 // Watched is what the decision knows of one resource the workload watches.

@@ -31,6 +31,12 @@ func TestDecisionGivesEachResourceItsVerdict(t *testing.T) {
 				{appCM, true, annotations.RuleAuto, `watched: reloader.stakater.com/auto="true" on the metadata`},
 				{creds, false, RuleKindIgnored, "the controller does not watch Secrets (--resources-to-ignore=secrets)"},
 			}},
+		{name: "ConfigMaps turned off", o: Options{IgnoreConfigMaps: true}, meta: with(names.Auto, "true"),
+			states: map[Resource]State{appCM: existing("h1"), creds: existing("h2")},
+			want: []Verdict{
+				{appCM, false, RuleKindIgnored, "the controller does not watch ConfigMaps (--resources-to-ignore=configMaps)"},
+				{creds, true, annotations.RuleAuto, `watched: reloader.stakater.com/auto="true" on the metadata`},
+			}},
 		{name: "typed auto of the other kind", meta: with(names.SecretAuto, "true"),
 			states: map[Resource]State{appCM: existing("h1"), creds: existing("h2")},
 			want: []Verdict{

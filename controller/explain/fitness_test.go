@@ -23,19 +23,8 @@ func TestExplainSpellsOutNoAnnotationKeyList(t *testing.T) {
 	for i := range nt.NumField() {
 		fields[nt.Field(i).Name] = true
 	}
-	files, err := filepath.Glob("*.go")
-	if err != nil {
-		t.Fatal(err)
-	}
 	fset := token.NewFileSet()
-	for _, name := range files {
-		if strings.HasSuffix(name, "_test.go") {
-			continue
-		}
-		f, err := parser.ParseFile(fset, name, nil, 0)
-		if err != nil {
-			t.Fatal(err)
-		}
+	for _, f := range parsed(t, fset, ".") {
 		ast.Inspect(f, func(node ast.Node) bool {
 			lit, ok := node.(*ast.CompositeLit)
 			if !ok {
@@ -67,11 +56,7 @@ func TestExplainEvaluatesNoRuleOfTheDecision(t *testing.T) {
 	rules := map[string]string{"Decide": "decide", "KindIgnored": "decide", "NamespaceIgnored": "decide", "EnvVarName": "decide",
 		"DecideOptions": "controller"}
 	fset := token.NewFileSet()
-	for _, name := range goFiles(t, "../annotations") {
-		f, err := parser.ParseFile(fset, name, nil, 0)
-		if err != nil {
-			t.Fatal(err)
-		}
+	for _, f := range parsed(t, fset, "../annotations") {
 		for _, d := range f.Decls {
 			if fn, ok := d.(*ast.FuncDecl); ok && fn.Name.IsExported() && !namesKeys[fn.Name.Name] {
 				rules[fn.Name.Name] = "annotations"
@@ -81,11 +66,7 @@ func TestExplainEvaluatesNoRuleOfTheDecision(t *testing.T) {
 	if len(rules) < 10 {
 		t.Fatalf("found only %d rule functions: is ../annotations still where the rules are?", len(rules))
 	}
-	for _, name := range goFiles(t, ".") {
-		f, err := parser.ParseFile(fset, name, nil, 0)
-		if err != nil {
-			t.Fatal(err)
-		}
+	for _, f := range parsed(t, fset, ".") {
 		ast.Inspect(f, func(node ast.Node) bool {
 			call, ok := node.(*ast.CallExpr)
 			if !ok {
@@ -107,18 +88,23 @@ func TestExplainEvaluatesNoRuleOfTheDecision(t *testing.T) {
 	}
 }
 
-// goFiles are the non-test Go files of dir.
-func goFiles(t *testing.T, dir string) []string {
+// parsed are the non-test Go files of dir, parsed.
+func parsed(t *testing.T, fset *token.FileSet, dir string) []*ast.File {
 	t.Helper()
-	files, err := filepath.Glob(filepath.Join(dir, "*.go"))
+	names, err := filepath.Glob(filepath.Join(dir, "*.go"))
 	if err != nil {
 		t.Fatal(err)
 	}
-	var out []string
-	for _, f := range files {
-		if !strings.HasSuffix(f, "_test.go") {
-			out = append(out, f)
+	var out []*ast.File
+	for _, name := range names {
+		if strings.HasSuffix(name, "_test.go") {
+			continue
 		}
+		f, err := parser.ParseFile(fset, name, nil, 0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		out = append(out, f)
 	}
 	return out
 }
