@@ -198,18 +198,18 @@ func scopeOf(o Options, co controller.Options, in controller.Inspection, nsUnkno
 	}
 	sort.Strings(s.IgnoredWorkloads)
 	out := func(reason string) { s.InScope, s.Reason = false, reason }
-	switch {
-	case len(co.Namespaces) > 0 && !slices.Contains(co.Namespaces, o.Namespace):
+	switch in.OutOfScope {
+	case controller.OutsideNamespaces:
 		out(fmt.Sprintf("namespace %s is outside the controller's namespaces (%s)", o.Namespace, strings.Join(co.Namespaces, ",")))
-	case slices.Contains(co.NamespacesToIgnore, o.Namespace):
+	case controller.NamespaceIgnored:
 		out(fmt.Sprintf("namespace %s is in --namespaces-to-ignore", o.Namespace))
-	case in.Skip == "namespace_not_selected":
+	case controller.NamespaceNotSelected:
 		out(fmt.Sprintf("namespace %s does not match --namespace-selector %q", o.Namespace, s.NamespaceSelector))
-	case co.IgnoredKinds[o.Kind]:
+	case controller.WorkloadKindIgnored:
 		out(fmt.Sprintf("%s workloads are ignored (--ignored-workload-types)", o.Kind))
-	case o.Kind == workload.Rollout && !co.ArgoRollouts:
+	case controller.RolloutsOff:
 		out("Argo Rollouts are not watched (--is-Argo-Rollouts=false)")
-	case o.Kind == workload.DeploymentConfig && !co.OpenShift:
+	case controller.OpenShiftOff:
 		out("DeploymentConfigs are not watched (--is-openshift)")
 	}
 	return s
