@@ -53,7 +53,7 @@ func TestDecisionGivesEachResourceItsVerdict(t *testing.T) {
 		{name: "a missing resource under search is watched for its creation", meta: with(names.Search, "true"),
 			states: map[Resource]State{creds: {Hash: "h2", Exists: true, Annotations: with(names.Match, "true")}},
 			want: []Verdict{
-				{appCM, true, annotations.RuleSearchMatch, `watched: reloader.stakater.com/search="true", and a missing ConfigMap is watched for its creation`},
+				{appCM, true, annotations.RuleSearchMatch, `watched: reloader.stakater.com/search="true" (a missing ConfigMap counts as matched)`},
 				{creds, true, annotations.RuleSearchMatch, `watched: reloader.stakater.com/search="true" on the metadata and reloader.stakater.com/match="true" on the Secret`},
 			}},
 	}

@@ -152,7 +152,7 @@ func (d *decider) deletedResources(k refs.Kind, record map[string]string, set ma
 func (d *decider) verdictOf(res Resource, a annotations.Decision, missing bool) Verdict {
 	vd := Verdict{Resource: res, Watched: a.Reload, Rule: a.Rule, Detail: a.Detail}
 	if missing && a.Rule == annotations.RuleSearchMatch {
-		vd.Detail = fmt.Sprintf("watched: %s=\"true\", and a missing %s is watched for its creation", d.o.Names.Search, res.Kind.Title())
+		vd.Detail = fmt.Sprintf("watched: %s=\"true\" (a missing %s counts as matched)", d.o.Names.Search, res.Kind.Title())
 	}
 	return vd
 }
