@@ -3,6 +3,7 @@ package controller
 import (
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 	"time"
 
@@ -31,8 +32,18 @@ type Inspection struct {
 	// make it reload (and --auto-reload-all is off): the controller never
 	// syncs it.
 	Interested bool
+	// OutOfScope is the setting that keeps the controller from watching the
+	// workload at all; InScope when none does.
+	OutOfScope ScopeGate
 	// Watched lists the resources the workload watches, sorted.
 	Watched []WatchedResource
+	// Verdicts say, per resource used or watched, whether it is watched
+	// and by which rule (decide.Decision.Verdicts).
+	Verdicts []decide.Verdict
+	// Marker is the reload marker the template carries; ReadOn where the
+	// workload's annotations are read, per resource kind.
+	Marker decide.Marker
+	ReadOn map[refs.Kind]string
 	// Problems are the configuration problems, with the text of the
 	// ReloadFail Event the controller raises for them.
 	Problems []string
@@ -110,13 +121,15 @@ func Inspect(o Options, v workload.View, objs []any) (Inspection, error) {
 		now = o.Now
 	}
 	d := decide.Decide(o.DecideOptions(), v, r, now())
-	in := Inspection{Interested: d.Interested, Problems: d.Problems, Record: d.Record, HasRecord: d.HasRecord, PausedFor: d.PausedFor}
+	in := Inspection{Interested: d.Interested, Problems: d.Problems, Record: d.Record, HasRecord: d.HasRecord, PausedFor: d.PausedFor,
+		Verdicts: d.Verdicts, Marker: d.Marker, ReadOn: d.ReadOn}
 	switch d.Gate {
 	case decide.GateWorkload:
 		in.Skip = d.Skip
 	case decide.GateNamespace:
 		in.Skip = "namespace_not_selected"
 	}
+	in.OutOfScope = o.scopeGate(v, d)
 	for _, w := range d.Watched {
 		// Applied shows what the record or a marker says; a first-sight
 		// verdict is not a hash that was ever applied.
@@ -139,6 +152,42 @@ func Inspect(o Options, v workload.View, objs []any) (Inspection, error) {
 		in.HeldFor = d.HeldFor
 	}
 	return in, nil
+}
+
+// ScopeGate is the setting that leaves a workload outside the controller's
+// scope: it is never watched, whatever its annotations.
+type ScopeGate string
+
+const (
+	InScope              ScopeGate = ""
+	OutsideNamespaces    ScopeGate = "namespaces"             // --namespaces does not list its namespace
+	NamespaceIgnored     ScopeGate = "namespaces-to-ignore"   // --namespaces-to-ignore lists it
+	NamespaceNotSelected ScopeGate = "namespace-selector"     // --namespace-selector does not match it
+	WorkloadKindIgnored  ScopeGate = "ignored-workload-types" // --ignored-workload-types lists its kind
+	RolloutsOff          ScopeGate = "is-Argo-Rollouts"       // a Rollout, Argo Rollouts off
+	OpenShiftOff         ScopeGate = "is-openshift"           // a DeploymentConfig, OpenShift off
+)
+
+// scopeGate says which setting, if any, keeps v out of scope: the namespaces
+// the watches cover, the decision's namespace gate, the kinds New starts
+// informers for.
+func (o Options) scopeGate(v workload.View, d decide.Decision) ScopeGate {
+	ns := v.Object.GetNamespace()
+	switch {
+	case len(o.Namespaces) > 0 && !slices.Contains(o.Namespaces, ns):
+		return OutsideNamespaces
+	case o.DecideOptions().NamespaceIgnored(ns):
+		return NamespaceIgnored
+	case d.Gate == decide.GateNamespace:
+		return NamespaceNotSelected
+	case o.IgnoredKinds[v.Kind]:
+		return WorkloadKindIgnored
+	case v.Kind == workload.Rollout && !o.ArgoRollouts:
+		return RolloutsOff
+	case v.Kind == workload.DeploymentConfig && !o.OpenShift:
+		return OpenShiftOff
+	}
+	return InScope
 }
 
 // mapReader is decide.Reader over objects given to Inspect: what the

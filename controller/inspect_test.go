@@ -8,6 +8,7 @@ import (
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/labels"
 
 	"github.com/reloader-dev/reloader/controller"
 	"github.com/reloader-dev/reloader/controller/hash"
@@ -91,6 +92,42 @@ func TestInspectDecidesAsASyncWould(t *testing.T) {
 			}
 			if p := strings.Join(in.Problems, "; "); p != tc.problem {
 				t.Errorf("problems %q, want %q", p, tc.problem)
+			}
+		})
+	}
+}
+
+// Inspect names the setting that keeps a workload out of the controller's
+// scope, first the namespaces the watches cover, then the decision's
+// namespace gate, then the workload kinds watched.
+func TestInspectNamesTheSettingThatLeavesAWorkloadOutOfScope(t *testing.T) {
+	d := &appsv1.Deployment{ObjectMeta: metav1.ObjectMeta{Name: "web", Namespace: "ns", Annotations: map[string]string{"reloader.stakater.com/auto": "true"}}}
+	d.Spec.Template.Spec.Containers = []corev1.Container{{Name: "app"}}
+	v, err := workload.ViewOf(d)
+	if err != nil {
+		t.Fatal(err)
+	}
+	nsObj := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: "ns", Labels: map[string]string{"team": "web"}}}
+	for _, tc := range []struct {
+		name string
+		o    controller.Options
+		want controller.ScopeGate
+	}{
+		{"in scope", controller.Options{}, controller.InScope},
+		{"another namespace watched", controller.Options{Namespaces: []string{"other"}}, controller.OutsideNamespaces},
+		{"its namespace watched", controller.Options{Namespaces: []string{"ns"}}, controller.InScope},
+		{"namespace ignored", controller.Options{Namespaces: []string{"ns"}, NamespacesToIgnore: []string{"ns"}}, controller.NamespaceIgnored},
+		{"namespace not selected", controller.Options{NamespaceSelector: labels.SelectorFromSet(labels.Set{"team": "db"})}, controller.NamespaceNotSelected},
+		{"namespace selected", controller.Options{NamespaceSelector: labels.SelectorFromSet(labels.Set{"team": "web"})}, controller.InScope},
+		{"kind ignored", controller.Options{IgnoredKinds: map[workload.Kind]bool{workload.Deployment: true}}, controller.WorkloadKindIgnored},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			in, err := controller.Inspect(tc.o, v, []any{nsObj})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if in.OutOfScope != tc.want {
+				t.Errorf("OutOfScope = %q, want %q", in.OutOfScope, tc.want)
 			}
 		})
 	}

@@ -87,6 +87,10 @@ type Decision struct {
 	// Errors are invalid annotation values found on the way; the decision
 	// still stands for the valid parts.
 	Errors []error
+	// Rule is the rule that settled the decision; Detail says it for
+	// people ("watched: named by ... on the metadata").
+	Rule   Rule
+	Detail string
 }
 
 // KindNames are the annotations that name one resource kind.
@@ -125,12 +129,8 @@ func (n Names) exclude(kind refs.Kind) string   { return n.For(kind).Exclude }
 // Source returns the annotations the decision reads: the workload's metadata
 // when it carries any reload annotation, otherwise the pod template's.
 func (n Names) Source(w Workload, kind refs.Kind) map[string]string {
-	for _, k := range []string{n.reload(kind), n.Auto, n.typedAuto(kind), n.Search} {
-		if _, ok := w.Meta[k]; ok {
-			return w.Meta
-		}
-	}
-	return w.Template
+	src, _ := n.source(w, kind)
+	return src
 }
 
 // Interested reports whether a workload carries any annotation that can make
@@ -172,7 +172,8 @@ func (n Names) Searches(w Workload) bool {
 // Decide applies the original's rules, in its order: an ignored resource never
 // reloads; an excluded name never reloads; a name matching the reload list
 // reloads (named); search+match reloads (auto); auto, typed auto, or
-// autoReloadAll with neither set reloads (auto).
+// autoReloadAll with neither set reloads (auto). The Decision names the rule
+// that settled it.
 func (n Names) Decide(w Workload, r Resource, autoReloadAll bool) Decision {
 	var d Decision
 	if v, ok := r.Annotations[n.Ignore]; ok {
@@ -181,17 +182,18 @@ func (n Names) Decide(w Workload, r Resource, autoReloadAll bool) Decision {
 			d.Errors = append(d.Errors, fmt.Errorf("%s %q: annotation %s=%q is not a boolean", r.Kind, r.Name, n.Ignore, v))
 		}
 		if ignored {
-			return d
+			return d.because(RuleIgnored, "not watched: the %s carries %s=%q", r.Kind.Title(), n.Ignore, v)
 		}
 	}
-	src := n.Source(w, r.Kind)
+	src, where := n.source(w, r.Kind)
 	excl, ok := w.Meta[n.exclude(r.Kind)]
+	exclOn := "metadata"
 	if !ok {
-		excl = src[n.exclude(r.Kind)]
+		excl, exclOn = src[n.exclude(r.Kind)], where
 	}
 	for _, name := range strings.Split(excl, ",") {
 		if name = strings.TrimSpace(name); name != "" && name == r.Name {
-			return d
+			return d.because(RuleExcluded, "not watched: excluded by %s=%q on the %s", n.exclude(r.Kind), excl, exclOn)
 		}
 	}
 	if list, ok := src[n.reload(r.Kind)]; ok {
@@ -200,22 +202,25 @@ func (n Names) Decide(w Workload, r Resource, autoReloadAll bool) Decision {
 			d.Errors = append(d.Errors, fmt.Errorf("annotation %s: %w", n.reload(r.Kind), err))
 		}
 		if matched {
-			d.Reload = true
-			return d
+			return d.watching(false).because(RuleNamed, "watched: named by %s=%q on the %s", n.reload(r.Kind), list, where)
 		}
 	}
 	if src[n.Search] == "true" && r.Annotations[n.Match] == "true" {
-		d.Reload, d.Auto = true, true
-		return d
+		return d.watching(true).because(RuleSearchMatch, "watched: %s=\"true\" on the %s and %s=\"true\" on the %s", n.Search, where, n.Match, r.Kind.Title())
 	}
 	auto, autoSet := src[n.Auto]
 	typed, typedSet := src[n.typedAuto(r.Kind)]
 	autoOn := parseBool(auto, n.Auto, autoSet, &d)
 	typedOn := parseBool(typed, n.typedAuto(r.Kind), typedSet, &d)
-	if autoOn || typedOn || (!autoSet && !typedSet && autoReloadAll) {
-		d.Reload, d.Auto = true, true
+	switch {
+	case autoOn:
+		return d.watching(true).because(RuleAuto, "watched: %s=%q on the %s", n.Auto, auto, where)
+	case typedOn:
+		return d.watching(true).because(RuleTypedAuto, "watched: %s=%q on the %s", n.typedAuto(r.Kind), typed, where)
+	case !autoSet && !typedSet && autoReloadAll:
+		return d.watching(true).because(RuleAutoReloadAll, "watched: --auto-reload-all")
 	}
-	return d
+	return n.notWatched(d, w, r, src, where)
 }
 
 func parseBool(v, key string, set bool, d *Decision) bool {

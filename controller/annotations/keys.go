@@ -10,10 +10,6 @@ func (n Names) ReloadKey(kind refs.Kind) string { return n.reload(kind) }
 // (configmap.reloader.stakater.com/auto, ...).
 func (n Names) TypedAutoKey(kind refs.Kind) string { return n.typedAuto(kind) }
 
-// ExcludeKey is the annotation listing resources of kind never to reload for
-// (configmaps.exclude.reloader.stakater.com/reload, ...).
-func (n Names) ExcludeKey(kind refs.Kind) string { return n.exclude(kind) }
-
 // OptInKeys are the annotations any one of which opts a workload into
 // reloading (Interested), on its metadata or its pod template.
 func (n Names) OptInKeys() []string {

@@ -154,7 +154,7 @@ type reloadSource struct {
 // other characters turned into one underscore.
 func EnvVarName(kind refs.Kind, name string) string {
 	var b strings.Builder
-	b.WriteString("STAKATER_")
+	b.WriteString(envVarPrefix)
 	upper := strings.ToUpper(name)
 	lastValid := false
 	for i := 0; i < len(upper); i++ {

@@ -5,6 +5,7 @@ import (
 	"time"
 
 	"github.com/reloader-dev/reloader/controller/annotations"
+	"github.com/reloader-dev/reloader/controller/refs"
 	"github.com/reloader-dev/reloader/controller/workload"
 )
 
@@ -15,6 +16,8 @@ type decider struct {
 	w   annotations.Workload
 	r   Reader
 	now time.Time
+	// verdicts are filled by watchedSet as the rules fire.
+	verdicts map[Resource]Verdict
 }
 
 // Decide says what a sync of v would do at now, reading only r: whether it
@@ -25,7 +28,8 @@ type decider struct {
 // sync stops there. o is taken with its defaults (WithDefaults).
 func Decide(o Options, v workload.View, r Reader, now time.Time) Decision {
 	d := &decider{o: o.WithDefaults(), v: v, r: r, now: now,
-		w: annotations.Workload{Meta: v.Object.GetAnnotations(), Template: v.Template.Annotations}}
+		w:        annotations.Workload{Meta: v.Object.GetAnnotations(), Template: v.Template.Annotations},
+		verdicts: map[Resource]Verdict{}}
 	var out Decision
 	out.Interested = d.o.Names.Interested(d.w, d.o.AutoReloadAll)
 	ns := v.Object.GetNamespace()
@@ -38,6 +42,11 @@ func Decide(o Options, v workload.View, r Reader, now time.Time) Decision {
 		out.Gate = GateNotInterested
 	}
 	out.PausedFor, out.Resume = d.pause()
+	out.Marker = d.marker()
+	out.ReadOn = map[refs.Kind]string{}
+	for _, k := range refs.Kinds() {
+		out.ReadOn[k] = d.o.Names.ReadOn(d.w, k)
+	}
 
 	record, recordText, hadRecord, problems := appliedRecord(v)
 	out.Record, out.RecordText, out.HasRecord = record, recordText, hadRecord
@@ -50,6 +59,10 @@ func Decide(o Options, v workload.View, r Reader, now time.Time) Decision {
 		out.Watched = append(out.Watched, wt)
 	}
 	sort.Slice(out.Watched, func(i, j int) bool { return out.Watched[i].String() < out.Watched[j].String() })
+	for _, vd := range d.verdicts {
+		out.Verdicts = append(out.Verdicts, vd)
+	}
+	sort.Slice(out.Verdicts, func(i, j int) bool { return out.Verdicts[i].String() < out.Verdicts[j].String() })
 	pl := planChange(in)
 	out.Reloads, out.Skips = pl.reloads, pl.skips
 	out.NextRecord = encodeRecord(pl.next)

@@ -1,8 +1,10 @@
 package decide
 
 import (
+	"strings"
 	"time"
 
+	"github.com/reloader-dev/reloader/controller/annotations"
 	"github.com/reloader-dev/reloader/controller/refs"
 	"github.com/reloader-dev/reloader/controller/workload"
 )
@@ -30,6 +32,14 @@ type Decision struct {
 	// Watched are the resources the workload watches, each with the rule
 	// that watches it and the content last applied, sorted.
 	Watched []Watched
+	// Verdicts say, for each resource the pod spec uses and each it watches
+	// by name, whether it is watched and by which rule, sorted.
+	Verdicts []Verdict
+	// ReadOn says, per resource kind, where the workload's annotations are
+	// read: "metadata" or "pod template".
+	ReadOn map[refs.Kind]string
+	// Marker is the reload marker the template carries.
+	Marker Marker
 	// Problems are the configuration problems, in the order found; sorted,
 	// they are the text of the ReloadFail Event.
 	Problems []string
@@ -72,6 +82,31 @@ type Resource struct {
 }
 
 func (r Resource) String() string { return string(r.Kind) + "/" + r.Name }
+
+// Verdict is whether the workload watches one resource, and the rule that
+// settled it, recorded where the rule fires.
+type Verdict struct {
+	Resource
+	Watched bool
+	// Rule is one of annotations' rules, or RuleKindIgnored; Detail says
+	// it for people.
+	Rule   annotations.Rule
+	Detail string
+}
+
+// RuleKindIgnored: the controller watches no resource of the kind
+// (--resources-to-ignore, CSI integration off), whatever the annotations.
+const RuleKindIgnored annotations.Rule = "kind-ignored"
+
+// kindIgnoredDetail says which setting turns the kind off:
+// --resources-to-ignore=configMaps|secrets, or CSI integration off.
+func kindIgnoredDetail(k refs.Kind) string {
+	if k == refs.SecretProviderClass {
+		return "the controller does not watch SecretProviderClasses (--enable-csi-integration is off)"
+	}
+	t := k.Title()
+	return "the controller does not watch " + t + "s (--resources-to-ignore=" + strings.ToLower(t[:1]) + t[1:] + "s)"
+}
 
 // Watched is what the decision knows of one resource the workload watches.
 type Watched struct {

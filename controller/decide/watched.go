@@ -66,7 +66,9 @@ func (d *decider) watchedSet(record map[string]string) (map[Resource]Watched, []
 func (d *decider) usedResources(set map[Resource]Watched, ps *problems) {
 	ns := d.v.Object.GetNamespace()
 	for _, r := range refs.Find(&d.v.Template.Spec) {
+		res := Resource{r.Kind, r.Name}
 		if d.o.KindIgnored(r.Kind) {
+			d.verdicts[res] = Verdict{Resource: res, Rule: RuleKindIgnored, Detail: kindIgnoredDetail(r.Kind)}
 			continue
 		}
 		st := d.r.Resource(r.Kind, ns, r.Name)
@@ -80,10 +82,10 @@ func (d *decider) usedResources(set map[Resource]Watched, ps *problems) {
 		}
 		a := d.o.Names.Decide(d.w, annotations.Resource{Kind: r.Kind, Name: r.Name, Annotations: ann}, d.o.AutoReloadAll)
 		ps.addErrs(a.Errors)
+		d.verdicts[res] = d.verdictOf(res, a, !st.Exists)
 		if !a.Reload {
 			continue
 		}
-		res := Resource{r.Kind, r.Name}
 		wt := watchedFrom(res, st)
 		wt.Auto, wt.Optional = a.Auto, r.Optional
 		if !st.Exists {
@@ -112,6 +114,7 @@ func (d *decider) namedResources(k refs.Kind, set map[Resource]Watched, ps *prob
 		// An unused resource can only be watched by name: auto and search
 		// need a container that uses it.
 		if a.Reload && !a.Auto {
+			d.verdicts[res] = d.verdictOf(res, a, false)
 			wt := watchedFrom(res, st)
 			wt.Named = true
 			set[res] = wt
@@ -137,7 +140,19 @@ func (d *decider) deletedResources(k refs.Kind, record map[string]string, set ma
 		}
 		a := d.o.Names.Decide(d.w, annotations.Resource{Kind: k, Name: name}, d.o.AutoReloadAll)
 		if a.Reload && !a.Auto {
+			d.verdicts[res] = d.verdictOf(res, a, false)
 			set[res] = Watched{Resource: res, Named: true}
 		}
 	}
+}
+
+// verdictOf records a decision of annotations. A missing resource was
+// decided as if it carried match (usedResources): when search is what
+// watches it, the detail says so rather than credit an annotation it lacks.
+func (d *decider) verdictOf(res Resource, a annotations.Decision, missing bool) Verdict {
+	vd := Verdict{Resource: res, Watched: a.Reload, Rule: a.Rule, Detail: a.Detail}
+	if missing && a.Rule == annotations.RuleSearchMatch {
+		vd.Detail = fmt.Sprintf("watched: %s=\"true\" (a missing %s counts as matched)", d.o.Names.Search, res.Kind.Title())
+	}
+	return vd
 }

@@ -20,6 +20,7 @@ import (
 
 	"github.com/reloader-dev/reloader/controller"
 	"github.com/reloader-dev/reloader/controller/annotations"
+	"github.com/reloader-dev/reloader/controller/decide"
 	"github.com/reloader-dev/reloader/controller/refs"
 	"github.com/reloader-dev/reloader/controller/workload"
 
@@ -114,20 +115,20 @@ func Explain(ctx context.Context, cl Clients, o Options) (*Report, error) {
 	})
 	r.Skip = in.Skip
 	r.Scope = scopeOf(o, co, in, rd.namespaceUnknown)
-	r.OptIn = optIn(co, v)
+	r.OptIn = optIn(co, v, in)
 	r.Resources = resources(co, v, in, existing, rd.unreadable)
 	r.Holds = holds(in, o.Now())
-	r.LastReload = rd.lastReload(ctx, cl, o, co, v)
+	r.LastReload = rd.lastReload(ctx, cl, o, strategyOf(co.Strategy, in.Marker))
 	r.Controller = controllerStatus(ctx, cl, o)
 	r.Hints = hints(co, v, r, existing, in)
-	decide(r, in)
+	conclude(r, in)
 	sort.Strings(rd.notes)
 	r.Unreadable = rd.notes
 	return r, nil
 }
 
-// decide sets the verdict and summary.
-func decide(r *Report, in controller.Inspection) {
+// conclude sets the verdict and summary.
+func conclude(r *Report, in controller.Inspection) {
 	due := 0
 	for _, res := range r.Resources {
 		if res.Due {
@@ -168,19 +169,16 @@ func anyWatched(rs []Resource) bool {
 	return slices.ContainsFunc(rs, func(r Resource) bool { return r.Watched })
 }
 
-// strategyOf says which reload marker the template carries.
-func strategyOf(co controller.Options, v workload.View) string {
-	if _, ok := v.Template.Annotations[co.Names.LastReloadedFrom]; ok {
-		return string(controller.Annotations) + " (" + co.Names.LastReloadedFrom + " on the pod template)"
+// strategyOf says which reload marker the template carries, as the
+// controller's decision found it, or else the strategy it would write.
+func strategyOf(fallback controller.Strategy, m decide.Marker) string {
+	switch m.Strategy {
+	case decide.Annotations:
+		return string(m.Strategy) + " (" + m.Key + " on the pod template)"
+	case decide.EnvVars:
+		return string(m.Strategy) + " (" + m.Key + " on container " + m.Container + ")"
 	}
-	for _, c := range v.Template.Spec.Containers {
-		for _, e := range c.Env {
-			if strings.HasPrefix(e.Name, "STAKATER_") && e.ValueFrom == nil {
-				return string(controller.EnvVars) + " (" + e.Name + " on container " + c.Name + ")"
-			}
-		}
-	}
-	return string(co.Strategy)
+	return string(fallback)
 }
 
 func scopeOf(o Options, co controller.Options, in controller.Inspection, nsUnknown bool) Scope {
@@ -202,24 +200,24 @@ func scopeOf(o Options, co controller.Options, in controller.Inspection, nsUnkno
 	}
 	sort.Strings(s.IgnoredWorkloads)
 	out := func(reason string) { s.InScope, s.Reason = false, reason }
-	switch {
-	case len(co.Namespaces) > 0 && !slices.Contains(co.Namespaces, o.Namespace):
+	switch in.OutOfScope {
+	case controller.OutsideNamespaces:
 		out(fmt.Sprintf("namespace %s is outside the controller's namespaces (%s)", o.Namespace, strings.Join(co.Namespaces, ",")))
-	case slices.Contains(co.NamespacesToIgnore, o.Namespace):
+	case controller.NamespaceIgnored:
 		out(fmt.Sprintf("namespace %s is in --namespaces-to-ignore", o.Namespace))
-	case in.Skip == "namespace_not_selected":
+	case controller.NamespaceNotSelected:
 		out(fmt.Sprintf("namespace %s does not match --namespace-selector %q", o.Namespace, s.NamespaceSelector))
-	case co.IgnoredKinds[o.Kind]:
+	case controller.WorkloadKindIgnored:
 		out(fmt.Sprintf("%s workloads are ignored (--ignored-workload-types)", o.Kind))
-	case o.Kind == workload.Rollout && !co.ArgoRollouts:
+	case controller.RolloutsOff:
 		out("Argo Rollouts are not watched (--is-Argo-Rollouts=false)")
-	case o.Kind == workload.DeploymentConfig && !co.OpenShift:
+	case controller.OpenShiftOff:
 		out("DeploymentConfigs are not watched (--is-openshift)")
 	}
 	return s
 }
 
-func optIn(co controller.Options, v workload.View) OptIn {
+func optIn(co controller.Options, v workload.View, in controller.Inspection) OptIn {
 	n := co.Names
 	w := annotations.Workload{Meta: v.Object.GetAnnotations(), Template: v.Template.Annotations}
 	var oi OptIn
@@ -228,7 +226,7 @@ func optIn(co controller.Options, v workload.View) OptIn {
 	read := map[at]bool{}
 	notRead := map[at][]string{}
 	for _, kind := range refs.Kinds() {
-		_, where := on(n, w, kind)
+		where := in.ReadOn[kind]
 		for _, k := range keys {
 			if !relevant(n, k, kind) {
 				continue
@@ -256,7 +254,7 @@ func optIn(co controller.Options, v workload.View) OptIn {
 	slices.SortFunc(oi.By, byKey)
 	slices.SortFunc(oi.Shadowed, byKey)
 	oi.AutoReloadAll = co.AutoReloadAll
-	oi.OptedIn = n.Interested(w, co.AutoReloadAll)
+	oi.OptedIn = in.Interested
 	if !oi.OptedIn {
 		oi.Suggest = fmt.Sprintf("kubectl annotate %s/%s %s=true (on the metadata: reload for every ConfigMap and Secret it uses)",
 			strings.ToLower(string(v.Kind)), v.Object.GetName(), n.Auto)

@@ -138,7 +138,7 @@ func objects[L any, T any, PT interface {
 }
 
 // lastReload reads the controller's Reloaded Events for the workload.
-func (rd *reader) lastReload(ctx context.Context, cl Clients, o Options, co controller.Options, v workload.View) *LastReload {
+func (rd *reader) lastReload(ctx context.Context, cl Clients, o Options, strategy string) *LastReload {
 	l, err := cl.Kube.CoreV1().Events(o.Namespace).List(ctx, metav1.ListOptions{
 		FieldSelector: "involvedObject.name=" + o.Name + ",involvedObject.kind=" + string(o.Kind),
 	})
@@ -159,7 +159,7 @@ func (rd *reader) lastReload(ctx context.Context, cl Clients, o Options, co cont
 	if last == nil {
 		return nil
 	}
-	return &LastReload{Time: eventTime(last), Message: last.Message, Strategy: strategyOf(co, v)}
+	return &LastReload{Time: eventTime(last), Message: last.Message, Strategy: strategy}
 }
 
 func eventTime(e *corev1.Event) time.Time {

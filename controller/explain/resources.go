@@ -2,12 +2,11 @@ package explain
 
 import (
 	"fmt"
-	"maps"
-	"strconv"
 	"strings"
 
 	"github.com/reloader-dev/reloader/controller"
 	"github.com/reloader-dev/reloader/controller/annotations"
+	"github.com/reloader-dev/reloader/controller/decide"
 	"github.com/reloader-dev/reloader/controller/refs"
 	"github.com/reloader-dev/reloader/controller/workload"
 )
@@ -20,8 +19,9 @@ type resKey struct {
 func (k resKey) String() string { return string(k.kind) + "/" + k.name }
 
 // resources lists every resource the template uses, and those it watches
-// without using them (named reloads), with the controller's decision and why.
-// It is one loop over the resources with one case per verdict.
+// without using them (named reloads), with the controller's decision and the
+// rule it gives (in.Verdicts). It is one loop over the resources with one
+// case per verdict.
 func resources(co controller.Options, v workload.View, in controller.Inspection, existing map[string]map[string]string, unreadable map[string]string) []Resource {
 	uses := map[resKey][]Use{}
 	for _, u := range refs.Uses(&v.Template.Spec) {
@@ -49,10 +49,14 @@ func resources(co controller.Options, v workload.View, in controller.Inspection,
 			order = append(order, k)
 		}
 	}
-	wl := annotations.Workload{Meta: v.Object.GetAnnotations(), Template: v.Template.Annotations}
+	verdicts := map[resKey]decide.Verdict{}
+	for _, vd := range in.Verdicts {
+		verdicts[resKey{vd.Kind, vd.Name}] = vd
+	}
 	out := make([]Resource, 0, len(order))
 	for _, k := range order {
-		ann, exists := existing[k.String()]
+		_, exists := existing[k.String()]
+		vd := verdicts[k]
 		r := Resource{Kind: kindTitle(k.kind), Name: k.name, Uses: uses[k], Exists: exists}
 		if h, ok := in.Record[k.String()]; ok {
 			r.Applied = h
@@ -73,8 +77,8 @@ func resources(co controller.Options, v workload.View, in controller.Inspection,
 		}
 		why := unreadable[k.String()]
 		switch {
-		case kindIgnored(co, k.kind):
-			r.Reason, r.Detail = ReasonKindIgnored, kindIgnoredDetail(k.kind)
+		case vd.Rule == decide.RuleKindIgnored:
+			r.Reason, r.Detail = ReasonKindIgnored, vd.Detail
 		case why != "":
 			// What the controller's code decided from its absence is void.
 			r.Reason, r.Detail = ReasonUnreadable, "could not read it: "+why+"; its watch status is unknown"
@@ -84,13 +88,13 @@ func resources(co controller.Options, v workload.View, in controller.Inspection,
 			r.Detail = fmt.Sprintf("it exists but does not match --resource-label-selector=%s: the controller does not see it, so its changes never reload", co.ResourceSelector)
 		case isWatched:
 			r.Watched = true
-			r.Reason, r.Detail = watchedHow(co, wl, k, ann)
+			r.Reason, r.Detail = ruleReason(vd.Rule), vd.Detail
 			if !w.Exists {
 				r.Reason = ReasonMissing
 				r.Detail += "; it does not exist (the controller reloads when it appears only with --reload-on-create)"
 			}
 		default:
-			r.Reason, r.Detail = notWatchedWhy(co, wl, k, ann)
+			r.Reason, r.Detail = ruleReason(vd.Rule), vd.Detail
 			if !exists {
 				r.Detail += " (it does not exist either)"
 			}
@@ -100,93 +104,25 @@ func resources(co controller.Options, v workload.View, in controller.Inspection,
 	return out
 }
 
-func kindIgnored(co controller.Options, k refs.Kind) bool { return co.DecideOptions().KindIgnored(k) }
-
-func kindIgnoredDetail(k refs.Kind) string {
-	switch k {
-	case refs.ConfigMap:
-		return "the controller does not watch ConfigMaps (--resources-to-ignore=configMaps)"
-	case refs.Secret:
-		return "the controller does not watch Secrets (--resources-to-ignore=secrets)"
+// ruleReason turns the rule of the controller's decision into explain's stable
+// reason code: several rules share one code (auto, typed auto and
+// --auto-reload-all are all "auto").
+func ruleReason(rule annotations.Rule) string {
+	switch rule {
+	case annotations.RuleIgnored:
+		return ReasonIgnoreAnnotation
+	case annotations.RuleAuto, annotations.RuleTypedAuto, annotations.RuleAutoReloadAll:
+		return ReasonAuto
+	case annotations.RuleSearchMatch:
+		return ReasonSearch
+	case annotations.RuleAutoFalse, annotations.RuleTypedAutoFalse:
+		return ReasonAutoFalse
+	case decide.RuleKindIgnored:
+		return ReasonKindIgnored
 	}
-	return "the controller does not watch SecretProviderClasses (--enable-csi-integration is off)"
-}
-
-// on says where the decision reads the workload's annotations for kind.
-func on(n annotations.Names, w annotations.Workload, kind refs.Kind) (map[string]string, string) {
-	src := n.Source(w, kind)
-	if len(src) > 0 && maps.Equal(src, w.Meta) {
-		return src, "metadata"
-	}
-	return src, "pod template"
-}
-
-// watchedHow says which rule of annotations.Decide watches the resource,
-// checked in Decide's order.
-func watchedHow(co controller.Options, w annotations.Workload, k resKey, ann map[string]string) (string, string) {
-	n := co.Names
-	src, where := on(n, w, k.kind)
-	if list, ok := src[n.ReloadKey(k.kind)]; ok {
-		if matched, _ := annotations.MatchList(list, k.name); matched {
-			return ReasonNamed, fmt.Sprintf("watched: named by %s=%q on the %s", n.ReloadKey(k.kind), list, where)
-		}
-	}
-	if src[n.Search] == "true" && ann[n.Match] == "true" {
-		return ReasonSearch, fmt.Sprintf("watched: %s=\"true\" on the %s and %s=\"true\" on the %s", n.Search, where, n.Match, kindTitle(k.kind))
-	}
-	for _, key := range []string{n.Auto, n.TypedAutoKey(k.kind)} {
-		if b, err := strconv.ParseBool(src[key]); err == nil && b {
-			return ReasonAuto, fmt.Sprintf("watched: %s=%q on the %s", key, src[key], where)
-		}
-	}
-	return ReasonAuto, "watched: --auto-reload-all"
-}
-
-// notWatchedWhy says why annotations.Decide does not watch the resource.
-func notWatchedWhy(co controller.Options, w annotations.Workload, k resKey, ann map[string]string) (string, string) {
-	n := co.Names
-	title := kindTitle(k.kind)
-	if val, ok := ann[n.Ignore]; ok {
-		if b, _ := strconv.ParseBool(val); b {
-			return ReasonIgnoreAnnotation, fmt.Sprintf("not watched: the %s carries %s=%q", title, n.Ignore, val)
-		}
-	}
-	src, where := on(n, w, k.kind)
-	excl, ok := w.Meta[n.ExcludeKey(k.kind)]
-	exclOn := "metadata"
-	if !ok {
-		excl, exclOn = src[n.ExcludeKey(k.kind)], where
-	}
-	for _, e := range strings.Split(excl, ",") {
-		if strings.TrimSpace(e) == k.name {
-			return ReasonExcluded, fmt.Sprintf("not watched: excluded by %s=%q on the %s", n.ExcludeKey(k.kind), excl, exclOn)
-		}
-	}
-	if src[n.Search] == "true" && ann[n.Match] != "true" {
-		return ReasonSearchWithoutMatch, fmt.Sprintf("not watched: %s=\"true\" on the %s, but the %s lacks %s=\"true\"", n.Search, where, title, n.Match)
-	}
-	if val, set := src[n.Auto]; set {
-		if b, _ := strconv.ParseBool(val); !b {
-			return ReasonAutoFalse, fmt.Sprintf("not watched: %s=%q on the %s opts out", n.Auto, val, where)
-		}
-	}
-	if val, set := src[n.TypedAutoKey(k.kind)]; set {
-		return ReasonAutoFalse, fmt.Sprintf("not watched: %s=%q on the %s opts out", n.TypedAutoKey(k.kind), val, where)
-	}
-	for _, other := range []refs.Kind{refs.ConfigMap, refs.Secret, refs.SecretProviderClass} {
-		if other == k.kind {
-			continue
-		}
-		osrc, owhere := on(n, w, other)
-		if b, _ := strconv.ParseBool(osrc[n.TypedAutoKey(other)]); b {
-			return ReasonTypedAutoOtherKind, fmt.Sprintf("not watched: %s=%q on the %s covers only %ss; add %s=\"true\" for %ss",
-				n.TypedAutoKey(other), osrc[n.TypedAutoKey(other)], owhere, kindTitle(other), n.TypedAutoKey(k.kind), title)
-		}
-	}
-	if list, ok := src[n.ReloadKey(k.kind)]; ok {
-		return ReasonNotNamed, fmt.Sprintf("not watched: %s=%q on the %s does not name it", n.ReloadKey(k.kind), list, where)
-	}
-	return ReasonNotOptedIn, fmt.Sprintf("not watched: the workload is not opted in for %ss (add %s=\"true\" to its metadata)", title, n.Auto)
+	// The others keep their name: named, excluded, search-without-match,
+	// typed-auto-other-kind, not-named, not-opted-in.
+	return string(rule)
 }
 
 // hints are problems nobody reports: what the kubelet never refreshes,
