@@ -46,7 +46,7 @@ func TestHAFailoverAppliesEveryChangeOnce(t *testing.T) {
 	for _, n := range names {
 		waitRecorded(t, cs, ns, n)
 	}
-	if err := process.HTTPReady(procs[standby].metricsURL + "/readyz")(ctx); err != nil {
+	if err := process.HTTPReady(procs[standby].MetricsURL + "/readyz")(ctx); err != nil {
 		t.Fatalf("a warm standby must be ready: %v", err)
 	}
 

@@ -25,7 +25,6 @@ import (
 
 	"github.com/reloader-dev/reloader/controller/hash"
 	"github.com/reloader-dev/reloader/test/controlplane"
-	"github.com/reloader-dev/reloader/test/process"
 	"github.com/reloader-dev/reloader/test/reloadertest"
 )
 
@@ -56,10 +55,7 @@ func requireControlPlane(t *testing.T) {
 }
 
 // reloaderProc is a running controller under test.
-type reloaderProc struct {
-	*process.Process
-	metricsURL string
-}
+type reloaderProc struct{ *reloadertest.Controller }
 
 // startReloader runs the binary with args plus a kubeconfig (admin unless
 // kubeconfig is given) and a free metrics port, and waits for /readyz.
@@ -74,32 +70,7 @@ func startReloaderEnv(t *testing.T, kubeconfig string, env []string, args ...str
 	if kubeconfig == "" {
 		kubeconfig = cp.AdminKubeconfig
 	}
-	port, err := process.FreePort()
-	if err != nil {
-		t.Fatal(err)
-	}
-	addr := "127.0.0.1:" + strconv.Itoa(port)
-	full := append([]string{"--kubeconfig=" + kubeconfig, "--metrics-addr=" + addr}, args...)
-	p, err := process.Start(process.Options{Name: "reloader", Path: reloaderBin, Args: full, Env: env, Dir: t.TempDir()})
-	if err != nil {
-		t.Fatal(err)
-	}
-	r := &reloaderProc{Process: p, metricsURL: "http://" + addr}
-	t.Cleanup(func() {
-		_ = p.Stop(10 * time.Second)
-		if log, err := os.ReadFile(p.LogPath()); err == nil && strings.Contains(string(log), "WARNING: DATA RACE") {
-			t.Errorf("the race detector reported a data race in the controller:\n%s", raceReport(string(log)))
-		}
-		if t.Failed() {
-			t.Logf("reloader log:\n%s", p.Tail(80))
-		}
-	})
-	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
-	defer cancel()
-	if err := p.WaitFor(ctx, 50*time.Millisecond, process.HTTPReady(r.metricsURL+"/readyz")); err != nil {
-		t.Fatal(err)
-	}
-	return r
+	return &reloaderProc{reloadertest.Start(t, reloadertest.Options{Binary: reloaderBin, Kubeconfig: kubeconfig, Args: args, Env: env})}
 }
 
 // metric returns the sum of every sample of the metric whose name and labels
@@ -125,7 +96,7 @@ func (r *reloaderProc) metric(t *testing.T, prefix string) float64 {
 
 func (r *reloaderProc) scrape(t *testing.T) string {
 	t.Helper()
-	resp, err := http.Get(r.metricsURL + "/metrics")
+	resp, err := http.Get(r.MetricsURL + "/metrics")
 	if err != nil {
 		t.Fatalf("scraping metrics: %v", err)
 	}
@@ -278,20 +249,18 @@ func waitRevision(t *testing.T, cs kubernetes.Interface, ns, name string, want i
 	}
 }
 
-// waitRecorded waits until the controller has recorded its baseline on a
-// Deployment (from then on it watches it) and its first rollout exists.
 func waitRecorded(t *testing.T, cs kubernetes.Interface, ns, name string) {
 	t.Helper()
+	reloadertest.WaitRecorded(t, cs, ns, name)
+	// The first ReplicaSet must exist too, or a change right after this
+	// could be absorbed into it and hide the rollout.
 	reloadertest.Eventually(t, 30*time.Second, func() (bool, string) {
 		d, err := cs.AppsV1().Deployments(ns).Get(context.Background(), name, metav1.GetOptions{})
 		if err != nil {
 			return false, err.Error()
 		}
-		_, recorded := d.Annotations["reloader.dev/applied-hashes"]
-		// The first ReplicaSet must exist too, or a change right after this
-		// could be absorbed into it and hide the rollout.
 		_, rolled := d.Annotations["deployment.kubernetes.io/revision"]
-		return recorded && rolled, fmt.Sprintf("Deployment %s/%s: applied-hashes recorded %v, first revision %v", ns, name, recorded, rolled)
+		return rolled, fmt.Sprintf("Deployment %s/%s has no first revision", ns, name)
 	})
 }
 
@@ -301,14 +270,4 @@ func hashOfSecret(data map[string]string) string {
 		b[k] = []byte(v)
 	}
 	return hash.Secret(b)
-}
-
-// raceReport cuts the race detector's reports out of a log.
-func raceReport(log string) string {
-	i := strings.Index(log, "WARNING: DATA RACE")
-	out := log[i:]
-	if len(out) > 8000 {
-		out = out[:8000]
-	}
-	return out
 }

@@ -13,7 +13,6 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"strconv"
 	"testing"
 	"time"
 
@@ -25,7 +24,6 @@ import (
 
 	"github.com/reloader-dev/reloader/controller/explain"
 	"github.com/reloader-dev/reloader/test/controlplane"
-	"github.com/reloader-dev/reloader/test/process"
 	"github.com/reloader-dev/reloader/test/reloadertest"
 )
 
@@ -69,7 +67,7 @@ func requireControlPlane(t *testing.T) {
 
 // controllerProc is a running controller.
 type controllerProc struct {
-	*process.Process
+	*reloadertest.Controller
 	readyz string
 }
 
@@ -83,30 +81,9 @@ func startController(t *testing.T, ns string, args ...string) *controllerProc {
 // startControllerEnv is startController with environment variables.
 func startControllerEnv(t *testing.T, ns string, env []string, args ...string) *controllerProc {
 	t.Helper()
-	port, err := process.FreePort()
-	if err != nil {
-		t.Fatal(err)
-	}
-	addr := "127.0.0.1:" + strconv.Itoa(port)
-	full := append([]string{"--kubeconfig=" + cp.AdminKubeconfig, "--metrics-addr=" + addr, "--namespaces=" + ns}, args...)
-	p, err := process.Start(process.Options{Name: "reloader", Path: reloaderBin, Args: full,
-		Env: append([]string{"RELOADER_NAMESPACE=" + ns}, env...), Dir: t.TempDir()})
-	if err != nil {
-		t.Fatal(err)
-	}
-	c := &controllerProc{Process: p, readyz: "http://" + addr + "/readyz"}
-	t.Cleanup(func() {
-		_ = p.Stop(10 * time.Second)
-		if t.Failed() {
-			t.Logf("reloader log:\n%s", p.Tail(60))
-		}
-	})
-	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
-	defer cancel()
-	if err := p.WaitFor(ctx, 50*time.Millisecond, process.HTTPReady(c.readyz)); err != nil {
-		t.Fatal(err)
-	}
-	return c
+	c := reloadertest.Start(t, reloadertest.Options{Binary: reloaderBin, Kubeconfig: cp.AdminKubeconfig, LogLines: 60,
+		Args: append([]string{"--namespaces=" + ns}, args...), Env: append([]string{"RELOADER_NAMESPACE=" + ns}, env...)})
+	return &controllerProc{Controller: c, readyz: c.MetricsURL + "/readyz"}
 }
 
 // result is one run of `explain`.
@@ -161,18 +138,10 @@ func resourceOf(t *testing.T, rep explain.Report, kind, name string) explain.Res
 	return explain.Resource{}
 }
 
-// waitRecorded waits until the controller has recorded a baseline on a
-// Deployment: from then on it has decided about it.
+// waitRecorded waits until the controller has decided about a Deployment.
 func waitRecorded(t *testing.T, cs kubernetes.Interface, ns, name string) {
 	t.Helper()
-	reloadertest.Eventually(t, 30*time.Second, func() (bool, string) {
-		d, err := cs.AppsV1().Deployments(ns).Get(context.Background(), name, metav1.GetOptions{})
-		if err != nil {
-			return false, err.Error()
-		}
-		_, ok := d.Annotations["reloader.dev/applied-hashes"]
-		return ok, fmt.Sprintf("Deployment %s/%s has no applied-hashes record", ns, name)
-	})
+	reloadertest.WaitRecorded(t, cs, ns, name)
 }
 
 func writeKubeconfig(t *testing.T, cfg *rest.Config) string {
