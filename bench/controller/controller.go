@@ -130,18 +130,10 @@ func startController(args []string, dir, kubeconfig string) (*process.Process, e
 // waitHTTP200 polls url until it answers 200 and returns when it did.
 func waitHTTP200(ctx context.Context, p *process.Process, url string) (time.Time, error) {
 	var at time.Time
+	ready := process.HTTPReady(url)
 	err := p.WaitFor(ctx, 20*time.Millisecond, func(ctx context.Context) error {
-		req, err := http.NewRequestWithContext(ctx, http.MethodGet, url, nil)
-		if err != nil {
+		if err := ready(ctx); err != nil {
 			return err
-		}
-		resp, err := http.DefaultClient.Do(req)
-		if err != nil {
-			return err
-		}
-		resp.Body.Close()
-		if resp.StatusCode != http.StatusOK {
-			return fmt.Errorf("GET %s: %s", url, resp.Status)
 		}
 		at = time.Now()
 		return nil

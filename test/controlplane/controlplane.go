@@ -168,7 +168,7 @@ func (cp *ControlPlane) startEtcd(ctx context.Context, path string) error {
 		cp.etcd = p
 		wctx, cancel := context.WithTimeout(ctx, 30*time.Second)
 		lastErr = p.WaitFor(wctx, 100*time.Millisecond, func(ctx context.Context) error {
-			return httpOK(ctx, http.DefaultClient, cp.etcdURL+"/health")
+			return process.HTTPReady(cp.etcdURL + "/health")(ctx)
 		})
 		cancel()
 		if lastErr == nil {
@@ -362,22 +362,6 @@ func (cp *ControlPlane) Stop() error {
 	}
 	if len(errs) > 0 {
 		return fmt.Errorf("stopping the control plane: %s", strings.Join(errs, "; "))
-	}
-	return nil
-}
-
-func httpOK(ctx context.Context, c *http.Client, url string) error {
-	req, err := http.NewRequestWithContext(ctx, http.MethodGet, url, nil)
-	if err != nil {
-		return err
-	}
-	resp, err := c.Do(req)
-	if err != nil {
-		return err
-	}
-	resp.Body.Close()
-	if resp.StatusCode != http.StatusOK {
-		return fmt.Errorf("GET %s: %s", url, resp.Status)
 	}
 	return nil
 }

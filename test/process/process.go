@@ -185,13 +185,16 @@ func (p *Process) IsAddrInUse() bool {
 }
 
 // HTTPReady is a WaitFor probe: GET url answers 200 OK (a server's /readyz).
-func HTTPReady(url string) func(context.Context) error {
+func HTTPReady(url string) func(context.Context) error { return HTTPReadyWith(http.DefaultClient, url) }
+
+// HTTPReadyWith is HTTPReady through client c (one that trusts a test CA).
+func HTTPReadyWith(c *http.Client, url string) func(context.Context) error {
 	return func(ctx context.Context) error {
 		req, err := http.NewRequestWithContext(ctx, http.MethodGet, url, nil)
 		if err != nil {
 			return err
 		}
-		resp, err := http.DefaultClient.Do(req)
+		resp, err := c.Do(req)
 		if err != nil {
 			return err
 		}
