@@ -30,13 +30,13 @@ func (g *globals) exportCmd() *cobra.Command {
 			return g.withRelease(cmd, func(cl *registry.Client, in *releaseInput) error {
 				eo := mirror.ExportOptions{Path: out, Concurrency: g.concurrency, Progress: g.progress()}
 				var err error
-				if g.key != "" {
-					if eo.PublicKeyPEM, err = os.ReadFile(g.key); err != nil {
+				if g.trust.Key != "" {
+					if eo.PublicKeyPEM, err = os.ReadFile(g.trust.Key); err != nil {
 						return cli.Usage(fmt.Errorf("--key: %w", err))
 					}
 				}
-				if g.trustedRoot != "" {
-					if eo.TrustedRootJSON, err = os.ReadFile(g.trustedRoot); err != nil {
+				if g.trust.TrustedRoot != "" {
+					if eo.TrustedRootJSON, err = os.ReadFile(g.trust.TrustedRoot); err != nil {
 						return cli.Usage(fmt.Errorf("--trusted-root: %w", err))
 					}
 				}

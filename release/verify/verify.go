@@ -29,6 +29,11 @@ import (
 
 // Options says whom to trust and how to reach the registry.
 type Options struct {
+	// Policy, when set, is whom to trust as the user said it
+	// (cli.TrustFlags); Expect, TrustedRoot, IgnoreSCT and IgnoreTlog are
+	// then unused. The release pipeline, which verifies its own signature,
+	// leaves it nil and gives Expect.
+	Policy *trust.Policy
 	// Expect is the signer the user expects, obtained independently of
 	// the lock (our documentation, a pinned key); the lock must name the
 	// same signer.
@@ -55,19 +60,33 @@ type Options struct {
 
 // Verifier builds the trust verifier for the expected signer.
 func (o Options) Verifier() (*trust.Verifier, error) {
-	p, err := trust.PolicyFor(o.Expect, o.TrustedRoot)
+	p, err := o.policy()
 	if err != nil {
 		return nil, err
 	}
-	p.IgnoreSCT = o.IgnoreSCT
 	p.Scan = o.Scan
 	// Every image and index of a release carries signed provenance.
 	p.RequireProvenance = true
 	p.Expect = trust.Binding{Version: o.ExpectVersion}
+	return trust.NewVerifier(p)
+}
+
+// policy is whom to trust: the user's policy, or the one that trusts
+// exactly the expected signer, with the transparency log required as
+// trust.LoadPolicy requires it.
+func (o Options) policy() (trust.Policy, error) {
+	if o.Policy != nil {
+		return *o.Policy, nil
+	}
+	p, err := trust.PolicyFor(o.Expect, o.TrustedRoot)
+	if err != nil {
+		return trust.Policy{}, err
+	}
+	p.IgnoreSCT = o.IgnoreSCT
 	if p.Keyless() && !o.IgnoreTlog {
 		p.TransparencyLogThreshold = 1
 	}
-	return trust.NewVerifier(p)
+	return p, nil
 }
 
 // Lock verifies the lock's Sigstore bundle against the expected signer and
