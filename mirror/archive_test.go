@@ -13,15 +13,21 @@ import (
 	"github.com/reloader-dev/reloader/mirror"
 	"github.com/reloader-dev/reloader/mirror/archive"
 	"github.com/reloader-dev/reloader/release"
+	"github.com/reloader-dev/reloader/release/trust"
 )
 
 func export(t *testing.T, f fixture, path string) {
 	t.Helper()
-	_, err := mirror.Export(context.Background(), mirror.ExportOptions{
-		Source:   &mirror.RegistrySource{Client: newClient(t)},
-		LockJSON: f.rel.LockJSON, LockBundle: f.rel.LockBundle, Policy: f.policy,
-		PublicKeyPEM: f.signer.PublicKeyPEM(), Path: path,
-	})
+	ctx := context.Background()
+	v, err := trust.NewVerifier(f.policy)
+	if err != nil {
+		t.Fatal(err)
+	}
+	rel, err := mirror.Verify(ctx, &mirror.RegistrySource{Client: newClient(t)}, f.rel.LockJSON, f.rel.LockBundle, v)
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, err = rel.Export(ctx, mirror.ExportOptions{PublicKeyPEM: f.signer.PublicKeyPEM(), Path: path})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -37,7 +43,7 @@ func importArchive(t *testing.T, f fixture, path, target string) (*mirror.Receip
 	defer a.Close()
 	opts := f.options(t, target)
 	opts.Source, opts.LockJSON, opts.LockBundle = a.Layout, a.LockJSON, a.LockBundle
-	return mirror.Mirror(ctx, opts)
+	return copyRelease(ctx, opts)
 }
 
 func TestExportImportRoundTripPreservesEveryDigest(t *testing.T) {
@@ -67,7 +73,7 @@ func TestExportStoresSharedBlobsOnce(t *testing.T) {
 	}
 	// Every platform image of both variants shares one base layer; a
 	// per-repository copy would hold it five times.
-	g, err := mirror.Build(context.Background(), f.rel.Lock, &mirror.RegistrySource{Client: newClient(t)})
+	g, err := mirror.BuildGraph(context.Background(), f.rel.Lock, &mirror.RegistrySource{Client: newClient(t)})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -20,21 +20,35 @@ func (w *writer) blobs(ctx context.Context) error {
 	// Blobs shared by repositories go to one repository first, so the
 	// others can mount them instead of uploading again.
 	sort.SliceStable(all, func(i, j int) bool { return all[i].Repository < all[j].Repository })
-	byDigest := map[string][]RepoBlob{}
-	var order []string
-	for _, b := range all {
-		if _, ok := byDigest[b.Digest]; !ok {
-			order = append(order, b.Digest)
+	return transferBlobs(ctx, w.opts.Concurrency, byDigest(all), w.blob)
+}
+
+// byDigest groups blobs by digest, in the order each digest first appears.
+func byDigest(blobs []RepoBlob) [][]RepoBlob {
+	index := map[string]int{}
+	var groups [][]RepoBlob
+	for _, b := range blobs {
+		i, ok := index[b.Digest]
+		if !ok {
+			i = len(groups)
+			index[b.Digest] = i
+			groups = append(groups, nil)
 		}
-		byDigest[b.Digest] = append(byDigest[b.Digest], b)
+		groups[i] = append(groups[i], b)
 	}
+	return groups
+}
+
+// transferBlobs runs fn over every blob, up to concurrency groups at a
+// time. The blobs of one group (copies of one digest) go in order, so a
+// later copy can reuse what the first one wrote.
+func transferBlobs(ctx context.Context, concurrency int, groups [][]RepoBlob, fn func(context.Context, RepoBlob) error) error {
 	eg, ectx := errgroup.WithContext(ctx)
-	eg.SetLimit(w.opts.Concurrency)
-	for _, d := range order {
-		copies := byDigest[d]
+	eg.SetLimit(concurrency)
+	for _, copies := range groups {
 		eg.Go(func() error {
 			for _, rb := range copies {
-				if err := w.blob(ectx, rb); err != nil {
+				if err := fn(ectx, rb); err != nil {
 					return err
 				}
 			}
@@ -83,7 +97,7 @@ func (w *writer) blob(ctx context.Context, rb RepoBlob) error {
 		}
 	}
 	err = w.retry(ctx, what, func() error {
-		rc, _, err := w.opts.Source.Blob(ctx, rb.Repository, rb.Digest)
+		rc, _, err := w.rel.src.Blob(ctx, rb.Repository, rb.Digest)
 		if err != nil {
 			return err
 		}

@@ -4,11 +4,15 @@
 //
 //   - lock: the signed release lock (release.Lock) is read from a file, a
 //     registry (FetchLock) or an archive (OpenArchive, checksums first);
-//   - verify: Prepare checks the lock's signature with a release/trust
-//     Verifier, fetches every manifest by digest (Build) and verifies every
-//     signature the lock lists; a failure wraps trust.ErrUntrusted;
-//   - plan: NewMapping maps source repositories to the target (Plan reports);
-//   - push: Mirror writes blobs, manifests, referrers, then reads everything
-//     back and verifies again at the target; only then are tags written;
+//   - verify: Verify checks the lock's signature with a release/trust
+//     Verifier, fetches every manifest by digest (BuildGraph) and verifies
+//     every signature the lock lists; a failure wraps trust.ErrUntrusted.
+//     What it returns, a Release, is the only thing that can be written;
+//   - plan: NewMapping maps source repositories to the target
+//     (Release.Plan reports);
+//   - push: Release.Push writes blobs, manifests, referrers, then reads
+//     everything back and verifies again at the target with the same
+//     Verifier; only then are tags written (Release.Export writes an
+//     archive instead);
 //   - receipt: the Receipt records where every digest went.
 package mirror

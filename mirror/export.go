@@ -8,8 +8,6 @@ import (
 	"strings"
 	"time"
 
-	"golang.org/x/sync/errgroup"
-
 	"github.com/reloader-dev/reloader/internal/progress"
 	"github.com/reloader-dev/reloader/mirror/archive"
 	"github.com/reloader-dev/reloader/release/trust"
@@ -17,9 +15,6 @@ import (
 
 // ExportOptions configures Export.
 type ExportOptions struct {
-	Source               Source
-	LockJSON, LockBundle []byte
-	Policy               trust.Policy
 	// PublicKeyPEM and TrustedRootJSON are carried in the archive for the
 	// disconnected side (which must still choose to trust them).
 	PublicKeyPEM    []byte
@@ -41,22 +36,14 @@ type ExportResult struct {
 	Verification *trust.Result `json:"verification"`
 }
 
-// Export verifies the release at its source and writes it to one archive.
-// A directory export is resumable: blobs already present are kept.
-func Export(ctx context.Context, opts ExportOptions) (*ExportResult, error) {
+// Export writes the verified release to one archive. A directory export is
+// resumable: blobs already present are kept.
+func (rel *Release) Export(ctx context.Context, opts ExportOptions) (*ExportResult, error) {
 	if opts.Progress == nil {
 		opts.Progress = progress.Discard{}
 	}
 	if opts.Concurrency <= 0 {
 		opts.Concurrency = 4
-	}
-	v, err := trust.NewVerifier(opts.Policy)
-	if err != nil {
-		return nil, err
-	}
-	prep, err := Prepare(ctx, opts.Source, opts.LockJSON, opts.LockBundle, v)
-	if err != nil {
-		return nil, err
 	}
 	packed := strings.HasSuffix(opts.Path, ".tar") || strings.HasSuffix(opts.Path, ".tar.zst")
 	dir := opts.Path
@@ -64,26 +51,23 @@ func Export(ctx context.Context, opts ExportOptions) (*ExportResult, error) {
 		dir = opts.Path + ".d"
 	}
 	lay := &archive.Layout{Dir: dir}
-	g := prep.Graph
-	seen := map[string]bool{}
+	g := rel.Graph
+	// The layout holds each digest once, whichever repository it came from.
 	var blobs []RepoBlob
-	for _, rb := range g.Blobs() {
-		if !seen[rb.Digest] {
-			seen[rb.Digest] = true
-			blobs = append(blobs, rb)
-		}
+	for _, copies := range byDigest(g.Blobs()) {
+		blobs = append(blobs, copies[0])
 	}
-	if err := exportBlobs(ctx, opts, lay, blobs); err != nil {
+	if err := rel.exportBlobs(ctx, opts, lay, blobs); err != nil {
 		return nil, err
 	}
-	if err := writeLayout(ctx, opts, lay, g); err != nil {
+	if err := rel.writeLayout(ctx, opts, lay, g); err != nil {
 		return nil, err
 	}
-	res := &ExportResult{Path: opts.Path, Version: prep.Lock.Version, Manifests: len(g.Nodes), Blobs: len(blobs), Bytes: g.UniqueBytes(), Verification: prep.Verification}
+	res := &ExportResult{Path: opts.Path, Version: rel.Lock.Version, Manifests: len(g.Nodes), Blobs: len(blobs), Bytes: g.UniqueBytes(), Verification: rel.Verification}
 	if !packed {
 		return res, nil
 	}
-	if err := pack(ctx, opts, dir, prep.Lock.Created); err != nil {
+	if err := pack(ctx, opts, dir, rel.Lock.Created); err != nil {
 		return nil, err
 	}
 	return res, nil
@@ -91,29 +75,27 @@ func Export(ctx context.Context, opts ExportOptions) (*ExportResult, error) {
 
 // exportBlobs copies every blob not yet in the layout, concurrently: a
 // resumed export fetches only what an interrupted one left out.
-func exportBlobs(ctx context.Context, opts ExportOptions, lay *archive.Layout, blobs []RepoBlob) error {
+func (rel *Release) exportBlobs(ctx context.Context, opts ExportOptions, lay *archive.Layout, blobs []RepoBlob) error {
 	var total int64
+	groups := make([][]RepoBlob, 0, len(blobs))
 	for _, b := range blobs {
 		total += b.Size
+		groups = append(groups, []RepoBlob{b})
 	}
 	opts.Progress.Phase("exporting blobs", total, true)
-	eg, ectx := errgroup.WithContext(ctx)
-	eg.SetLimit(opts.Concurrency)
-	for _, b := range blobs {
-		eg.Go(func() error {
-			if lay.HasBlob(b.Digest, b.Size) {
-				opts.Progress.Add(b.Size)
-				return nil
-			}
-			rc, _, err := opts.Source.Blob(ectx, b.Repository, b.Digest)
-			if err != nil {
-				return fmt.Errorf("fetching blob %s@%s: %w", b.Repository, b.Digest, err)
-			}
-			defer rc.Close()
-			return lay.WriteBlob(b.Digest, b.Size, &countingReader{r: rc, add: opts.Progress.Add})
-		})
-	}
-	if err := eg.Wait(); err != nil {
+	err := transferBlobs(ctx, opts.Concurrency, groups, func(ctx context.Context, b RepoBlob) error {
+		if lay.HasBlob(b.Digest, b.Size) {
+			opts.Progress.Add(b.Size)
+			return nil
+		}
+		rc, _, err := rel.src.Blob(ctx, b.Repository, b.Digest)
+		if err != nil {
+			return fmt.Errorf("fetching blob %s@%s: %w", b.Repository, b.Digest, err)
+		}
+		defer rc.Close()
+		return lay.WriteBlob(b.Digest, b.Size, &countingReader{r: rc, add: opts.Progress.Add})
+	})
+	if err != nil {
 		return err
 	}
 	opts.Progress.Done()
@@ -122,7 +104,7 @@ func exportBlobs(ctx context.Context, opts ExportOptions, lay *archive.Layout, b
 
 // writeLayout writes the manifests, the signed lock and the trust material
 // the disconnected side verifies with, then the index and checksums.
-func writeLayout(ctx context.Context, opts ExportOptions, lay *archive.Layout, g *Graph) error {
+func (rel *Release) writeLayout(ctx context.Context, opts ExportOptions, lay *archive.Layout, g *Graph) error {
 	var entries []archive.IndexEntry
 	for _, n := range g.Nodes {
 		if err := lay.WriteBlob(n.Digest, n.Size, strings.NewReader(string(n.Raw))); err != nil {
@@ -137,10 +119,10 @@ func writeLayout(ctx context.Context, opts ExportOptions, lay *archive.Layout, g
 		}
 		entries = append(entries, archive.IndexEntry{MediaType: n.MediaType, Digest: n.Digest, Size: n.Size, ArtifactType: n.ArtifactType, Annotations: ann})
 	}
-	if err := lay.WriteFile(archive.LockFile, opts.LockJSON); err != nil {
+	if err := lay.WriteFile(archive.LockFile, rel.lockJSON); err != nil {
 		return err
 	}
-	if err := lay.WriteFile(archive.LockBundleFile, opts.LockBundle); err != nil {
+	if err := lay.WriteFile(archive.LockBundleFile, rel.lockBundle); err != nil {
 		return err
 	}
 	if len(opts.PublicKeyPEM) > 0 {

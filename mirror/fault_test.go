@@ -65,7 +65,7 @@ func TestCopyRetriesServerErrorsAndResets(t *testing.T) {
 	fl := &faults{}
 	dst := startInProcess(t, fl.wrap)
 	fl.set(func(fl *faults) { fl.unavailable = 3 })
-	rc, err := mirror.Mirror(context.Background(), f.options(t, dst.Host+"/mirror"))
+	rc, err := copyRelease(context.Background(), f.options(t, dst.Host+"/mirror"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -84,7 +84,7 @@ func TestInterruptedCopyFailsClearlyAndReRunSendsOnlyWhatIsMissing(t *testing.T)
 
 	opts := f.options(t, target)
 	opts.Retries = -1
-	_, err := mirror.Mirror(context.Background(), opts)
+	_, err := copyRelease(context.Background(), opts)
 	if err == nil || !strings.Contains(err.Error(), broken) {
 		t.Fatalf("interrupted copy: error %v does not name blob %s", err, broken)
 	}
@@ -95,7 +95,7 @@ func TestInterruptedCopyFailsClearlyAndReRunSendsOnlyWhatIsMissing(t *testing.T)
 	}
 
 	fl.set(func(fl *faults) { fl.resetDigest = "" })
-	rc, err := mirror.Mirror(context.Background(), f.options(t, target))
+	rc, err := copyRelease(context.Background(), f.options(t, target))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -107,7 +107,7 @@ func TestInterruptedCopyFailsClearlyAndReRunSendsOnlyWhatIsMissing(t *testing.T)
 	if uploads < rc.Stats.BlobsPushed || uploads > rc.Stats.BlobsPushed+3 {
 		t.Errorf("re-run uploaded %d blobs, reported %d pushed", uploads, rc.Stats.BlobsPushed)
 	}
-	g, _ := mirror.Build(context.Background(), f.rel.Lock, &mirror.RegistrySource{Client: newClient(t)})
+	g, _ := mirror.BuildGraph(context.Background(), f.rel.Lock, &mirror.RegistrySource{Client: newClient(t)})
 	if total := len(g.Blobs()); rc.Stats.BlobsPushed+rc.Stats.BlobsMounted >= total {
 		t.Errorf("re-run moved %d of %d blobs: it did not resume", rc.Stats.BlobsPushed+rc.Stats.BlobsMounted, total)
 	}

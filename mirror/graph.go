@@ -133,10 +133,10 @@ type descriptor struct {
 	Annotations  map[string]string `json:"annotations,omitempty"`
 }
 
-// Build fetches every manifest the lock lists (and the platform manifests
+// BuildGraph fetches every manifest the lock lists (and the platform manifests
 // their indexes reference) from src, checking each against its digest, size
 // and media type. It reads no blob.
-func Build(ctx context.Context, l *release.Lock, src Source) (*Graph, error) {
+func BuildGraph(ctx context.Context, l *release.Lock, src Source) (*Graph, error) {
 	g := &Graph{Lock: l, byKey: map[string]*Node{}}
 	for i := range l.Artifacts {
 		a := &l.Artifacts[i]

@@ -12,7 +12,6 @@ import (
 
 	"github.com/sigstore/sigstore-go/pkg/testing/ca"
 
-	"github.com/reloader-dev/reloader/mirror"
 	"github.com/reloader-dev/reloader/release/releasetest"
 	"github.com/reloader-dev/reloader/release/trust"
 )
@@ -59,7 +58,7 @@ func TestKeylessReleaseVerifiesOfflineAgainstTrustedRootOnDisk(t *testing.T) {
 	f.policy = p
 	dst := startInProcess(t, nil)
 	target := dst.Host + "/keyless"
-	rc, err := mirror.Mirror(context.Background(), f.options(t, target))
+	rc, err := copyRelease(context.Background(), f.options(t, target))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -80,7 +79,7 @@ func TestKeylessWrongIdentityIsRejectedBeforePushing(t *testing.T) {
 		f.policy = pol
 		var ch countingHandler
 		dst := startInProcess(t, ch.wrap)
-		_, err = mirror.Mirror(context.Background(), f.options(t, dst.Host+"/keyless"))
+		_, err = copyRelease(context.Background(), f.options(t, dst.Host+"/keyless"))
 		if err == nil {
 			t.Fatalf("policy %+v accepted a release signed by %s", p, workflowIdentity)
 		}
@@ -114,7 +113,7 @@ func TestKeylessWithoutSCTIsRejectedByDefault(t *testing.T) {
 	f.policy = pol
 	var ch countingHandler
 	dst := startInProcess(t, ch.wrap)
-	_, err = mirror.Mirror(context.Background(), f.options(t, dst.Host+"/keyless"))
+	_, err = copyRelease(context.Background(), f.options(t, dst.Host+"/keyless"))
 	if err == nil || !strings.Contains(err.Error(), "certificate timestamp") {
 		t.Fatalf("copy without SCTs: got %v, want a refusal naming the certificate timestamp", err)
 	}

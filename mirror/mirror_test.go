@@ -140,13 +140,37 @@ func publishTo(keyDir string, src *testregistry.Registry, tp *tamperer, mutate f
 	return fixture{src: src, tamper: tp, rel: rel, signer: s, policy: trust.Policy{PublicKey: pub}}, nil
 }
 
-func (f fixture) options(t *testing.T, target string) mirror.Options {
-	return mirror.Options{
+// copyOptions is one copy run: the release as read and whom to trust,
+// then where it goes.
+type copyOptions struct {
+	Source               mirror.Source
+	LockJSON, LockBundle []byte
+	Policy               trust.Policy
+	mirror.PushOptions
+}
+
+func (f fixture) options(t *testing.T, target string) copyOptions {
+	return copyOptions{
 		Source:   &mirror.RegistrySource{Client: newClient(t), Name: "source"},
 		LockJSON: f.rel.LockJSON, LockBundle: f.rel.LockBundle,
-		Policy: f.policy, Client: newClient(t), Target: target,
-		Backoff: 10 * time.Millisecond,
+		Policy: f.policy,
+		PushOptions: mirror.PushOptions{Client: newClient(t), Target: target,
+			Backoff: 10 * time.Millisecond},
 	}
+}
+
+// copyRelease verifies the release at its source and pushes it, as
+// reloader-mirror copy does.
+func copyRelease(ctx context.Context, opts copyOptions) (*mirror.Receipt, error) {
+	v, err := trust.NewVerifier(opts.Policy)
+	if err != nil {
+		return nil, err
+	}
+	rel, err := mirror.Verify(ctx, opts.Source, opts.LockJSON, opts.LockBundle, v)
+	if err != nil {
+		return nil, err
+	}
+	return rel.Push(ctx, opts.PushOptions)
 }
 
 // assertMirrored checks every artifact of the lock is at the target under its
@@ -179,7 +203,7 @@ func assertMirrored(t *testing.T, f fixture, target string, rc *mirror.Receipt) 
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := mirror.Prepare(ctx, src, f.rel.LockJSON, f.rel.LockBundle, v); err != nil {
+	if _, err := mirror.Verify(ctx, src, f.rel.LockJSON, f.rel.LockBundle, v); err != nil {
 		t.Errorf("the copy does not verify at the target: %v", err)
 	}
 	for _, s := range rc.Verification.Subjects {
@@ -193,7 +217,7 @@ func TestCopyToRegistryWithReferrersAPIPreservesEveryDigest(t *testing.T) {
 	f := publish(t, nil)
 	dst := startInProcess(t, nil)
 	target := dst.Host + "/mirror/reloader"
-	rc, err := mirror.Mirror(context.Background(), f.options(t, target))
+	rc, err := copyRelease(context.Background(), f.options(t, target))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -222,7 +246,7 @@ func TestCopyToDistributionWritesTagFallbackKeepingArtifactType(t *testing.T) {
 	}
 	t.Cleanup(func() { _ = dst.Stop() })
 	target := dst.Host + "/mirror"
-	rc, err := mirror.Mirror(context.Background(), f.options(t, target))
+	rc, err := copyRelease(context.Background(), f.options(t, target))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -272,7 +296,7 @@ func TestCopyToDistributionWritesTagFallbackKeepingArtifactType(t *testing.T) {
 		t.Errorf("fallback index lists %d of the image's %d SBOM referrers: %s", found, len(sboms), raw)
 	}
 	// A re-run does nothing but look.
-	rc2, err := mirror.Mirror(context.Background(), f.options(t, target))
+	rc2, err := copyRelease(context.Background(), f.options(t, target))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -386,7 +410,7 @@ func TestCopyRejectsBeforePushingAnything(t *testing.T) {
 			tc.tamper(t, f)
 			var ch countingHandler
 			dst := startInProcess(t, ch.wrap)
-			_, err := mirror.Mirror(ctx, f.options(t, dst.Host+"/mirror"))
+			_, err := copyRelease(ctx, f.options(t, dst.Host+"/mirror"))
 			if err == nil {
 				t.Fatal("tampered release was mirrored")
 			}
@@ -499,7 +523,7 @@ func TestCopyWritesBlobsThenManifestsThenTags(t *testing.T) {
 	f := publish(t, nil)
 	var ch countingHandler
 	dst := startInProcess(t, ch.wrap)
-	if _, err := mirror.Mirror(context.Background(), f.options(t, dst.Host+"/ordered")); err != nil {
+	if _, err := copyRelease(context.Background(), f.options(t, dst.Host+"/ordered")); err != nil {
 		t.Fatal(err)
 	}
 	lastBlob, firstManifest, lastManifest, firstTag := -1, -1, -1, -1

@@ -37,34 +37,24 @@ type PlanResult struct {
 	Referrers    map[string]string `json:"targetReferrers,omitempty"`
 }
 
-// PlanOptions configures Plan.
+// PlanOptions configures Plan. Client and Target are optional: without
+// them the plan says what the release holds, with them also what the
+// target already has.
 type PlanOptions struct {
-	Source               Source
-	LockJSON, LockBundle []byte
-	Policy               trust.Policy
-	// Client and Target are optional: without them the plan says what the
-	// release holds, with them also what the target already has.
 	Client *registry.Client
 	Target string
 	Repos  map[string]string
 }
 
-// Plan verifies the release offline and reports what a copy would move.
-func Plan(ctx context.Context, opts PlanOptions) (*PlanResult, error) {
-	v, err := trust.NewVerifier(opts.Policy)
-	if err != nil {
-		return nil, err
-	}
-	prep, err := Prepare(ctx, opts.Source, opts.LockJSON, opts.LockBundle, v)
-	if err != nil {
-		return nil, err
-	}
-	g := prep.Graph
-	res := &PlanResult{Version: prep.Lock.Version, Source: opts.Source.String(), Trust: opts.Policy.Summary(),
-		LockSigner: prep.Lock.Signer, Verification: prep.Verification, Manifests: len(g.Nodes)}
+// Plan reports what a copy of the verified release would move.
+func (rel *Release) Plan(ctx context.Context, opts PlanOptions) (*PlanResult, error) {
+	g := rel.Graph
+	res := &PlanResult{Version: rel.Lock.Version, Source: rel.src.String(), Trust: rel.v.Policy().Summary(),
+		LockSigner: rel.Lock.Signer, Verification: rel.Verification, Manifests: len(g.Nodes)}
 	var m *Mapping
+	var err error
 	if opts.Client != nil && opts.Target != "" {
-		if m, err = NewMapping(opts.Target, prep.Lock, opts.Repos); err != nil {
+		if m, err = NewMapping(opts.Target, rel.Lock, opts.Repos); err != nil {
 			return nil, err
 		}
 		res.Target, res.Referrers = m.Target, map[string]string{}
@@ -86,7 +76,7 @@ func Plan(ctx context.Context, opts PlanOptions) (*PlanResult, error) {
 		}
 	}
 	res.BytesToMove = res.TotalBytes - res.BytesPresent
-	for _, a := range prep.Lock.Artifacts {
+	for _, a := range rel.Lock.Artifacts {
 		pa := PlanArtifact{Kind: a.Kind, Name: a.Name, Platform: a.Platform, Digest: a.Digest, Tag: a.Tag}
 		if m != nil {
 			pa.Target = m.Repository(a.Repository)
@@ -102,7 +92,7 @@ func Plan(ctx context.Context, opts PlanOptions) (*PlanResult, error) {
 			}
 			if pa.Present {
 				if _, ok, err := r.Referrers(ctx, a.Digest); err == nil {
-					res.Referrers[pa.Target] = map[bool]string{true: "referrers-api", false: "tag-fallback"}[ok]
+					res.Referrers[pa.Target] = map[bool]string{true: referrersAPI, false: referrersTagFallback}[ok]
 				}
 			}
 		}

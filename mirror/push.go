@@ -10,20 +10,16 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/google/go-containerregistry/pkg/v1/types"
+
 	"github.com/reloader-dev/reloader/internal/progress"
 	"github.com/reloader-dev/reloader/mirror/registry"
 	"github.com/reloader-dev/reloader/release"
 	"github.com/reloader-dev/reloader/release/trust"
 )
 
-// Options configures Mirror.
-type Options struct {
-	// Source is where the release is read from.
-	Source Source
-	// LockJSON and LockBundle are the release lock and its Sigstore bundle.
-	LockJSON, LockBundle []byte
-	// Policy is whom to trust; verification refuses an incomplete one.
-	Policy trust.Policy
+// PushOptions configures Push.
+type PushOptions struct {
 	// Client talks to the target registry.
 	Client *registry.Client
 	// Target is the target location ("harbor.example/project"); Repos
@@ -47,7 +43,7 @@ type Options struct {
 	AllowDowngrade bool
 }
 
-func (o *Options) defaults() {
+func (o *PushOptions) defaults() {
 	if o.Concurrency <= 0 {
 		o.Concurrency = 4
 	}
@@ -110,29 +106,21 @@ type Receipt struct {
 	Downgrade *Downgrade `json:"downgrade,omitempty"`
 }
 
-// Mirror verifies the release at its source, writes it to the target in a
-// safe order, verifies it again as stored at the target, and only then
-// writes tags. It returns the receipt of a complete run.
-func Mirror(ctx context.Context, opts Options) (*Receipt, error) {
+// Push writes the verified release to the target in a safe order, verifies
+// it again as stored at the target, and only then writes tags. It returns
+// the receipt of a complete run.
+func (rel *Release) Push(ctx context.Context, opts PushOptions) (*Receipt, error) {
 	opts.defaults()
 	start := time.Now()
-	v, err := trust.NewVerifier(opts.Policy)
+	m, err := NewMapping(opts.Target, rel.Lock, opts.Repos)
 	if err != nil {
 		return nil, err
 	}
-	prep, err := Prepare(ctx, opts.Source, opts.LockJSON, opts.LockBundle, v)
+	downgrade, err := checkDowngrade(ctx, opts.Client, m.Target+"/"+opts.LockRepository, rel.Lock.Version, opts.AllowDowngrade)
 	if err != nil {
 		return nil, err
 	}
-	m, err := NewMapping(opts.Target, prep.Lock, opts.Repos)
-	if err != nil {
-		return nil, err
-	}
-	downgrade, err := checkDowngrade(ctx, opts.Client, m.Target+"/"+opts.LockRepository, prep.Lock.Version, opts.AllowDowngrade)
-	if err != nil {
-		return nil, err
-	}
-	w := &writer{opts: opts, m: m, g: prep.Graph, present: map[string]string{}}
+	w := &writer{opts: opts, rel: rel, m: m, g: rel.Graph, present: map[string]string{}}
 	if err := w.blobs(ctx); err != nil {
 		return nil, err
 	}
@@ -141,9 +129,9 @@ func Mirror(ctx context.Context, opts Options) (*Receipt, error) {
 	}
 	// Read back: every manifest by digest from the target, every signature
 	// verified again from the target's bytes, every blob present.
-	opts.Progress.Phase("verifying at target", int64(len(prep.Graph.Nodes)), false)
+	opts.Progress.Phase("verifying at target", int64(len(rel.Graph.Nodes)), false)
 	tsrc := &RegistrySource{Client: opts.Client, Map: m.Repository, Name: "target " + m.Target}
-	tprep, err := Prepare(ctx, tsrc, opts.LockJSON, opts.LockBundle, v)
+	trel, err := Verify(ctx, tsrc, rel.lockJSON, rel.lockBundle, rel.v)
 	opts.Progress.Done()
 	if err != nil {
 		return nil, fmt.Errorf("verifying the copy at the target (no tag was written): %w", err)
@@ -158,16 +146,16 @@ func Mirror(ctx context.Context, opts Options) (*Receipt, error) {
 	if err := w.tags(ctx); err != nil {
 		return nil, err
 	}
-	if err := w.pushLock(ctx, prep.Lock); err != nil {
+	if err := w.pushLock(ctx, rel.Lock); err != nil {
 		return nil, err
 	}
 	rc := &Receipt{
-		Version: prep.Lock.Version, LockDigest: prep.LockResult.Digest,
-		Lock:   m.Target + "/" + opts.LockRepository + ":" + prep.Lock.Version,
-		Target: m.Target, Referrers: refs, Verification: tprep.Verification,
+		Version: rel.Lock.Version, LockDigest: rel.LockResult.Digest,
+		Lock:   m.Target + "/" + opts.LockRepository + ":" + rel.Lock.Version,
+		Target: m.Target, Referrers: refs, Verification: trel.Verification,
 		Stats: w.stats, Duration: time.Since(start).Round(time.Millisecond).String(), Tags: w.tagChanges, Downgrade: downgrade,
 	}
-	for _, a := range prep.Lock.Artifacts {
+	for _, a := range rel.Lock.Artifacts {
 		rc.Entries = append(rc.Entries, ReceiptEntry{
 			Kind: a.Kind, Name: a.Name, Variant: a.Variant, Platform: a.Platform,
 			Source: a.Repository + "@" + a.Digest, Target: m.Repository(a.Repository) + "@" + a.Digest, Tag: a.Tag,
@@ -177,7 +165,8 @@ func Mirror(ctx context.Context, opts Options) (*Receipt, error) {
 }
 
 type writer struct {
-	opts  Options
+	opts  PushOptions
+	rel   *Release
 	m     *Mapping
 	g     *Graph
 	stats Stats
@@ -262,6 +251,12 @@ func (w *writer) checkBlobs(ctx context.Context) error {
 	return nil
 }
 
+// How a target lists referrers, as a receipt and a plan report it.
+const (
+	referrersAPI         = "referrers-api"
+	referrersTagFallback = "tag-fallback"
+)
+
 // referrers makes every referrer discoverable at the target. A registry with
 // the referrers API lists them itself; for one without, the OCI tag-fallback
 // index (tag "sha256-<hex>") is written, merged with what is already there
@@ -292,10 +287,10 @@ func (w *writer) referrers(ctx context.Context) (map[string]string, error) {
 			return nil, fmt.Errorf("probing the referrers API of %s: %w", dst.Name, err)
 		}
 		if supported {
-			modes[dst.Name] = "referrers-api"
+			modes[dst.Name] = referrersAPI
 			continue
 		}
-		modes[dst.Name] = "tag-fallback"
+		modes[dst.Name] = referrersTagFallback
 		if err := w.fallback(ctx, dst, subject, refs); err != nil {
 			return nil, err
 		}
@@ -337,12 +332,12 @@ func (w *writer) fallback(ctx context.Context, dst *registry.Repository, subject
 		SchemaVersion int          `json:"schemaVersion"`
 		MediaType     string       `json:"mediaType"`
 		Manifests     []descriptor `json:"manifests"`
-	}{2, "application/vnd.oci.image.index.v1+json", merged})
+	}{2, string(types.OCIImageIndex), merged})
 	if err != nil {
 		return fmt.Errorf("encoding the referrers fallback index: %w", err)
 	}
 	err = w.retry(ctx, "writing referrers fallback index "+dst.Name+":"+tag, func() error {
-		_, err := dst.PutManifest(ctx, tag, "application/vnd.oci.image.index.v1+json", out)
+		_, err := dst.PutManifest(ctx, tag, string(types.OCIImageIndex), out)
 		return err
 	})
 	if err != nil {
@@ -374,7 +369,7 @@ func (w *writer) tags(ctx context.Context) error {
 // pushLock stores the lock and its bundle at the target, so the
 // disconnected side can verify from the registry alone.
 func (w *writer) pushLock(ctx context.Context, l *release.Lock) error {
-	art, err := NewLockArtifact(w.opts.LockJSON, w.opts.LockBundle)
+	art, err := NewLockArtifact(w.rel.lockJSON, w.rel.lockBundle)
 	if err != nil {
 		return err
 	}

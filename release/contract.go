@@ -19,4 +19,9 @@ const (
 	// BundleMediaType is the Sigstore bundle (v0.3 JSON): the lock's
 	// signature, and the artifactType of keyless signature referrers.
 	BundleMediaType = "application/vnd.dev.sigstore.bundle.v0.3+json"
+	// MaxManifestBytes bounds a manifest read into memory, from a registry
+	// or an archive. It is far above the 4 MiB some tools cap at, because
+	// large indexes and SBOM manifests exist, but still bounded so a hostile
+	// registry or archive cannot exhaust memory.
+	MaxManifestBytes = 64 << 20
 )

@@ -18,8 +18,11 @@ func (g *globals) mirrorRun(cmd *cobra.Command, in *releaseInput, cl *registry.C
 	if err != nil {
 		return err
 	}
-	rc, err := mirror.Mirror(cmd.Context(), mirror.Options{
-		Source: in.src, LockJSON: in.lockJSON, LockBundle: in.lockBundle, Policy: in.policy,
+	rel, err := mirror.Verify(cmd.Context(), in.src, in.lockJSON, in.lockBundle, in.verifier)
+	if err != nil {
+		return err
+	}
+	rc, err := rel.Push(cmd.Context(), mirror.PushOptions{
 		Client: cl, Target: g.target, Repos: repos, Concurrency: g.concurrency, Retries: g.retries,
 		Progress: g.progress(), AllowDowngrade: g.expect.allowDowngrade,
 	})

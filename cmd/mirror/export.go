@@ -28,20 +28,23 @@ func (g *globals) exportCmd() *cobra.Command {
 				return cli.Usage(errors.New("export needs --to"))
 			}
 			return g.withRelease(cmd, func(cl *registry.Client, in *releaseInput) error {
-				eo := mirror.ExportOptions{Source: in.src, LockJSON: in.lockJSON, LockBundle: in.lockBundle, Policy: in.policy,
-					Path: out, Concurrency: g.concurrency, Progress: g.progress()}
+				eo := mirror.ExportOptions{Path: out, Concurrency: g.concurrency, Progress: g.progress()}
 				var err error
-				if g.key != "" {
-					if eo.PublicKeyPEM, err = os.ReadFile(g.key); err != nil {
+				if g.trust.Key != "" {
+					if eo.PublicKeyPEM, err = os.ReadFile(g.trust.Key); err != nil {
 						return cli.Usage(fmt.Errorf("--key: %w", err))
 					}
 				}
-				if g.trustedRoot != "" {
-					if eo.TrustedRootJSON, err = os.ReadFile(g.trustedRoot); err != nil {
+				if g.trust.TrustedRoot != "" {
+					if eo.TrustedRootJSON, err = os.ReadFile(g.trust.TrustedRoot); err != nil {
 						return cli.Usage(fmt.Errorf("--trusted-root: %w", err))
 					}
 				}
-				res, err := mirror.Export(cmd.Context(), eo)
+				rel, err := mirror.Verify(cmd.Context(), in.src, in.lockJSON, in.lockBundle, in.verifier)
+				if err != nil {
+					return err
+				}
+				res, err := rel.Export(cmd.Context(), eo)
 				if err != nil {
 					return err
 				}

@@ -42,11 +42,9 @@ type globals struct {
 	stdout, stderr io.Writer
 	output         string
 	// policy
-	key, identity, identityRegexp, issuer, trustedRoot string
-	trustedRootSHA256                                  string
-	ignoreSCT, ignoreTlog, allowUnscanned              bool
-	allowNoProvenance                                  bool
-	scan                                               cli.ScanPolicyFlags
+	trust                             cli.TrustFlags
+	allowUnscanned, allowNoProvenance bool
+	scan                              cli.ScanPolicyFlags
 	// now is the time releases are judged at (zero: the wall clock).
 	now time.Time
 	// reviewing: the command is review, which reports the scan instead of
@@ -104,17 +102,11 @@ verifies again, and only then writes tags.` + advisoriesHelp + replayHelp + down
 	}
 	pf := root.PersistentFlags()
 	pf.StringVarP(&g.output, "output", "o", "text", "output format: text or json")
-	pf.StringVar(&g.key, "key", "", "PEM public key that must have signed the release (cosign.pub)")
-	pf.StringVar(&g.identity, "certificate-identity", "", "keyless: exact certificate identity (SAN) that must have signed")
-	pf.StringVar(&g.identityRegexp, "certificate-identity-regexp", "", "keyless: regular expression the whole certificate identity must match (anchored: ^(?:EXPR)$)")
-	pf.StringVar(&g.issuer, "certificate-oidc-issuer", "", "keyless: OIDC issuer of the signing certificate")
+	g.trust.AddFlags(pf)
+	g.trust.AddMirrorFlags(pf)
 	pf.BoolVar(&g.allowUnscanned, "allow-unscanned", false, "accept a release whose lock records no vulnerability scan (built with --no-scan)")
 	pf.BoolVar(&g.allowNoProvenance, "allow-no-provenance", false, "accept images and indexes without SLSA provenance signed by the release signer (provenance that is present is still checked)")
 	g.scan.Register(root, true)
-	pf.StringVar(&g.trustedRoot, "trusted-root", "", "keyless: trusted_root.json to verify certificates against")
-	pf.StringVar(&g.trustedRootSHA256, "trusted-root-sha256", "", "keyless: use the archive's trusted_root.json only if its sha256 is this (hex, as the release notes publish it)")
-	pf.BoolVar(&g.ignoreTlog, "insecure-ignore-tlog", false, "keyless: accept signatures without a transparency log entry (a private Sigstore without Rekor only)")
-	pf.BoolVar(&g.ignoreSCT, "insecure-ignore-sct", false, "keyless: accept certificates without a certificate transparency timestamp (private CAs that log to no CT log only)")
 	pf.StringVar(&g.caFile, "ca-file", "", "PEM CA bundle for registries with an internal CA")
 	pf.BoolVar(&g.insecure, "insecure", false, "skip TLS certificate verification")
 	pf.BoolVar(&g.plain, "plain-http", false, "talk plain HTTP to registries")

@@ -27,11 +27,15 @@ func (g *globals) planCmd() *cobra.Command {
 				if err != nil {
 					return err
 				}
-				po := mirror.PlanOptions{Source: in.src, LockJSON: in.lockJSON, LockBundle: in.lockBundle, Policy: in.policy, Repos: repos}
+				po := mirror.PlanOptions{Repos: repos}
 				if g.target != "" {
 					po.Client, po.Target = cl, g.target
 				}
-				p, err := mirror.Plan(cmd.Context(), po)
+				rel, err := mirror.Verify(cmd.Context(), in.src, in.lockJSON, in.lockBundle, in.verifier)
+				if err != nil {
+					return err
+				}
+				p, err := rel.Plan(cmd.Context(), po)
 				if err != nil {
 					return err
 				}

@@ -139,18 +139,18 @@ func (pf policyFlags) options() (admission.Options, error) {
 // the forms admission controllers take: the key's PEM, or the identity and
 // the trusted root's JSON (the user's file, else the archive's copy).
 func (g *globals) admissionTrust(in *releaseInput) (admission.Trust, error) {
-	t := admission.Trust{Identity: g.identity, IdentityRegexp: g.identityRegexp, Issuer: g.issuer, IgnoreSCT: g.ignoreSCT}
+	t := admission.Trust{Identity: g.trust.Identity, IdentityRegexp: g.trust.IdentityRegexp, Issuer: g.trust.Issuer, IgnoreSCT: g.trust.IgnoreSCT}
 	var err error
 	switch {
-	case g.key != "":
+	case g.trust.Key != "":
 		var b []byte
-		if b, err = os.ReadFile(g.key); err != nil {
-			return t, cli.Usage(fmt.Errorf("reading public key %s: %w", g.key, err))
+		if b, err = os.ReadFile(g.trust.Key); err != nil {
+			return t, cli.Usage(fmt.Errorf("reading public key %s: %w", g.trust.Key, err))
 		}
 		t.PublicKeyPEM = string(b)
-	case g.trustedRoot != "":
-		if t.TrustedRootJSON, err = os.ReadFile(g.trustedRoot); err != nil {
-			return t, cli.Usage(fmt.Errorf("reading trusted root %s: %w", g.trustedRoot, err))
+	case g.trust.TrustedRoot != "":
+		if t.TrustedRootJSON, err = os.ReadFile(g.trust.TrustedRoot); err != nil {
+			return t, cli.Usage(fmt.Errorf("reading trusted root %s: %w", g.trust.TrustedRoot, err))
 		}
 	case in.archive != nil && len(in.archive.TrustedRootJSON) > 0:
 		t.TrustedRootJSON = in.archive.TrustedRootJSON

@@ -62,9 +62,9 @@ func (g *globals) open(ctx context.Context, c *registry.Client) (*releaseInput, 
 		return nil, cli.Usage(errors.New("give exactly one of --file (archive), --lock (file) or --lock-ref (registry)"))
 	}
 	in := &releaseInput{close: func() {}}
-	pf := trust.PolicyFiles{KeyFile: g.key, Identity: g.identity, IdentityRegexp: g.identityRegexp, Issuer: g.issuer,
-		TrustedRootFile: g.trustedRoot, TrustedRootSHA256: g.trustedRootSHA256, IgnoreSCT: g.ignoreSCT, IgnoreTlog: g.ignoreTlog}
-	if g.trustedRootSHA256 != "" && g.archive == "" && g.trustedRoot == "" {
+	var carried []byte
+	var carriedFrom string
+	if g.trust.TrustedRootSHA256 != "" && g.archive == "" && g.trust.TrustedRoot == "" {
 		return nil, cli.Usage(errors.New("--trusted-root-sha256 checks an archive's trusted_root.json (--file) or --trusted-root; give one"))
 	}
 	switch {
@@ -75,8 +75,8 @@ func (g *globals) open(ctx context.Context, c *registry.Client) (*releaseInput, 
 		}
 		in.archive, in.src, in.lockJSON, in.lockBundle = a, a.Layout, a.LockJSON, a.LockBundle
 		in.close = func() { _ = a.Close() }
-		if pf.TrustedRootFile == "" && len(a.TrustedRootJSON) > 0 {
-			pf.TrustedRootJSON, pf.TrustedRootSource = a.TrustedRootJSON, g.archive+":"+"trust/trusted_root.json"
+		if len(a.TrustedRootJSON) > 0 {
+			carried, carriedFrom = a.TrustedRootJSON, g.archive+":"+"trust/trusted_root.json"
 		}
 	case g.lock != "":
 		var err error
@@ -98,14 +98,10 @@ func (g *globals) open(ctx context.Context, c *registry.Client) (*releaseInput, 
 		}
 		in.src = &mirror.RegistrySource{Client: c, Name: "source registries"}
 	}
-	if pf.KeyFile == "" && pf.Identity == "" && pf.IdentityRegexp == "" {
-		in.close()
-		return nil, cli.Usage(errors.New("no trust policy: give --key, or --certificate-identity(-regexp) with --certificate-oidc-issuer"))
-	}
-	p, err := trust.LoadPolicy(pf)
+	p, err := g.trust.PolicyCarrying(carried, carriedFrom)
 	if err != nil {
 		in.close()
-		return nil, cli.Usage(err)
+		return nil, err
 	}
 	p.RequireScan = !g.allowUnscanned
 	p.RequireProvenance = !g.allowNoProvenance

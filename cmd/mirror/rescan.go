@@ -76,7 +76,7 @@ func (g *globals) rescan(cmd *cobra.Command, in *releaseInput, f *rescanFlags) e
 		return cli.Usage(fmt.Errorf("--fail-on-new: %w", err))
 	}
 	ctx := cmd.Context()
-	prep, err := mirror.Prepare(ctx, in.src, in.lockJSON, in.lockBundle, in.verifier)
+	prep, err := mirror.Verify(ctx, in.src, in.lockJSON, in.lockBundle, in.verifier)
 	if err != nil {
 		return err
 	}

@@ -215,7 +215,7 @@ func writeReviewSummary(w io.Writer, r *review.Review, dir string) {
 // reviewRelease verifies the release completely (as verify does), reads the
 // SBOMs the lock lists through the verified graph, and builds the review.
 func (g *globals) reviewRelease(ctx context.Context, in *releaseInput, lp *review.LicencePolicy, rp *gate.Policy, gatePath string, now time.Time) (*review.Review, *release.Lock, error) {
-	prep, err := mirror.Prepare(ctx, in.src, in.lockJSON, in.lockBundle, in.verifier)
+	prep, err := mirror.Verify(ctx, in.src, in.lockJSON, in.lockBundle, in.verifier)
 	if err != nil {
 		return nil, nil, err
 	}

@@ -41,7 +41,7 @@ target and confirms it honours image.digest.`,
 				}
 				if check {
 					tsrc := &mirror.RegistrySource{Client: cl, Map: m.Repository, Name: g.target}
-					gr, err := mirror.Build(cmd.Context(), l, tsrc)
+					gr, err := mirror.BuildGraph(cmd.Context(), l, tsrc)
 					if err != nil {
 						return fmt.Errorf("reading the release at the target: %w", err)
 					}

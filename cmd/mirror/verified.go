@@ -24,12 +24,12 @@ lists, each against its artifact. It reads the release from --file, or with
 // A policy that admits images, or values that pin them, must not be written
 // for a release whose artifacts are not the signer's, however well its
 // lock is signed.
-func (g *globals) verifiedRelease(ctx context.Context, cl *registry.Client, in *releaseInput) (*mirror.Prepared, *mirror.Mapping, error) {
+func (g *globals) verifiedRelease(ctx context.Context, cl *registry.Client, in *releaseInput) (*mirror.Release, *mirror.Mapping, error) {
 	l, m, err := g.lockAndMapping(in)
 	if err != nil {
 		return nil, nil, err
 	}
-	prep, err := mirror.Prepare(ctx, g.verificationSource(cl, in, l, m), in.lockJSON, in.lockBundle, in.verifier)
+	prep, err := mirror.Verify(ctx, g.verificationSource(cl, in, l, m), in.lockJSON, in.lockBundle, in.verifier)
 	if err != nil {
 		return nil, nil, err
 	}

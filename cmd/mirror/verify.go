@@ -35,7 +35,7 @@ func (g *globals) verifyCmd() *cobra.Command {
 				if err := g.rescan(cmd, in, rf); err != nil {
 					return err
 				}
-				prep, err := mirror.Prepare(cmd.Context(), src, in.lockJSON, in.lockBundle, in.verifier)
+				prep, err := mirror.Verify(cmd.Context(), src, in.lockJSON, in.lockBundle, in.verifier)
 				if err != nil {
 					var ve *mirror.VerificationError
 					if errors.As(err, &ve) && g.output == "json" {

@@ -16,6 +16,7 @@ import (
 // function, kept together as every subcommand of both CLIs is.
 func newGateCmd() *cobra.Command {
 	var policyPath, now string
+	var printPolicy bool
 	var out outputFlag
 	c := &cobra.Command{
 		Use:   "gate REPORT.json...",
@@ -23,18 +24,32 @@ func newGateCmd() *cobra.Command {
 		Long: `gate evaluates Trivy JSON reports (trivy image --format json) with the
 release policy: HIGH and CRITICAL findings fail, fixed or not, unless an
 unexpired exception names the vulnerability and package. An expired
-exception fails. A missing, empty or malformed report fails.` + cli.ExitCodesHelp,
+exception fails. A missing, empty or malformed report fails.
+
+The release policy is built into the binary (--print-policy prints it, a
+starting point for your own); --policy replaces it with your file.` + cli.ExitCodesHelp,
 		Example: `  trivy image --format json --output r.json ghcr.io/reloader-dev/reloader@sha256:...
-  reloader-release gate --policy release/gate/release-policy.yaml r.json
+  reloader-release gate r.json
+  reloader-release gate --print-policy > my-policy.yaml
+  reloader-release gate --policy my-policy.yaml r.json
 
   # machine-readable verdict
   reloader-release gate -o json r.json | jq .passed`,
-		Args: cobra.MinimumNArgs(1),
+		Args: func(cmd *cobra.Command, args []string) error {
+			if printPolicy {
+				return cobra.NoArgs(cmd, args)
+			}
+			return cobra.MinimumNArgs(1)(cmd, args)
+		},
 		RunE: func(cmd *cobra.Command, args []string) error {
+			if printPolicy {
+				_, err := cmd.OutOrStdout().Write(gate.DefaultPolicyYAML())
+				return err
+			}
 			if err := out.check(); err != nil {
 				return err
 			}
-			pol, err := gate.ReadPolicy(policyPath)
+			pol, err := gate.LoadPolicy(policyPath)
 			if err != nil {
 				return cli.Usage(err)
 			}
@@ -72,7 +87,8 @@ exception fails. A missing, empty or malformed report fails.` + cli.ExitCodesHel
 			return nil
 		},
 	}
-	c.Flags().StringVar(&policyPath, "policy", "release/gate/release-policy.yaml", "release policy file")
+	c.Flags().StringVar(&policyPath, "policy", "", "release policy file (default: the built-in one)")
+	c.Flags().BoolVar(&printPolicy, "print-policy", false, "print the built-in release policy and exit (a starting point for --policy)")
 	c.Flags().StringVar(&now, "now", "", "judge exception expiry at this RFC 3339 time instead of now")
 	out.register(c)
 	return c

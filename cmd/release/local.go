@@ -65,7 +65,7 @@ Such a release is for trying the pipeline, never for publishing.` + cli.ExitCode
 	fl.StringVar(&f.trivyCache, "trivy-cache-dir", "", "trivy cache directory (vulnerability DB)")
 	fl.StringVar(&f.trivyDB, "trivy-db-repository", "", "OCI repository of the trivy DB")
 	fl.BoolVar(&f.skipDBUpdate, "skip-db-update", false, "use the trivy DB in the cache directory, never download")
-	fl.StringVar(&f.policy, "policy", "release/gate/release-policy.yaml", "release policy file")
+	fl.StringVar(&f.policy, "policy", "", "release policy file (default: the built-in one, which reloader-release gate --print-policy prints)")
 	fl.StringVar(&f.version, "version", "v0.0.0-local", "version to stamp and tag")
 	fl.StringVar(&f.commit, "commit", "", "commit to record (default: git HEAD)")
 	fl.StringVar(&f.license, "license-file", "LICENSE", "license text shipped under /licenses (skipped if missing)")

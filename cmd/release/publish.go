@@ -71,7 +71,7 @@ allowUnknown: true.` + cli.ExitCodesHelp,
 	fl.StringVar(&f.trivyDB, "trivy-db-repository", "", "OCI repository of the trivy DB (a mirror in air gaps)")
 	fl.BoolVar(&f.skipDBUpdate, "skip-db-update", false, "use the trivy DB in the cache directory (refused if older than --max-db-age)")
 	fl.DurationVar(&f.maxDBAge, "max-db-age", 24*time.Hour, "with --skip-db-update: the oldest trivy DB a release may be gated with")
-	fl.StringVar(&f.policyPath, "policy", "release/gate/release-policy.yaml", "release policy file")
+	fl.StringVar(&f.policyPath, "policy", "", "release policy file (default: the built-in one, which reloader-release gate --print-policy prints)")
 	fl.StringVar(&f.license, "license-file", "LICENSE", "license text shipped under /licenses")
 	f.keyless.register(c)
 	f.output.register(c)

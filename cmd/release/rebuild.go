@@ -57,7 +57,7 @@ given.` + cli.ExitCodesHelp,
 	fl := c.Flags()
 	fl.StringVar(&f.lock, "lock", release.LockFileName, "the release lock")
 	fl.StringVar(&f.bundle, "bundle", "", "the lock's Sigstore bundle (default <lock>.sigstore.json)")
-	f.registerTrust(fl)
+	f.trust.AddFlags(fl)
 	fl.StringVar(&f.source, "source", ".", "checkout of the lock's commit")
 	fl.StringVar(&f.out, "out", "_out/rebuild", "where the binaries and the OCI layout go")
 	fl.StringVar(&f.license, "license-file", "", "license text shipped under /licenses (default <source>/LICENSE)")

@@ -1,12 +1,10 @@
 package main
 
 import (
-	"errors"
 	"fmt"
 	"os"
 	"time"
 
-	"github.com/sigstore/sigstore-go/pkg/root"
 	"github.com/spf13/cobra"
 
 	"github.com/reloader-dev/reloader/internal/cli"
@@ -15,11 +13,11 @@ import (
 )
 
 type verifyFlags struct {
-	lock, bundle, key, identity, identityRegexp, issuer, trustedRoot string
-	expectVersion                                                    string
-	ignoreTlog                                                       bool
-	output                                                           outputFlag
-	scan                                                             cli.ScanPolicyFlags
+	lock, bundle  string
+	trust         cli.TrustFlags
+	expectVersion string
+	output        outputFlag
+	scan          cli.ScanPolicyFlags
 }
 
 func newVerifyCmd() *cobra.Command {
@@ -34,6 +32,8 @@ digest: manifest and blob digests, sizes, media types, cosign signatures and
 SBOM attestations. Keyless signatures need a transparency-log entry (verified
 offline against the trusted root) unless --insecure-ignore-tlog is given. No transparency log or other online service is contacted;
 only the registry holding the artifacts.
+(--trusted-root-sha256 and --insecure-ignore-sct, for archives that carry a
+trusted root and for private CAs, are reloader-mirror's.)
 
 A signature only says the signer made that lock at some time: with
 --expect-version the lock must be exactly that version (after its signature
@@ -60,7 +60,7 @@ verify -o json reports the scan check as "scanCheck".` + cli.ExitCodesHelp,
 	fl := c.Flags()
 	fl.StringVar(&f.lock, "lock", release.LockFileName, "the release lock")
 	fl.StringVar(&f.bundle, "bundle", "", "the lock's Sigstore bundle (default <lock>.sigstore.json)")
-	f.registerTrust(fl)
+	f.trust.AddFlags(fl)
 	fl.StringVar(&f.expectVersion, "expect-version", "", "refuse the release unless its signed lock is exactly this version, e.g. v1.2.3 (exit 3)")
 	f.output.register(c)
 	f.scan.Register(c, false)
@@ -69,28 +69,11 @@ verify -o json reports the scan check as "scanCheck".` + cli.ExitCodesHelp,
 
 func (f *verifyFlags) options() (verify.Options, error) {
 	var o verify.Options
-	switch {
-	case f.key != "" && (f.identity != "" || f.identityRegexp != ""):
-		return o, cli.Usage(errors.New("give either --key or a certificate identity, not both"))
-	case f.key != "":
-		pem, err := os.ReadFile(f.key)
-		if err != nil {
-			return o, cli.Usage(fmt.Errorf("reading the public key: %w", err))
-		}
-		o.Expect = release.Signer{PublicKey: string(pem)}
-	case f.identity != "" || f.identityRegexp != "":
-		if f.issuer == "" || f.trustedRoot == "" {
-			return o, cli.Usage(errors.New("keyless verification needs --certificate-oidc-issuer and --trusted-root"))
-		}
-		tr, err := root.NewTrustedRootFromPath(f.trustedRoot)
-		if err != nil {
-			return o, cli.Usage(fmt.Errorf("reading the trusted root: %w", err))
-		}
-		o.Expect = release.Signer{Identity: f.identity, IdentityRegexp: f.identityRegexp, Issuer: f.issuer}
-		o.TrustedRoot, o.IgnoreTlog = tr, f.ignoreTlog
-	default:
-		return o, cli.Usage(errors.New("say whom to trust: --key, or --certificate-identity with --certificate-oidc-issuer"))
+	p, err := f.trust.Policy()
+	if err != nil {
+		return o, err
 	}
+	o.Policy = &p
 	o.ExpectVersion = f.expectVersion
 	sp, err := f.scan.Policy(time.Time{})
 	if err != nil {

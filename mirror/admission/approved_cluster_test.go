@@ -68,8 +68,15 @@ func TestThePolicyAdmitsOnlyTheApprovedReleasesImages(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if _, err := mirror.Mirror(ctx, mirror.Options{Source: &mirror.RegistrySource{Client: cl, Name: "source"},
-			LockJSON: rel.LockJSON, LockBundle: rel.LockBundle, Policy: p, Client: cl, Target: tgt}); err != nil {
+		v, err := trust.NewVerifier(p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		verified, err := mirror.Verify(ctx, &mirror.RegistrySource{Client: cl, Name: "source"}, rel.LockJSON, rel.LockBundle, v)
+		if err != nil {
+			t.Fatalf("mirroring %s: %v", version, err)
+		}
+		if _, err := verified.Push(ctx, mirror.PushOptions{Client: cl, Target: tgt}); err != nil {
 			t.Fatalf("mirroring %s: %v", version, err)
 		}
 		rels = append(rels, rel)

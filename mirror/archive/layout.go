@@ -11,10 +11,11 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
-)
 
-// MaxManifestBytes bounds a manifest read from an archive.
-const MaxManifestBytes = 64 << 20
+	"github.com/google/go-containerregistry/pkg/v1/types"
+
+	"github.com/reloader-dev/reloader/release"
+)
 
 // Layout is an OCI image layout directory holding a release.
 type Layout struct {
@@ -100,12 +101,12 @@ func (l *Layout) ReadFile(name string) ([]byte, error) {
 		return nil, fmt.Errorf("reading %s from the archive: %w", name, err)
 	}
 	defer f.Close()
-	b, err := io.ReadAll(io.LimitReader(f, MaxManifestBytes+1))
+	b, err := io.ReadAll(io.LimitReader(f, release.MaxManifestBytes+1))
 	if err != nil {
 		return nil, fmt.Errorf("reading %s from the archive: %w", name, err)
 	}
-	if len(b) > MaxManifestBytes {
-		return nil, fmt.Errorf("%s in the archive is larger than %d bytes", name, MaxManifestBytes)
+	if len(b) > release.MaxManifestBytes {
+		return nil, fmt.Errorf("%s in the archive is larger than %d bytes", name, release.MaxManifestBytes)
 	}
 	return b, nil
 }
@@ -129,7 +130,7 @@ func (l *Layout) Finish(ctx context.Context, entries []IndexEntry) error {
 		SchemaVersion int          `json:"schemaVersion"`
 		MediaType     string       `json:"mediaType"`
 		Manifests     []IndexEntry `json:"manifests"`
-	}{2, "application/vnd.oci.image.index.v1+json", entries}, "", "  ")
+	}{2, string(types.OCIImageIndex), entries}, "", "  ")
 	if err != nil {
 		return fmt.Errorf("encoding index.json: %w", err)
 	}
@@ -178,12 +179,12 @@ func (l *Layout) Manifest(_ context.Context, _ string, digest string) ([]byte, e
 		return nil, fmt.Errorf("manifest %s is not in the archive: %w", digest, err)
 	}
 	defer f.Close()
-	b, err := io.ReadAll(io.LimitReader(f, MaxManifestBytes+1))
+	b, err := io.ReadAll(io.LimitReader(f, release.MaxManifestBytes+1))
 	if err != nil {
 		return nil, fmt.Errorf("reading manifest %s: %w", digest, err)
 	}
-	if len(b) > MaxManifestBytes {
-		return nil, fmt.Errorf("manifest %s is larger than %d bytes", digest, MaxManifestBytes)
+	if len(b) > release.MaxManifestBytes {
+		return nil, fmt.Errorf("manifest %s is larger than %d bytes", digest, release.MaxManifestBytes)
 	}
 	s := sha256.Sum256(b)
 	if got := "sha256:" + hex.EncodeToString(s[:]); got != digest {

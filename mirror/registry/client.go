@@ -28,11 +28,6 @@ import (
 	"github.com/google/go-containerregistry/pkg/v1/remote/transport"
 )
 
-// MaxManifestBytes bounds a manifest read into memory. It is far above the
-// 4 MiB some tools cap at, because large indexes and SBOM manifests exist, but
-// still bounded so a hostile registry cannot exhaust memory.
-const MaxManifestBytes = 64 << 20
-
 // Options configures a Client.
 type Options struct {
 	// Keychain resolves credentials; nil means Docker config files and

@@ -13,16 +13,19 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/google/go-containerregistry/pkg/v1/types"
+
+	"github.com/reloader-dev/reloader/release"
 	"github.com/reloader-dev/reloader/release/trust"
 )
 
 // Accepted is every manifest media type a mirror may meet; registries serve
 // the stored bytes unchanged when the stored type is in the list.
 var accepted = strings.Join([]string{
-	"application/vnd.oci.image.index.v1+json",
-	"application/vnd.oci.image.manifest.v1+json",
-	"application/vnd.docker.distribution.manifest.list.v2+json",
-	"application/vnd.docker.distribution.manifest.v2+json",
+	string(types.OCIImageIndex),
+	string(types.OCIManifestSchema1),
+	string(types.DockerManifestList),
+	string(types.DockerManifestSchema2),
 	"application/vnd.oci.artifact.manifest.v1+json",
 }, ", ")
 
@@ -121,12 +124,12 @@ func (r *Repository) GetManifest(ctx context.Context, ref string) ([]byte, strin
 		}
 		return nil, "", r.errorFrom(resp, "pull")
 	}
-	b, err := io.ReadAll(io.LimitReader(resp.Body, MaxManifestBytes+1))
+	b, err := io.ReadAll(io.LimitReader(resp.Body, release.MaxManifestBytes+1))
 	if err != nil {
 		return nil, "", fmt.Errorf("reading manifest %s@%s: %w", r.Name, ref, err)
 	}
-	if len(b) > MaxManifestBytes {
-		return nil, "", fmt.Errorf("manifest %s@%s is larger than %d bytes", r.Name, ref, MaxManifestBytes)
+	if len(b) > release.MaxManifestBytes {
+		return nil, "", fmt.Errorf("manifest %s@%s is larger than %d bytes", r.Name, ref, release.MaxManifestBytes)
 	}
 	if strings.HasPrefix(ref, "sha256:") {
 		if got := Digest(b); got != ref {
@@ -252,13 +255,13 @@ func (r *Repository) PushBlob(ctx context.Context, digest string, size int64, bo
 // supported is false when the registry has no such API (a 404 that is not a
 // registry error about the repository, or a non-index answer).
 func (r *Repository) Referrers(ctx context.Context, digest string) (index []byte, supported bool, err error) {
-	resp, err := r.do(ctx, http.MethodGet, r.url("referrers", digest), nil, map[string]string{"Accept": "application/vnd.oci.image.index.v1+json"})
+	resp, err := r.do(ctx, http.MethodGet, r.url("referrers", digest), nil, map[string]string{"Accept": string(types.OCIImageIndex)})
 	if err != nil {
 		return nil, false, err
 	}
 	defer resp.Body.Close()
 	if resp.StatusCode == http.StatusOK {
-		b, err := io.ReadAll(io.LimitReader(resp.Body, MaxManifestBytes))
+		b, err := io.ReadAll(io.LimitReader(resp.Body, release.MaxManifestBytes))
 		if err != nil {
 			return nil, false, fmt.Errorf("reading referrers of %s@%s: %w", r.Name, digest, err)
 		}

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"os"
 	"path/filepath"
+	"reflect"
 	"strings"
 	"testing"
 	"time"
@@ -240,5 +241,26 @@ func TestCommittedReleasePolicyIsValid(t *testing.T) {
 	}
 	if _, err := ParsePolicy(data); err != nil {
 		t.Fatal(err)
+	}
+}
+
+func TestBuiltInPolicyIsTheFileAsWritten(t *testing.T) {
+	file, err := os.ReadFile("release-policy.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !bytes.Equal(DefaultPolicyYAML(), file) {
+		t.Error("DefaultPolicyYAML is not release/gate/release-policy.yaml as written")
+	}
+	builtin, err := LoadPolicy("")
+	if err != nil {
+		t.Fatal(err)
+	}
+	fromFile, err := LoadPolicy("release-policy.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !reflect.DeepEqual(builtin, fromFile) {
+		t.Errorf("the built-in policy %+v is not the file's %+v", builtin, fromFile)
 	}
 }

@@ -19,7 +19,7 @@ func (r *run) gate(ctx context.Context) error {
 		r.lock.Scan = &release.Scan{Skipped: true}
 		return nil
 	}
-	pol, err := gate.ReadPolicy(r.opts.Scan.PolicyPath)
+	pol, err := gate.LoadPolicy(r.opts.Scan.PolicyPath)
 	if err != nil {
 		return err
 	}

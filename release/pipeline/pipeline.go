@@ -30,7 +30,8 @@ import (
 // ScanOptions configures the vulnerability gate.
 type ScanOptions struct {
 	Trivy gate.TrivyOptions
-	// PolicyPath is the release policy file (release/gate/release-policy.yaml).
+	// PolicyPath is the release policy file; "" is the one built into the
+	// binary (release/gate/release-policy.yaml as it was built).
 	PolicyPath string
 	// MaxDBAge, when above zero, refuses a scan with Trivy.SkipDBUpdate
 	// whose database was built longer than this before Now (see dbage.go).

@@ -38,7 +38,7 @@ func keylessPolicy(t *testing.T, g *virtualsigstore.GitHubCA, identity, regexp s
 	if err != nil {
 		t.Fatal(err)
 	}
-	return trust.Policy{Identity: identity, IdentityRegexp: regexp, Issuer: actionsIssuer, TrustedRoot: tr, IgnoreSCT: true, IgnoreTlog: true}
+	return trust.Policy{Identity: identity, IdentityRegexp: regexp, Issuer: actionsIssuer, TrustedRoot: tr, IgnoreSCT: true}
 }
 
 // keylessLock is lockFor(...) signed by a certificate naming src.

@@ -47,9 +47,12 @@ type Policy struct {
 	TrustedRoot    *root.TrustedRoot
 	// TrustedRootSource says where TrustedRoot came from, for reports.
 	TrustedRootSource string
-	// TransparencyLogThreshold, when above zero, requires that many
-	// verified transparency log entries on every keyless bundle.
-	// LoadPolicy sets one, as cosign requires, unless IgnoreTlog.
+	// TransparencyLogThreshold is how many verified transparency log
+	// entries every keyless signature needs, in either format (bundle or
+	// cosign). Zero consults no log at all: the product promises signatures
+	// recorded in Rekor, so zero is only for a private Sigstore without a
+	// log, asked for explicitly (--insecure-ignore-tlog). LoadPolicy sets
+	// one, as cosign requires, unless PolicyFiles.IgnoreTlog.
 	TransparencyLogThreshold int
 	// RequireScan refuses a release whose lock records no vulnerability
 	// scan, or records that the scan was skipped (--no-scan).
@@ -63,10 +66,6 @@ type Policy struct {
 	// that is present is always checked (source, commit, subject), required
 	// or not.
 	RequireProvenance bool
-	// IgnoreTlog accepts keyless signatures with no transparency log
-	// entry. The product promises signatures recorded in Rekor, so this is
-	// only for a private Sigstore without a log, asked for explicitly.
-	IgnoreTlog bool
 	// IgnoreSCT accepts keyless certificates without a verified certificate
 	// transparency timestamp. Public Fulcio embeds one in every certificate,
 	// so the default requires it; only a private CA that logs to no CT log
@@ -200,13 +199,13 @@ type PolicyFiles struct {
 	TrustedRootSHA256 string
 	// IgnoreSCT: see Policy.IgnoreSCT.
 	IgnoreSCT bool
-	// IgnoreTlog: see Policy.IgnoreTlog.
+	// IgnoreTlog leaves Policy.TransparencyLogThreshold at zero.
 	IgnoreTlog bool
 }
 
 // LoadPolicy builds a Policy from files; it reads only the local disk.
 func LoadPolicy(f PolicyFiles) (Policy, error) {
-	p := Policy{Identity: f.Identity, IdentityRegexp: f.IdentityRegexp, Issuer: f.Issuer, IgnoreSCT: f.IgnoreSCT, IgnoreTlog: f.IgnoreTlog}
+	p := Policy{Identity: f.Identity, IdentityRegexp: f.IdentityRegexp, Issuer: f.Issuer, IgnoreSCT: f.IgnoreSCT}
 	if f.KeyFile != "" {
 		b, err := os.ReadFile(f.KeyFile)
 		if err != nil {
@@ -237,7 +236,7 @@ func LoadPolicy(f PolicyFiles) (Policy, error) {
 		}
 		p.TrustedRoot, p.TrustedRootSource = tr, src
 	}
-	if !p.IgnoreTlog {
+	if !f.IgnoreTlog {
 		p.TransparencyLogThreshold = 1
 	}
 	return p, p.Validate()

@@ -114,11 +114,12 @@ func NewVerifier(p Policy) (*Verifier, error) {
 		co.Identities = []cosign.Identity{{Issuer: p.Issuer, Subject: p.Identity, SubjectRegExp: AnchorRegexp(p.IdentityRegexp)}}
 		trusted = p.TrustedRoot
 		vopts = append(vopts, sgverify.WithObserverTimestamps(1))
-		switch {
-		case p.IgnoreTlog:
-			co.IgnoreTlog = true
-		case p.TransparencyLogThreshold > 0:
+		// One setting drives both formats, so no path can require the
+		// log for one and not the other.
+		if p.TransparencyLogThreshold > 0 {
 			vopts = append(vopts, sgverify.WithTransparencyLog(p.TransparencyLogThreshold))
+		} else {
+			co.IgnoreTlog = true
 		}
 		if !p.IgnoreSCT {
 			vopts = append(vopts, sgverify.WithSignedCertificateTimestamps(1))

@@ -20,55 +20,11 @@ import (
 	v1 "github.com/google/go-containerregistry/pkg/v1"
 	"github.com/google/go-containerregistry/pkg/v1/remote"
 	"github.com/google/go-containerregistry/pkg/v1/validate"
-	"github.com/sigstore/sigstore-go/pkg/root"
 
 	"github.com/reloader-dev/reloader/release"
 	"github.com/reloader-dev/reloader/release/scancheck"
 	"github.com/reloader-dev/reloader/release/trust"
 )
-
-// Options says whom to trust and how to reach the registry.
-type Options struct {
-	// Expect is the signer the user expects, obtained independently of
-	// the lock (our documentation, a pinned key); the lock must name the
-	// same signer.
-	Expect release.Signer
-	// TrustedRoot is the Sigstore trust root (Fulcio CAs, Rekor, CT logs,
-	// timestamp authorities) for keyless signatures; unused for keys.
-	TrustedRoot *root.TrustedRoot
-	// IgnoreSCT: see trust.Policy.IgnoreSCT. Only for a private or test CA
-	// that logs to no certificate transparency log.
-	IgnoreSCT bool
-	// IgnoreTlog accepts keyless signatures without a transparency-log
-	// entry. By default every keyless bundle needs one, as cosign requires.
-	IgnoreTlog bool
-	// Remote are the registry options (auth, transport).
-	Remote []remote.Option
-	// ExpectVersion, when set, is the exact version the lock must be
-	// (checked after its signature verified).
-	ExpectVersion string
-	// Scan is the consumer's policy for the lock's signed scan record
-	// (scancheck); nil checks nothing, as the release pipeline's own final
-	// verification does.
-	Scan *scancheck.Policy
-}
-
-// Verifier builds the trust verifier for the expected signer.
-func (o Options) Verifier() (*trust.Verifier, error) {
-	p, err := trust.PolicyFor(o.Expect, o.TrustedRoot)
-	if err != nil {
-		return nil, err
-	}
-	p.IgnoreSCT = o.IgnoreSCT
-	p.Scan = o.Scan
-	// Every image and index of a release carries signed provenance.
-	p.RequireProvenance = true
-	p.Expect = trust.Binding{Version: o.ExpectVersion}
-	if p.Keyless() && !o.IgnoreTlog {
-		p.TransparencyLogThreshold = 1
-	}
-	return trust.NewVerifier(p)
-}
 
 // Lock verifies the lock's Sigstore bundle against the expected signer and
 // that the lock names that signer, then parses it.

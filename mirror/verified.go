@@ -7,22 +7,31 @@ import (
 	"github.com/reloader-dev/reloader/release/trust"
 )
 
-// Prepared is a release verified at its source, ready to be written.
-type Prepared struct {
+// Release is a release verified at its source: the lock, every manifest
+// fetched by digest and every signature checked. Plan, Export and Push are
+// its methods, so nothing can be written from a release that was not
+// verified first.
+type Release struct {
 	Lock         *release.Lock
 	LockResult   trust.LockResult
 	Graph        *Graph
 	Verification *trust.Result
+
+	src                  Source
+	lockJSON, lockBundle []byte
+	// v verifies the copy again where it was written (Push), with the
+	// policy the source was verified with.
+	v *trust.Verifier
 }
 
-// Prepare verifies the lock, fetches every manifest by digest and verifies
+// Verify verifies the lock, fetches every manifest by digest and verifies
 // every signature, all before anything is written anywhere.
-func Prepare(ctx context.Context, src Source, lockJSON, lockBundle []byte, v *trust.Verifier) (*Prepared, error) {
+func Verify(ctx context.Context, src Source, lockJSON, lockBundle []byte, v *trust.Verifier) (*Release, error) {
 	l, lr, err := v.Lock(lockJSON, lockBundle)
 	if err != nil {
 		return nil, err
 	}
-	g, err := Build(ctx, l, src)
+	g, err := BuildGraph(ctx, l, src)
 	if err != nil {
 		return nil, err
 	}
@@ -34,7 +43,8 @@ func Prepare(ctx context.Context, src Source, lockJSON, lockBundle []byte, v *tr
 	if err := res.Err(); err != nil {
 		return nil, &VerificationError{Result: res, Err: err}
 	}
-	return &Prepared{Lock: l, LockResult: lr, Graph: g, Verification: res}, nil
+	return &Release{Lock: l, LockResult: lr, Graph: g, Verification: res,
+		src: src, lockJSON: lockJSON, lockBundle: lockBundle, v: v}, nil
 }
 
 // VerificationError is a release that did not verify; Result says where.

@@ -1,0 +1,68 @@
+package cli
+
+import (
+	"errors"
+
+	"github.com/spf13/pflag"
+
+	"github.com/reloader-dev/reloader/release/trust"
+)
+
+// TrustFlags say whom to trust. Both CLIs declare them here and build their
+// policy with Policy, so that a flag means the same in both (the
+// transparency-log setting once diverged between two builders).
+type TrustFlags struct {
+	Key, Identity, IdentityRegexp, Issuer string
+	TrustedRoot                           string
+	// TrustedRootSHA256 and IgnoreSCT are reloader-mirror's alone (see
+	// AddMirrorFlags).
+	TrustedRootSHA256 string
+	IgnoreTlog        bool
+	IgnoreSCT         bool
+}
+
+// AddFlags adds the flags both CLIs take.
+func (f *TrustFlags) AddFlags(fs *pflag.FlagSet) {
+	fs.StringVar(&f.Key, "key", "", "PEM public key that must have signed the release (cosign.pub)")
+	fs.StringVar(&f.Identity, "certificate-identity", "", "keyless: exact certificate identity (SAN) that must have signed")
+	fs.StringVar(&f.IdentityRegexp, "certificate-identity-regexp", "", "keyless: regular expression the whole certificate identity must match (anchored: ^(?:EXPR)$)")
+	fs.StringVar(&f.Issuer, "certificate-oidc-issuer", "", "keyless: OIDC issuer of the signing certificate")
+	fs.StringVar(&f.TrustedRoot, "trusted-root", "", "keyless: Sigstore trusted_root.json to verify certificates against")
+	fs.BoolVar(&f.IgnoreTlog, "insecure-ignore-tlog", false, "keyless: accept signatures without a transparency log entry (by default each needs one; a private Sigstore without Rekor only)")
+}
+
+// AddMirrorFlags adds the flags only reloader-mirror takes: it reads
+// archives that carry a trusted root, and it is run against private CAs;
+// reloader-release verifies releases signed by public Sigstore.
+func (f *TrustFlags) AddMirrorFlags(fs *pflag.FlagSet) {
+	fs.StringVar(&f.TrustedRootSHA256, "trusted-root-sha256", "", "keyless: use the archive's trusted_root.json only if its sha256 is this (hex, as the release notes publish it)")
+	fs.BoolVar(&f.IgnoreSCT, "insecure-ignore-sct", false, "keyless: accept certificates without a certificate transparency timestamp (private CAs that log to no CT log only)")
+}
+
+// Given reports whether any signer was named.
+func (f *TrustFlags) Given() bool { return f.Key != "" || f.Identity != "" || f.IdentityRegexp != "" }
+
+// Policy is the policy the flags ask for; every error is a usage error.
+func (f *TrustFlags) Policy() (trust.Policy, error) { return f.PolicyCarrying(nil, "") }
+
+// PolicyCarrying is Policy with a trusted root carried with the release
+// (an archive's), used only when --trusted-root is not given, and then only
+// if --trusted-root-sha256 vouches for it (trust.LoadPolicy checks).
+func (f *TrustFlags) PolicyCarrying(rootJSON []byte, source string) (trust.Policy, error) {
+	switch {
+	case !f.Given():
+		return trust.Policy{}, Usage(errors.New("say whom to trust: --key, or --certificate-identity(-regexp) with --certificate-oidc-issuer"))
+	case f.Key != "" && (f.Identity != "" || f.IdentityRegexp != ""):
+		return trust.Policy{}, Usage(errors.New("give either --key or a certificate identity, not both"))
+	}
+	pf := trust.PolicyFiles{KeyFile: f.Key, Identity: f.Identity, IdentityRegexp: f.IdentityRegexp, Issuer: f.Issuer,
+		TrustedRootFile: f.TrustedRoot, TrustedRootSHA256: f.TrustedRootSHA256, IgnoreSCT: f.IgnoreSCT, IgnoreTlog: f.IgnoreTlog}
+	if f.TrustedRoot == "" {
+		pf.TrustedRootJSON, pf.TrustedRootSource = rootJSON, source
+	}
+	p, err := trust.LoadPolicy(pf)
+	if err != nil {
+		return trust.Policy{}, Usage(err)
+	}
+	return p, nil
+}
