@@ -17,7 +17,7 @@ import (
 // policy to start from, in a directory that holds no source tree.
 func TestGateUsesTheBuiltInPolicyOutsideTheCheckout(t *testing.T) {
 	bin := filepath.Join(t.TempDir(), "reloader-release")
-	if err := tools.GoBuild("./cmd/release", bin); err != nil {
+	if err := tools.GoBuild(t.Context(), "./cmd/release", bin); err != nil {
 		t.Fatal(err)
 	}
 	work := t.TempDir()
