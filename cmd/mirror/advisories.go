@@ -130,7 +130,7 @@ func exists(p string) bool {
 
 // standingRefused reports a refusal in verify's JSON output too.
 func (g *globals) standingRefused(cmd *cobra.Command, st *mirror.Standing) {
-	if st != nil && g.output == "json" && cmd.Name() == "verify" {
+	if st != nil && g.out.JSON() && cmd.Name() == "verify" {
 		_ = g.emit(struct {
 			Standing *mirror.Standing `json:"standing"`
 		}{st}, nil)

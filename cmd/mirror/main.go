@@ -40,7 +40,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 
 type globals struct {
 	stdout, stderr io.Writer
-	output         string
+	out            cli.Output
 	// policy
 	trust                             cli.TrustFlags
 	allowUnscanned, allowNoProvenance bool
@@ -101,7 +101,7 @@ verifies again, and only then writes tags.` + advisoriesHelp + replayHelp + down
 		SilenceErrors: true,
 	}
 	pf := root.PersistentFlags()
-	pf.StringVarP(&g.output, "output", "o", "text", "output format: text or json")
+	g.out.AddFlags(pf)
 	g.trust.AddFlags(pf)
 	g.trust.AddMirrorFlags(pf)
 	pf.BoolVar(&g.allowUnscanned, "allow-unscanned", false, "accept a release whose lock records no vulnerability scan (built with --no-scan)")
@@ -157,7 +157,7 @@ func (g *globals) client() (*registry.Client, error) {
 }
 
 func (g *globals) progress() progress.Reporter {
-	if g.output == "json" {
+	if g.out.JSON() {
 		return progress.New(g.stderr, progress.Options{Terminal: false, Interval: 10 * time.Second})
 	}
 	f, ok := g.stderr.(*os.File)

@@ -49,8 +49,8 @@ type releaseInput struct {
 // archive's trusted material is used only where the user did not give their
 // own, and the identity is always the user's.
 func (g *globals) open(ctx context.Context, c *registry.Client) (*releaseInput, error) {
-	if g.output != "text" && g.output != "json" {
-		return nil, cli.Usage(fmt.Errorf("--output %q: want text or json", g.output))
+	if err := g.out.Check(); err != nil {
+		return nil, err
 	}
 	n := 0
 	for _, s := range []string{g.archive, g.lock, g.lockRef} {

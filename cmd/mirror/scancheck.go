@@ -17,7 +17,7 @@ func (g *globals) checkScanEarly(in *releaseInput) error {
 	}
 	_, lr, err := in.verifier.Lock(in.lockJSON, in.lockBundle)
 	var re *scancheck.RefusedError
-	if errors.As(err, &re) && g.output == "json" {
+	if errors.As(err, &re) && g.out.JSON() {
 		_ = g.emit(map[string]any{"version": re.Version, "verified": false, "scanCheck": re.Result, "error": err.Error()}, nil)
 	}
 	if err != nil {

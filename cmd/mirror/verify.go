@@ -38,7 +38,7 @@ func (g *globals) verifyCmd() *cobra.Command {
 				prep, err := mirror.Verify(cmd.Context(), src, in.lockJSON, in.lockBundle, in.verifier)
 				if err != nil {
 					var ve *mirror.VerificationError
-					if errors.As(err, &ve) && g.output == "json" {
+					if errors.As(err, &ve) && g.out.JSON() {
 						_ = g.emit(ve.Result, nil)
 					}
 					return err

@@ -17,7 +17,7 @@ import (
 func newGateCmd() *cobra.Command {
 	var policyPath, now string
 	var printPolicy bool
-	var out outputFlag
+	var out cli.Output
 	c := &cobra.Command{
 		Use:   "gate REPORT.json...",
 		Short: "Judge Trivy JSON reports against the release policy",
@@ -46,7 +46,7 @@ starting point for your own); --policy replaces it with your file.` + cli.ExitCo
 				_, err := cmd.OutOrStdout().Write(gate.DefaultPolicyYAML())
 				return err
 			}
-			if err := out.check(); err != nil {
+			if err := out.Check(); err != nil {
 				return err
 			}
 			pol, err := gate.LoadPolicy(policyPath)
@@ -69,8 +69,8 @@ starting point for your own); --policy replaces it with your file.` + cli.ExitCo
 				imgs = append(imgs, gate.ScannedImage{Image: strings.TrimSuffix(filepath.Base(a), ".json"), Report: r})
 			}
 			res := gate.Evaluate(pol, imgs, at)
-			if out.format == "json" {
-				if err := writeJSON(cmd.OutOrStdout(), res); err != nil {
+			if out.JSON() {
+				if err := cli.WriteJSON(cmd.OutOrStdout(), res); err != nil {
 					return err
 				}
 			} else {
@@ -90,6 +90,6 @@ starting point for your own); --policy replaces it with your file.` + cli.ExitCo
 	c.Flags().StringVar(&policyPath, "policy", "", "release policy file (default: the built-in one)")
 	c.Flags().BoolVar(&printPolicy, "print-policy", false, "print the built-in release policy and exit (a starting point for --policy)")
 	c.Flags().StringVar(&now, "now", "", "judge exception expiry at this RFC 3339 time instead of now")
-	out.register(c)
+	out.AddFlags(c.Flags())
 	return c
 }

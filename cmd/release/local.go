@@ -21,7 +21,7 @@ type localFlags struct {
 	out, main, stamp, registry, key, ubiBase, trivy, trivyCache, trivyDB, policy, version, commit, license string
 	skipDBUpdate, noCharts, noScan                                                                         bool
 	platforms                                                                                              []string
-	output                                                                                                 outputFlag
+	output                                                                                                 cli.Output
 }
 
 func newLocalCmd() *cobra.Command {
@@ -70,7 +70,7 @@ Such a release is for trying the pipeline, never for publishing.` + cli.ExitCode
 	fl.StringVar(&f.commit, "commit", "", "commit to record (default: git HEAD)")
 	fl.StringVar(&f.license, "license-file", "LICENSE", "license text shipped under /licenses (skipped if missing)")
 	fl.BoolVar(&f.noCharts, "no-charts", false, "do not package charts/*")
-	f.output.register(c)
+	f.output.AddFlags(c.Flags())
 	return c
 }
 
@@ -78,7 +78,7 @@ Such a release is for trying the pipeline, never for publishing.` + cli.ExitCode
 // loopback. It stays whole: one straight mapping of flags to options, in
 // the order the help lists them.
 func runLocal(cmd *cobra.Command, f *localFlags) error {
-	if err := f.output.check(); err != nil {
+	if err := f.output.Check(); err != nil {
 		return err
 	}
 	ctx := cmd.Context()
@@ -127,8 +127,8 @@ func runLocal(cmd *cobra.Command, f *localFlags) error {
 	if err != nil {
 		return err
 	}
-	if f.output.format == "json" {
-		return writeJSON(cmd.OutOrStdout(), summary(res))
+	if f.output.JSON() {
+		return cli.WriteJSON(cmd.OutOrStdout(), summary(res))
 	}
 	data, err := os.ReadFile(res.LockPath)
 	if err != nil {

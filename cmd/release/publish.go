@@ -22,7 +22,7 @@ type publishFlags struct {
 	keyless                                                                                                     keylessFlags
 	skipDBUpdate                                                                                                bool
 	maxDBAge                                                                                                    time.Duration
-	output                                                                                                      outputFlag
+	output                                                                                                      cli.Output
 }
 
 func newPublishCmd() *cobra.Command {
@@ -74,7 +74,7 @@ allowUnknown: true.` + cli.ExitCodesHelp,
 	fl.StringVar(&f.policyPath, "policy", "", "release policy file (default: the built-in one, which reloader-release gate --print-policy prints)")
 	fl.StringVar(&f.license, "license-file", "LICENSE", "license text shipped under /licenses")
 	f.keyless.register(c)
-	f.output.register(c)
+	f.output.AddFlags(c.Flags())
 	return c
 }
 
@@ -82,7 +82,7 @@ allowUnknown: true.` + cli.ExitCodesHelp,
 // pipeline options and runs it. It stays whole: the checks and the mapping
 // are one straight list, in the order the help lists the flags.
 func runPublish(cmd *cobra.Command, f *publishFlags) error {
-	if err := f.output.check(); err != nil {
+	if err := f.output.Check(); err != nil {
 		return err
 	}
 	ctx := cmd.Context()
@@ -140,8 +140,8 @@ func runPublish(cmd *cobra.Command, f *publishFlags) error {
 	if err != nil {
 		return err
 	}
-	if f.output.format == "json" {
-		return writeJSON(cmd.OutOrStdout(), map[string]any{"lock": res.Lock, "lockPath": res.LockPath, "bundlePath": res.BundlePath, "imageSizes": res.ImageSizes})
+	if f.output.JSON() {
+		return cli.WriteJSON(cmd.OutOrStdout(), map[string]any{"lock": res.Lock, "lockPath": res.LockPath, "bundlePath": res.BundlePath, "imageSizes": res.ImageSizes})
 	}
 	data, err := os.ReadFile(res.LockPath)
 	if err != nil {

@@ -62,14 +62,14 @@ given.` + cli.ExitCodesHelp,
 	fl.StringVar(&f.out, "out", "_out/rebuild", "where the binaries and the OCI layout go")
 	fl.StringVar(&f.license, "license-file", "", "license text shipped under /licenses (default <source>/LICENSE)")
 	fl.StringVar(&f.expectVersion, "expect-version", "", "refuse a lock that is not exactly this version, e.g. v1.2.3 (exit 3)")
-	f.output.register(c)
+	f.output.AddFlags(c.Flags())
 	// The same verification as verify's, the scan policy included.
 	f.scan.Register(c, false)
 	return c
 }
 
 func runRebuild(cmd *cobra.Command, f *rebuildFlags) error {
-	if err := f.output.check(); err != nil {
+	if err := f.output.Check(); err != nil {
 		return err
 	}
 	l, err := f.verifiedLock(cmd.Context())
@@ -98,8 +98,8 @@ func runRebuild(cmd *cobra.Command, f *rebuildFlags) error {
 		return err
 	}
 	w := cmd.OutOrStdout()
-	if f.output.format == "json" {
-		if err := writeJSON(w, rep); err != nil {
+	if f.output.JSON() {
+		if err := cli.WriteJSON(w, rep); err != nil {
 			return err
 		}
 	} else {

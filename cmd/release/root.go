@@ -1,10 +1,8 @@
 package main
 
 import (
-	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
 	"os"
 	"os/exec"
 	"strconv"
@@ -31,26 +29,6 @@ that lists every artifact by digest.` + cli.ExitCodesHelp,
 	root.AddCommand(newLocalCmd(), newPublishCmd(), newVerifyCmd(), newGateCmd(), newPageCmd(), newRebuildCmd())
 	cli.Wire(root)
 	return root
-}
-
-// outputFlag is --output text|json.
-type outputFlag struct{ format string }
-
-func (o *outputFlag) register(c *cobra.Command) {
-	c.Flags().StringVarP(&o.format, "output", "o", "text", "output format: text or json (for scripts)")
-}
-
-func (o *outputFlag) check() error {
-	if o.format != "text" && o.format != "json" {
-		return cli.Usage(fmt.Errorf("--output must be text or json, not %q", o.format))
-	}
-	return nil
-}
-
-func writeJSON(w io.Writer, v any) error {
-	enc := json.NewEncoder(w)
-	enc.SetIndent("", "  ")
-	return enc.Encode(v)
 }
 
 // sourceDateEpoch reads SOURCE_DATE_EPOCH, or falls back to the commit

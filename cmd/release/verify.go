@@ -16,7 +16,7 @@ type verifyFlags struct {
 	lock, bundle  string
 	trust         cli.TrustFlags
 	expectVersion string
-	output        outputFlag
+	output        cli.Output
 	scan          cli.ScanPolicyFlags
 }
 
@@ -62,7 +62,7 @@ verify -o json reports the scan check as "scanCheck".` + cli.ExitCodesHelp,
 	fl.StringVar(&f.bundle, "bundle", "", "the lock's Sigstore bundle (default <lock>.sigstore.json)")
 	f.trust.AddFlags(fl)
 	fl.StringVar(&f.expectVersion, "expect-version", "", "refuse the release unless its signed lock is exactly this version, e.g. v1.2.3 (exit 3)")
-	f.output.register(c)
+	f.output.AddFlags(c.Flags())
 	f.scan.Register(c, false)
 	return c
 }
@@ -84,7 +84,7 @@ func (f *verifyFlags) options() (verify.Options, error) {
 }
 
 func runVerify(cmd *cobra.Command, f *verifyFlags) error {
-	if err := f.output.check(); err != nil {
+	if err := f.output.Check(); err != nil {
 		return err
 	}
 	opts, err := f.options()
@@ -107,16 +107,16 @@ func runVerify(cmd *cobra.Command, f *verifyFlags) error {
 		return reportScanRefusal(cmd, f, err)
 	}
 	scan, _ := opts.Scan.Check(l) // passed inside verify.Lock; this is its report
-	if f.output.format != "json" {
+	if !f.output.JSON() {
 		cli.WriteScanWarnings(cmd.ErrOrStderr(), &scan)
 	}
 	res, err := verify.Artifacts(cmd.Context(), l, opts)
-	if f.output.format == "json" {
+	if f.output.JSON() {
 		out := map[string]any{"version": l.Version, "verified": err == nil, "checked": res.Checked, "scanCheck": scan}
 		if err != nil {
 			out["error"] = err.Error()
 		}
-		if werr := writeJSON(cmd.OutOrStdout(), out); werr != nil {
+		if werr := cli.WriteJSON(cmd.OutOrStdout(), out); werr != nil {
 			return werr
 		}
 	} else {
@@ -127,7 +127,7 @@ func runVerify(cmd *cobra.Command, f *verifyFlags) error {
 	if err != nil {
 		return err
 	}
-	if f.output.format != "json" {
+	if !f.output.JSON() {
 		fmt.Fprintf(cmd.OutOrStdout(), "release %s: all %d artifacts verified\n", l.Version, len(res.Checked))
 	}
 	return nil
