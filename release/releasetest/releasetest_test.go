@@ -93,6 +93,16 @@ func TestKeylessTransparencyLogBothWays(t *testing.T) {
 			if !errors.Is(err, trust.ErrUntrusted) {
 				t.Fatalf("no log entries, entries required: %v", err)
 			}
+			// A policy that says nothing of the log requires it too: no
+			// zero value may switch a check off.
+			p, perr := trust.PolicyFor(s.Expect(), tr)
+			if perr != nil {
+				t.Fatal(perr)
+			}
+			p.IgnoreSCT = true
+			if _, err := verify.Lock(ctx, rel.LockJSON, rel.LockBundle, verify.Options{Expect: s.Expect(), Policy: &p}); !errors.Is(err, trust.ErrUntrusted) {
+				t.Fatalf("no log entries, a policy silent on the log: %v", err)
+			}
 			continue
 		}
 		if err != nil {

@@ -49,10 +49,8 @@ type Policy struct {
 	TrustedRootSource string
 	// TransparencyLogThreshold is how many verified transparency log
 	// entries every keyless signature needs, in either format (bundle or
-	// cosign). Zero consults no log at all: the product promises signatures
-	// recorded in Rekor, so zero is only for a private Sigstore without a
-	// log, asked for explicitly (--insecure-ignore-tlog). LoadPolicy sets
-	// one, as cosign requires, unless PolicyFiles.IgnoreTlog.
+	// cosign); below one it is one. It is a count, never the switch: a
+	// Policy built without it still requires the log.
 	TransparencyLogThreshold int
 	// RequireScan refuses a release whose lock records no vulnerability
 	// scan, or records that the scan was skipped (--no-scan).
@@ -66,6 +64,12 @@ type Policy struct {
 	// that is present is always checked (source, commit, subject), required
 	// or not.
 	RequireProvenance bool
+	// InsecureIgnoreTlog accepts keyless signatures with no transparency
+	// log entry, in either format. The product promises signatures recorded
+	// in Rekor, so this is only for a private Sigstore without a log, asked
+	// for explicitly (--insecure-ignore-tlog). It is the one representation
+	// of "no log", and its zero value is the safe one.
+	InsecureIgnoreTlog bool
 	// IgnoreSCT accepts keyless certificates without a verified certificate
 	// transparency timestamp. Public Fulcio embeds one in every certificate,
 	// so the default requires it; only a private CA that logs to no CT log
@@ -199,13 +203,13 @@ type PolicyFiles struct {
 	TrustedRootSHA256 string
 	// IgnoreSCT: see Policy.IgnoreSCT.
 	IgnoreSCT bool
-	// IgnoreTlog leaves Policy.TransparencyLogThreshold at zero.
+	// IgnoreTlog: see Policy.InsecureIgnoreTlog.
 	IgnoreTlog bool
 }
 
 // LoadPolicy builds a Policy from files; it reads only the local disk.
 func LoadPolicy(f PolicyFiles) (Policy, error) {
-	p := Policy{Identity: f.Identity, IdentityRegexp: f.IdentityRegexp, Issuer: f.Issuer, IgnoreSCT: f.IgnoreSCT}
+	p := Policy{Identity: f.Identity, IdentityRegexp: f.IdentityRegexp, Issuer: f.Issuer, IgnoreSCT: f.IgnoreSCT, InsecureIgnoreTlog: f.IgnoreTlog}
 	if f.KeyFile != "" {
 		b, err := os.ReadFile(f.KeyFile)
 		if err != nil {
@@ -236,9 +240,7 @@ func LoadPolicy(f PolicyFiles) (Policy, error) {
 		}
 		p.TrustedRoot, p.TrustedRootSource = tr, src
 	}
-	if !f.IgnoreTlog {
-		p.TransparencyLogThreshold = 1
-	}
+	p.TransparencyLogThreshold = 1
 	return p, p.Validate()
 }
 

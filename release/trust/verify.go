@@ -116,10 +116,10 @@ func NewVerifier(p Policy) (*Verifier, error) {
 		vopts = append(vopts, sgverify.WithObserverTimestamps(1))
 		// One setting drives both formats, so no path can require the
 		// log for one and not the other.
-		if p.TransparencyLogThreshold > 0 {
-			vopts = append(vopts, sgverify.WithTransparencyLog(p.TransparencyLogThreshold))
-		} else {
+		if p.InsecureIgnoreTlog {
 			co.IgnoreTlog = true
+		} else {
+			vopts = append(vopts, sgverify.WithTransparencyLog(max(p.TransparencyLogThreshold, 1)))
 		}
 		if !p.IgnoreSCT {
 			vopts = append(vopts, sgverify.WithSignedCertificateTimestamps(1))

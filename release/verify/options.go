@@ -65,8 +65,6 @@ func (o Options) policy() (trust.Policy, error) {
 		return trust.Policy{}, err
 	}
 	p.IgnoreSCT = o.IgnoreSCT
-	if p.Keyless() && !o.IgnoreTlog {
-		p.TransparencyLogThreshold = 1
-	}
+	p.InsecureIgnoreTlog = o.IgnoreTlog
 	return p, nil
 }
