@@ -53,20 +53,20 @@ func TestCanariesNeverLeaveTheController(t *testing.T) {
 	before, after, cmValue := newCanary(), newCanary(), newCanary()
 	plant := func(ns string) {
 		t.Helper()
-		if _, err := cs.CoreV1().Secrets(ns).Create(ctx, secret("db-password", map[string]string{"password": before}), metav1.CreateOptions{}); err != nil {
+		if _, err := cs.CoreV1().Secrets(ns).Create(ctx, reloadertest.Secret("db-password", map[string]string{"password": before}), metav1.CreateOptions{}); err != nil {
 			t.Fatal(err)
 		}
-		reloadertest.MustCreate(t, cs, ns, configMap("settings", map[string]string{"token": cmValue}))
-		tmpl := podTemplate("app", corev1.Container{Name: "app",
+		reloadertest.MustCreate(t, cs, ns, reloadertest.ConfigMap("settings", map[string]string{"token": cmValue}))
+		tmpl := reloadertest.PodTemplate("app", corev1.Container{Name: "app",
 			EnvFrom: []corev1.EnvFromSource{reloadertest.EnvFromSecret("db-password"), reloadertest.EnvFromConfigMap("settings")}})
-		createDeployment(t, cs, ns, deployment("app", map[string]string{
+		createDeployment(t, cs, ns, reloadertest.Deployment("app", map[string]string{
 			"reloader.stakater.com/auto":             "true",
 			"configmap.reloader.stakater.com/reload": "([", // an invalid regex, so a ReloadFail Event is written too
 		}, tmpl))
 	}
 	rotate := func(ns string) {
 		t.Helper()
-		if _, err := cs.CoreV1().Secrets(ns).Update(ctx, secret("db-password", map[string]string{"password": after}), metav1.UpdateOptions{}); err != nil {
+		if _, err := cs.CoreV1().Secrets(ns).Update(ctx, reloadertest.Secret("db-password", map[string]string{"password": after}), metav1.UpdateOptions{}); err != nil {
 			t.Fatal(err)
 		}
 	}

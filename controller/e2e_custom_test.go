@@ -121,7 +121,7 @@ func TestArgoRollouts(t *testing.T) {
 	ctx := ctxFor(t)
 	cs := cp.AdminClient(t)
 	ns := cp.Namespace(t)
-	reloadertest.MustCreate(t, cs, ns, configMap("cfg", map[string]string{"k": "1"}))
+	reloadertest.MustCreate(t, cs, ns, reloadertest.ConfigMap("cfg", map[string]string{"k": "1"}))
 	restart := auto()
 	restart["reloader.stakater.com/rollout-strategy"] = "restart"
 	for name, ann := range map[string]map[string]string{"by-template": auto(), "by-restart": restart} {
@@ -151,16 +151,16 @@ func TestDeploymentConfigsWhenTheAPIExists(t *testing.T) {
 	ctx := ctxFor(t)
 	cs := cp.AdminClient(t)
 	ns := cp.Namespace(t)
-	if _, err := cs.CoreV1().Secrets(ns).Create(ctx, secret("db", map[string]string{"p": "1"}), metav1.CreateOptions{}); err != nil {
+	if _, err := cs.CoreV1().Secrets(ns).Create(ctx, reloadertest.Secret("db", map[string]string{"p": "1"}), metav1.CreateOptions{}); err != nil {
 		t.Fatal(err)
 	}
-	tmpl := podTemplate("legacy", corev1.Container{Name: "app", EnvFrom: []corev1.EnvFromSource{reloadertest.EnvFromSecret("db")}})
+	tmpl := reloadertest.PodTemplate("legacy", corev1.Container{Name: "app", EnvFrom: []corev1.EnvFromSource{reloadertest.EnvFromSecret("db")}})
 	if _, err := dyn.Resource(dcGVR).Namespace(ns).Create(ctx, customWorkload(t, "apps.openshift.io/v1", "DeploymentConfig", "legacy", auto(), tmpl), metav1.CreateOptions{}); err != nil {
 		t.Fatal(err)
 	}
 	r := startReloader(t, "", "--namespaces="+ns)
 	r.waitIdle(t, 1)
-	if _, err := cs.CoreV1().Secrets(ns).Update(ctx, secret("db", map[string]string{"p": "2"}), metav1.UpdateOptions{}); err != nil {
+	if _, err := cs.CoreV1().Secrets(ns).Update(ctx, reloadertest.Secret("db", map[string]string{"p": "2"}), metav1.UpdateOptions{}); err != nil {
 		t.Fatal(err)
 	}
 	reloadertest.Eventually(t, 30*time.Second, func() (bool, string) {
@@ -179,7 +179,7 @@ func TestCSISecretProviderClass(t *testing.T) {
 	ns := cp.Namespace(t)
 	created := csiClass(t, dyn, ns, "vault-db", "api-pod-1")
 	tmpl := mountsClass("api", "app", "vault-db")
-	createDeployment(t, cs, ns, deployment("api", map[string]string{"secretproviderclass.reloader.stakater.com/auto": "true"}, tmpl))
+	createDeployment(t, cs, ns, reloadertest.Deployment("api", map[string]string{"secretproviderclass.reloader.stakater.com/auto": "true"}, tmpl))
 	r := startReloader(t, "", "--namespaces="+ns, "--enable-csi-integration")
 	waitRecorded(t, cs, ns, "api")
 	r.waitIdle(t, 1)
@@ -193,7 +193,7 @@ func TestCSISecretProviderClass(t *testing.T) {
 	}
 	waitRevision(t, cs, ns, "api", 2, 500*time.Millisecond)
 	d := getDeployment(t, cs, ns, "api")
-	if v, _ := envOf(d, "app", "STAKATER_VAULT_DB_SECRETPROVIDERCLASS"); v == "" {
+	if v, _ := reloadertest.EnvOf(d, "app", "STAKATER_VAULT_DB_SECRETPROVIDERCLASS"); v == "" {
 		t.Fatal("the container mounting the class lacks STAKATER_VAULT_DB_SECRETPROVIDERCLASS")
 	}
 }
@@ -239,8 +239,8 @@ func TestAlertAfterReload(t *testing.T) {
 	ns := cp.Namespace(t)
 	rcv := newReceiver(t, 3)
 	hook := rcv.srv.URL + "/services/T000/B000/very-secret-token"
-	reloadertest.MustCreate(t, cs, ns, configMap("cfg", map[string]string{"k": "value-one"}))
-	createDeployment(t, cs, ns, deployment("web", auto(), usesConfigMap("web", "cfg")))
+	reloadertest.MustCreate(t, cs, ns, reloadertest.ConfigMap("cfg", map[string]string{"k": "value-one"}))
+	createDeployment(t, cs, ns, reloadertest.Deployment("web", auto(), usesConfigMap("web", "cfg")))
 	r := startReloaderEnv(t, "", []string{"ALERT_ON_RELOAD=true", "ALERT_SINK=slack", "ALERT_WEBHOOK_URL=" + hook}, "--namespaces="+ns)
 	waitRecorded(t, cs, ns, "web")
 	updateConfigMapData(t, cs, ns, "cfg", map[string]string{"k": "value-two"})
@@ -269,8 +269,8 @@ func TestWebhookModeNotifiesInsteadOfReloading(t *testing.T) {
 	cs := cp.AdminClient(t)
 	ns := cp.Namespace(t)
 	rcv := newReceiver(t, 0)
-	reloadertest.MustCreate(t, cs, ns, configMap("cfg", map[string]string{"k": "1"}))
-	createDeployment(t, cs, ns, deployment("web", auto(), usesConfigMap("web", "cfg")))
+	reloadertest.MustCreate(t, cs, ns, reloadertest.ConfigMap("cfg", map[string]string{"k": "1"}))
+	createDeployment(t, cs, ns, reloadertest.Deployment("web", auto(), usesConfigMap("web", "cfg")))
 	r := startReloader(t, "", "--namespaces="+ns, "--webhook-url="+rcv.srv.URL+"/hook")
 	waitRecorded(t, cs, ns, "web")
 	updateConfigMapData(t, cs, ns, "cfg", map[string]string{"k": "2"})

@@ -122,15 +122,15 @@ func TestFlappingSecretIsCoalesced(t *testing.T) {
 	ctx := ctxFor(t)
 	cs := cp.AdminClient(t)
 	ns := cp.Namespace(t)
-	if _, err := cs.CoreV1().Secrets(ns).Create(ctx, secret("flapping", map[string]string{"cert": "0"}), metav1.CreateOptions{}); err != nil {
+	if _, err := cs.CoreV1().Secrets(ns).Create(ctx, reloadertest.Secret("flapping", map[string]string{"cert": "0"}), metav1.CreateOptions{}); err != nil {
 		t.Fatal(err)
 	}
-	createDeployment(t, cs, ns, deployment("web", auto(), podTemplate("web",
+	createDeployment(t, cs, ns, reloadertest.Deployment("web", auto(), reloadertest.PodTemplate("web",
 		corev1.Container{Name: "app", EnvFrom: []corev1.EnvFromSource{reloadertest.EnvFromSecret("flapping")}})))
 	r := startReloader(t, "", "--namespaces="+ns, "--min-reload-interval=10s")
 	waitRecorded(t, cs, ns, "web")
 	for i := 1; i <= 100; i++ {
-		if _, err := cs.CoreV1().Secrets(ns).Update(ctx, secret("flapping", map[string]string{"cert": fmt.Sprint(i)}), metav1.UpdateOptions{}); err != nil {
+		if _, err := cs.CoreV1().Secrets(ns).Update(ctx, reloadertest.Secret("flapping", map[string]string{"cert": fmt.Sprint(i)}), metav1.UpdateOptions{}); err != nil {
 			t.Fatal(err)
 		}
 		time.Sleep(20 * time.Millisecond)
@@ -138,7 +138,7 @@ func TestFlappingSecretIsCoalesced(t *testing.T) {
 	final := hashOfSecret(map[string]string{"cert": "100"})
 	reloadertest.Eventually(t, 30*time.Second, func() (bool, string) {
 		d := getDeployment(t, cs, ns, "web")
-		got, _ := envOf(d, "app", "STAKATER_FLAPPING_SECRET")
+		got, _ := reloadertest.EnvOf(d, "app", "STAKATER_FLAPPING_SECRET")
 		return got == final, fmt.Sprintf("STAKATER_FLAPPING_SECRET=%s, want the final hash %s", got, final)
 	})
 	time.Sleep(time.Second)
@@ -156,10 +156,10 @@ func TestPauseSurvivesAControllerKill(t *testing.T) {
 	requireControlPlane(t)
 	cs := cp.AdminClient(t)
 	ns := cp.Namespace(t)
-	reloadertest.MustCreate(t, cs, ns, configMap("cfg", map[string]string{"k": "1"}))
+	reloadertest.MustCreate(t, cs, ns, reloadertest.ConfigMap("cfg", map[string]string{"k": "1"}))
 	ann := auto()
 	ann["deployment.reloader.stakater.com/pause-period"] = "3s"
-	createDeployment(t, cs, ns, deployment("paused", ann, usesConfigMap("paused", "cfg")))
+	createDeployment(t, cs, ns, reloadertest.Deployment("paused", ann, usesConfigMap("paused", "cfg")))
 	first := startReloader(t, "", "--namespaces="+ns)
 	waitRecorded(t, cs, ns, "paused")
 	updateConfigMapData(t, cs, ns, "cfg", map[string]string{"k": "2"})

@@ -16,7 +16,7 @@ import (
 )
 
 func usesConfigMap(app, cm string) corev1.PodTemplateSpec {
-	t := podTemplate(app, corev1.Container{Name: "app", EnvFrom: []corev1.EnvFromSource{reloadertest.EnvFromConfigMap(cm)}})
+	t := reloadertest.PodTemplate(app, corev1.Container{Name: "app", EnvFrom: []corev1.EnvFromSource{reloadertest.EnvFromConfigMap(cm)}})
 	return t
 }
 
@@ -38,7 +38,7 @@ func TestStatefulSetAndDaemonSetArePatched(t *testing.T) {
 	ctx := ctxFor(t)
 	cs := cp.AdminClient(t)
 	ns := cp.Namespace(t)
-	reloadertest.MustCreate(t, cs, ns, configMap("shared", map[string]string{"k": "1"}))
+	reloadertest.MustCreate(t, cs, ns, reloadertest.ConfigMap("shared", map[string]string{"k": "1"}))
 	sts := &appsv1.StatefulSet{
 		ObjectMeta: metav1.ObjectMeta{Name: "db", Annotations: auto()},
 		Spec: appsv1.StatefulSetSpec{
@@ -94,7 +94,7 @@ func TestCronJobReloadCreatesAJob(t *testing.T) {
 	ctx := ctxFor(t)
 	cs := cp.AdminClient(t)
 	ns := cp.Namespace(t)
-	reloadertest.MustCreate(t, cs, ns, configMap("nightly", map[string]string{"k": "1"}))
+	reloadertest.MustCreate(t, cs, ns, reloadertest.ConfigMap("nightly", map[string]string{"k": "1"}))
 	suspend := true
 	tmpl := usesConfigMap("report", "nightly")
 	tmpl.Spec.RestartPolicy = corev1.RestartPolicyNever
@@ -183,7 +183,7 @@ func TestJobReloadRecreatesIt(t *testing.T) {
 // "batch-config".
 func createBatchJob(t *testing.T, cs kubernetes.Interface, ns string) *batchv1.Job {
 	t.Helper()
-	reloadertest.MustCreate(t, cs, ns, configMap("batch-config", map[string]string{"k": "1"}))
+	reloadertest.MustCreate(t, cs, ns, reloadertest.ConfigMap("batch-config", map[string]string{"k": "1"}))
 	tmpl := usesConfigMap("batch", "batch-config")
 	tmpl.Spec.RestartPolicy = corev1.RestartPolicyNever
 	job := &batchv1.Job{ObjectMeta: metav1.ObjectMeta{Name: "batch", Annotations: auto()}, Spec: batchv1.JobSpec{Template: tmpl}}
@@ -196,7 +196,7 @@ func createBatchJob(t *testing.T, cs kubernetes.Interface, ns string) *batchv1.J
 
 func updateConfigMapData(t *testing.T, cs kubernetes.Interface, ns, name string, data map[string]string) {
 	t.Helper()
-	if _, err := cs.CoreV1().ConfigMaps(ns).Update(context.Background(), configMap(name, data), metav1.UpdateOptions{}); err != nil {
+	if _, err := cs.CoreV1().ConfigMaps(ns).Update(context.Background(), reloadertest.ConfigMap(name, data), metav1.UpdateOptions{}); err != nil {
 		t.Fatal(err)
 	}
 }

@@ -108,19 +108,19 @@ func TestReloadOnCreateAndDeleteOfNamedResources(t *testing.T) {
 	ns := cp.Namespace(t)
 	startReloader(t, "", "--namespaces="+ns, "--reload-strategy=annotations", "--reload-on-create=true", "--reload-on-delete=true")
 
-	reloadertest.MustCreate(t, cs, ns, configMap("doomed-cm", map[string]string{"key": "value"}))
-	reloadertest.MustCreate(t, cs, ns, secret("doomed-secret", map[string]string{"password": "secret"}))
-	createDeployment(t, cs, ns, deployment("create-cm", cmReload("late-cm"), podTemplate("create-cm")))
-	createDeployment(t, cs, ns, deployment("create-secret", secretReload("late-secret"), podTemplate("create-secret")))
-	createDeployment(t, cs, ns, deployment("delete-cm", cmReload("doomed-cm"), podTemplate("delete-cm")))
-	createDeployment(t, cs, ns, deployment("delete-secret", secretReload("doomed-secret"), podTemplate("delete-secret")))
-	createDeployment(t, cs, ns, deployment("by-regex", cmReload("other,feature-.*"), podTemplate("by-regex")))
-	createDeployment(t, cs, ns, deployment("search", map[string]string{"reloader.stakater.com/search": "true"},
-		podTemplate("search", corev1.Container{Name: "app", EnvFrom: []corev1.EnvFromSource{reloadertest.EnvFromConfigMap("matched-late")}})))
-	createDeployment(t, cs, ns, deployment("search-nomatch", map[string]string{"reloader.stakater.com/search": "true"},
-		podTemplate("search-nomatch", corev1.Container{Name: "app", EnvFrom: []corev1.EnvFromSource{reloadertest.EnvFromConfigMap("unmatched-late")}})))
-	createDeployment(t, cs, ns, deployment("typed-auto", map[string]string{"secret.reloader.stakater.com/auto": "true"},
-		podTemplate("typed-auto", corev1.Container{Name: "app", EnvFrom: []corev1.EnvFromSource{reloadertest.EnvFromSecret("typed-late")}})))
+	reloadertest.MustCreate(t, cs, ns, reloadertest.ConfigMap("doomed-cm", map[string]string{"key": "value"}))
+	reloadertest.MustCreate(t, cs, ns, reloadertest.Secret("doomed-secret", map[string]string{"password": "secret"}))
+	createDeployment(t, cs, ns, reloadertest.Deployment("create-cm", cmReload("late-cm"), reloadertest.PodTemplate("create-cm")))
+	createDeployment(t, cs, ns, reloadertest.Deployment("create-secret", secretReload("late-secret"), reloadertest.PodTemplate("create-secret")))
+	createDeployment(t, cs, ns, reloadertest.Deployment("delete-cm", cmReload("doomed-cm"), reloadertest.PodTemplate("delete-cm")))
+	createDeployment(t, cs, ns, reloadertest.Deployment("delete-secret", secretReload("doomed-secret"), reloadertest.PodTemplate("delete-secret")))
+	createDeployment(t, cs, ns, reloadertest.Deployment("by-regex", cmReload("other,feature-.*"), reloadertest.PodTemplate("by-regex")))
+	createDeployment(t, cs, ns, reloadertest.Deployment("search", map[string]string{"reloader.stakater.com/search": "true"},
+		reloadertest.PodTemplate("search", corev1.Container{Name: "app", EnvFrom: []corev1.EnvFromSource{reloadertest.EnvFromConfigMap("matched-late")}})))
+	createDeployment(t, cs, ns, reloadertest.Deployment("search-nomatch", map[string]string{"reloader.stakater.com/search": "true"},
+		reloadertest.PodTemplate("search-nomatch", corev1.Container{Name: "app", EnvFrom: []corev1.EnvFromSource{reloadertest.EnvFromConfigMap("unmatched-late")}})))
+	createDeployment(t, cs, ns, reloadertest.Deployment("typed-auto", map[string]string{"secret.reloader.stakater.com/auto": "true"},
+		reloadertest.PodTemplate("typed-auto", corev1.Container{Name: "app", EnvFrom: []corev1.EnvFromSource{reloadertest.EnvFromSecret("typed-late")}})))
 	for _, d := range []string{"create-cm", "create-secret", "delete-cm", "delete-secret", "by-regex", "search", "search-nomatch", "typed-auto"} {
 		waitRecorded(t, cs, ns, d)
 	}
@@ -133,16 +133,16 @@ func TestReloadOnCreateAndDeleteOfNamedResources(t *testing.T) {
 	}
 
 	cmData := map[string]string{"key": "value"}
-	reloadertest.MustCreate(t, cs, ns, configMap("late-cm", cmData))
-	reloadertest.MustCreate(t, cs, ns, secret("late-secret", map[string]string{"password": "secret"}))
+	reloadertest.MustCreate(t, cs, ns, reloadertest.ConfigMap("late-cm", cmData))
+	reloadertest.MustCreate(t, cs, ns, reloadertest.Secret("late-secret", map[string]string{"password": "secret"}))
 	mustDelete(t, cs, ns, refs.ConfigMap, "doomed-cm")
 	mustDelete(t, cs, ns, refs.Secret, "doomed-secret")
-	reloadertest.MustCreate(t, cs, ns, configMap("feature-a", map[string]string{"on": "1"}))
-	matched := configMap("matched-late", cmData)
+	reloadertest.MustCreate(t, cs, ns, reloadertest.ConfigMap("feature-a", map[string]string{"on": "1"}))
+	matched := reloadertest.ConfigMap("matched-late", cmData)
 	matched.Annotations = map[string]string{"reloader.stakater.com/match": "true"}
 	reloadertest.MustCreate(t, cs, ns, matched)
-	reloadertest.MustCreate(t, cs, ns, configMap("unmatched-late", cmData))
-	reloadertest.MustCreate(t, cs, ns, secret("typed-late", map[string]string{"password": "secret"}))
+	reloadertest.MustCreate(t, cs, ns, reloadertest.ConfigMap("unmatched-late", cmData))
+	reloadertest.MustCreate(t, cs, ns, reloadertest.Secret("typed-late", map[string]string{"password": "secret"}))
 
 	cmHash := hash.ConfigMap(cmData, nil)
 	t.Run("ConfigMap created", func(t *testing.T) {
@@ -170,7 +170,7 @@ func TestReloadOnCreateAndDeleteOfNamedResources(t *testing.T) {
 		wantReloadedFrom(t, reloadedFrom(t, cs, ns, "by-regex", 2), "CONFIGMAP", "feature-a", hash.ConfigMap(map[string]string{"on": "1"}, nil))
 		mustDelete(t, cs, ns, refs.ConfigMap, "feature-a")
 		wantReloadedFrom(t, reloadedFrom(t, cs, ns, "by-regex", 3), "CONFIGMAP", "feature-a", hash.Empty())
-		reloadertest.MustCreate(t, cs, ns, configMap("feature-a", map[string]string{"on": "2"}))
+		reloadertest.MustCreate(t, cs, ns, reloadertest.ConfigMap("feature-a", map[string]string{"on": "2"}))
 		wantReloadedFrom(t, reloadedFrom(t, cs, ns, "by-regex", 4), "CONFIGMAP", "feature-a", hash.ConfigMap(map[string]string{"on": "2"}, nil))
 		// A name that comes and goes leaves nothing behind in the record:
 		// the wildcard entry stands for every match not listed.
@@ -200,16 +200,16 @@ func TestCreateAndDeleteAreNotAppliedWithoutTheFlags(t *testing.T) {
 	cs := cp.AdminClient(t)
 	ns := cp.Namespace(t)
 	r := startReloader(t, "", "--namespaces="+ns, "--reload-strategy=annotations")
-	reloadertest.MustCreate(t, cs, ns, configMap("doomed-cm", map[string]string{"key": "value"}))
-	reloadertest.MustCreate(t, cs, ns, configMap("typed-cm", map[string]string{"key": "value"}))
-	createDeployment(t, cs, ns, deployment("create-cm", cmReload("late-cm"), podTemplate("create-cm")))
-	createDeployment(t, cs, ns, deployment("delete-cm", cmReload("doomed-cm"), podTemplate("delete-cm")))
-	createDeployment(t, cs, ns, deployment("typed", map[string]string{"secret.reloader.stakater.com/auto": "true"},
-		podTemplate("typed", corev1.Container{Name: "app", EnvFrom: []corev1.EnvFromSource{reloadertest.EnvFromConfigMap("typed-cm")}})))
+	reloadertest.MustCreate(t, cs, ns, reloadertest.ConfigMap("doomed-cm", map[string]string{"key": "value"}))
+	reloadertest.MustCreate(t, cs, ns, reloadertest.ConfigMap("typed-cm", map[string]string{"key": "value"}))
+	createDeployment(t, cs, ns, reloadertest.Deployment("create-cm", cmReload("late-cm"), reloadertest.PodTemplate("create-cm")))
+	createDeployment(t, cs, ns, reloadertest.Deployment("delete-cm", cmReload("doomed-cm"), reloadertest.PodTemplate("delete-cm")))
+	createDeployment(t, cs, ns, reloadertest.Deployment("typed", map[string]string{"secret.reloader.stakater.com/auto": "true"},
+		reloadertest.PodTemplate("typed", corev1.Container{Name: "app", EnvFrom: []corev1.EnvFromSource{reloadertest.EnvFromConfigMap("typed-cm")}})))
 	for _, d := range []string{"create-cm", "delete-cm", "typed"} {
 		waitRecorded(t, cs, ns, d)
 	}
-	reloadertest.MustCreate(t, cs, ns, configMap("late-cm", map[string]string{"key": "value"}))
+	reloadertest.MustCreate(t, cs, ns, reloadertest.ConfigMap("late-cm", map[string]string{"key": "value"}))
 	mustDelete(t, cs, ns, refs.ConfigMap, "doomed-cm")
 	updateConfigMapData(t, cs, ns, "typed-cm", map[string]string{"key": "changed"})
 
@@ -239,8 +239,8 @@ func TestDeleteWithNothingToRemoveRollsNothing(t *testing.T) {
 	cs := cp.AdminClient(t)
 	ns := cp.Namespace(t)
 	r := startReloader(t, "", "--namespaces="+ns, "--reload-on-delete=true")
-	reloadertest.MustCreate(t, cs, ns, configMap("gone", map[string]string{"k": "1"}))
-	createDeployment(t, cs, ns, deployment("named", cmReload("gone"), podTemplate("named")))
+	reloadertest.MustCreate(t, cs, ns, reloadertest.ConfigMap("gone", map[string]string{"k": "1"}))
+	createDeployment(t, cs, ns, reloadertest.Deployment("named", cmReload("gone"), reloadertest.PodTemplate("named")))
 	waitRecorded(t, cs, ns, "named")
 	mustDelete(t, cs, ns, refs.ConfigMap, "gone")
 	r.wantNotApplied(t, "no_variable_to_remove", "named")
@@ -288,14 +288,14 @@ func TestJobChangedRightAfterCreationIsRecreated(t *testing.T) {
 	uids := map[string]types.UID{}
 	for _, c := range cases {
 		if c.kind == refs.Secret {
-			reloadertest.MustCreate(t, cs, ns, secret(c.name, map[string]string{"k": "initial"}))
+			reloadertest.MustCreate(t, cs, ns, reloadertest.Secret(c.name, map[string]string{"k": "initial"}))
 		} else {
-			reloadertest.MustCreate(t, cs, ns, configMap(c.name, map[string]string{"k": "initial"}))
+			reloadertest.MustCreate(t, cs, ns, reloadertest.ConfigMap(c.name, map[string]string{"k": "initial"}))
 		}
 	}
 	var slowest time.Duration
 	for _, c := range cases {
-		tmpl := podTemplate(c.name, c.container)
+		tmpl := reloadertest.PodTemplate(c.name, c.container)
 		tmpl.Spec.RestartPolicy = corev1.RestartPolicyNever
 		job, err := cs.BatchV1().Jobs(ns).Create(ctx, &batchv1.Job{ObjectMeta: metav1.ObjectMeta{Name: c.name, Annotations: c.ann}, Spec: batchv1.JobSpec{Template: tmpl}}, metav1.CreateOptions{})
 		if err != nil {
@@ -303,9 +303,9 @@ func TestJobChangedRightAfterCreationIsRecreated(t *testing.T) {
 		}
 		created := time.Now()
 		if c.kind == refs.Secret {
-			_, err = cs.CoreV1().Secrets(ns).Update(ctx, secret(c.name, map[string]string{"k": "updated"}), metav1.UpdateOptions{})
+			_, err = cs.CoreV1().Secrets(ns).Update(ctx, reloadertest.Secret(c.name, map[string]string{"k": "updated"}), metav1.UpdateOptions{})
 		} else {
-			_, err = cs.CoreV1().ConfigMaps(ns).Update(ctx, configMap(c.name, map[string]string{"k": "updated"}), metav1.UpdateOptions{})
+			_, err = cs.CoreV1().ConfigMaps(ns).Update(ctx, reloadertest.ConfigMap(c.name, map[string]string{"k": "updated"}), metav1.UpdateOptions{})
 		}
 		if err != nil {
 			t.Fatal(err)
@@ -357,18 +357,18 @@ func TestChangeRightAfterCreationIsNeverLost(t *testing.T) {
 	const n = 50
 	name := func(i int) string { return fmt.Sprintf("race-%02d", i) }
 	for i := range n {
-		reloadertest.MustCreate(t, cs, ns, configMap(name(i), map[string]string{"k": "before"}))
+		reloadertest.MustCreate(t, cs, ns, reloadertest.ConfigMap(name(i), map[string]string{"k": "before"}))
 	}
 	var replicas int32
 	var gaps []time.Duration
 	for i := range n {
-		d := deployment(name(i), auto(), usesConfigMap(name(i), name(i)))
+		d := reloadertest.Deployment(name(i), auto(), usesConfigMap(name(i), name(i)))
 		d.Spec.Replicas = &replicas
 		if _, err := cs.AppsV1().Deployments(ns).Create(ctx, d, metav1.CreateOptions{}); err != nil {
 			t.Fatal(err)
 		}
 		created := time.Now()
-		if _, err := cs.CoreV1().ConfigMaps(ns).Update(ctx, configMap(name(i), map[string]string{"k": "after"}), metav1.UpdateOptions{}); err != nil {
+		if _, err := cs.CoreV1().ConfigMaps(ns).Update(ctx, reloadertest.ConfigMap(name(i), map[string]string{"k": "after"}), metav1.UpdateOptions{}); err != nil {
 			t.Fatal(err)
 		}
 		gaps = append(gaps, time.Since(created))
@@ -389,7 +389,7 @@ func TestChangeRightAfterCreationIsNeverLost(t *testing.T) {
 	reloadertest.Eventually(t, 60*time.Second, func() (bool, string) {
 		for i := range n {
 			d := getDeployment(t, cs, ns, name(i))
-			if got, _ := envOf(d, "app", controller.EnvVarName(refs.ConfigMap, name(i))); got != want {
+			if got, _ := reloadertest.EnvOf(d, "app", controller.EnvVarName(refs.ConfigMap, name(i))); got != want {
 				return false, fmt.Sprintf("%s: variable %q, want %q", name(i), got, want)
 			}
 		}
@@ -412,10 +412,10 @@ func TestAdoptionRollsNothing(t *testing.T) {
 	requireControlPlane(t)
 	cs := cp.AdminClient(t)
 	ns := cp.Namespace(t)
-	reloadertest.MustCreate(t, cs, ns, configMap("steady", map[string]string{"k": "1"}))
-	reloadertest.MustCreate(t, cs, ns, configMap("moved", map[string]string{"k": "1"}))
-	createDeployment(t, cs, ns, deployment("steady", auto(), usesConfigMap("steady", "steady")))
-	createDeployment(t, cs, ns, deployment("moved", auto(), usesConfigMap("moved", "moved")))
+	reloadertest.MustCreate(t, cs, ns, reloadertest.ConfigMap("steady", map[string]string{"k": "1"}))
+	reloadertest.MustCreate(t, cs, ns, reloadertest.ConfigMap("moved", map[string]string{"k": "1"}))
+	createDeployment(t, cs, ns, reloadertest.Deployment("steady", auto(), usesConfigMap("steady", "steady")))
+	createDeployment(t, cs, ns, reloadertest.Deployment("moved", auto(), usesConfigMap("moved", "moved")))
 	updateConfigMapData(t, cs, ns, "moved", map[string]string{"k": "2"})
 	reloadertest.Eventually(t, 30*time.Second, func() (bool, string) {
 		return revision(t, cs, ns, "steady") == 1 && revision(t, cs, ns, "moved") == 1, "first ReplicaSets not there yet"
@@ -512,7 +512,7 @@ func spcPodStatus(ns, class, pod, version string) *unstructured.Unstructured {
 // mountsClass is a pod template whose container mounts class through the
 // Secrets Store CSI driver.
 func mountsClass(app, container, class string) corev1.PodTemplateSpec {
-	tmpl := podTemplate(app, corev1.Container{Name: container, VolumeMounts: []corev1.VolumeMount{{Name: "secrets", MountPath: "/mnt/secrets"}}})
+	tmpl := reloadertest.PodTemplate(app, corev1.Container{Name: container, VolumeMounts: []corev1.VolumeMount{{Name: "secrets", MountPath: "/mnt/secrets"}}})
 	tmpl.Spec.Volumes = []corev1.Volume{{Name: "secrets", VolumeSource: corev1.VolumeSource{CSI: &corev1.CSIVolumeSource{
 		Driver: "secrets-store.csi.k8s.io", VolumeAttributes: map[string]string{"secretProviderClass": class}}}}}
 	return tmpl

@@ -160,45 +160,6 @@ func listReplicaSets(t *testing.T, cs kubernetes.Interface, ns string, o metav1.
 	return l
 }
 
-// ---- object builders ----
-
-func configMap(name string, data map[string]string) *corev1.ConfigMap {
-	return &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: name}, Data: data}
-}
-
-func secret(name string, data map[string]string) *corev1.Secret {
-	s := &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Name: name}, Data: map[string][]byte{}}
-	for k, v := range data {
-		s.Data[k] = []byte(v)
-	}
-	return s
-}
-
-func podTemplate(app string, containers ...corev1.Container) corev1.PodTemplateSpec {
-	if len(containers) == 0 {
-		containers = []corev1.Container{{Name: "app", Image: "registry.invalid/app:1"}}
-	}
-	for i := range containers {
-		if containers[i].Image == "" {
-			containers[i].Image = "registry.invalid/app:1"
-		}
-	}
-	return corev1.PodTemplateSpec{
-		ObjectMeta: metav1.ObjectMeta{Labels: map[string]string{"app": app}},
-		Spec:       corev1.PodSpec{Containers: containers},
-	}
-}
-
-func deployment(name string, ann map[string]string, tmpl corev1.PodTemplateSpec) *appsv1.Deployment {
-	return &appsv1.Deployment{
-		ObjectMeta: metav1.ObjectMeta{Name: name, Annotations: ann},
-		Spec: appsv1.DeploymentSpec{
-			Selector: &metav1.LabelSelector{MatchLabels: map[string]string{"app": tmpl.Labels["app"]}},
-			Template: tmpl,
-		},
-	}
-}
-
 // revision of a Deployment is the rollout counter the deployment controller
 // keeps (deployment.kubernetes.io/revision): 1 for the first ReplicaSet, +1
 // per template change. Generation is no use here: a Deployment's generation
@@ -218,20 +179,6 @@ func managers(d *appsv1.Deployment) string {
 		fmt.Fprintf(&b, "[%s %s %s] ", m.Manager, m.Operation, m.FieldsV1.GetRawString())
 	}
 	return b.String()
-}
-
-func envOf(d *appsv1.Deployment, container, name string) (string, bool) {
-	for _, c := range d.Spec.Template.Spec.Containers {
-		if c.Name != container {
-			continue
-		}
-		for _, e := range c.Env {
-			if e.Name == name {
-				return e.Value, true
-			}
-		}
-	}
-	return "", false
 }
 
 // waitRevision waits until a Deployment reaches rollout revision want, then

@@ -18,12 +18,12 @@ func TestPersonsPauseIsNotUndone(t *testing.T) {
 	ctx := ctxFor(t)
 	cs := cp.AdminClient(t)
 	ns := cp.Namespace(t)
-	if _, err := cs.CoreV1().ConfigMaps(ns).Create(ctx, configMap("cfg", map[string]string{"k": "1"}), metav1.CreateOptions{}); err != nil {
+	if _, err := cs.CoreV1().ConfigMaps(ns).Create(ctx, reloadertest.ConfigMap("cfg", map[string]string{"k": "1"}), metav1.CreateOptions{}); err != nil {
 		t.Fatal(err)
 	}
 	ann := auto()
 	ann["deployment.reloader.stakater.com/pause-period"] = "1s"
-	d := deployment("held", ann, podTemplate("held",
+	d := reloadertest.Deployment("held", ann, reloadertest.PodTemplate("held",
 		corev1.Container{Name: "app", EnvFrom: []corev1.EnvFromSource{reloadertest.EnvFromConfigMap("cfg")}}))
 	d.Spec.Paused = true
 	createDeployment(t, cs, ns, d)
@@ -33,11 +33,11 @@ func TestPersonsPauseIsNotUndone(t *testing.T) {
 		_, ok := getDeployment(t, cs, ns, "held").Annotations["reloader.dev/applied-hashes"]
 		return ok, "Deployment held was not adopted"
 	})
-	if _, err := cs.CoreV1().ConfigMaps(ns).Update(ctx, configMap("cfg", map[string]string{"k": "2"}), metav1.UpdateOptions{}); err != nil {
+	if _, err := cs.CoreV1().ConfigMaps(ns).Update(ctx, reloadertest.ConfigMap("cfg", map[string]string{"k": "2"}), metav1.UpdateOptions{}); err != nil {
 		t.Fatal(err)
 	}
 	reloadertest.Eventually(t, 20*time.Second, func() (bool, string) {
-		_, ok := envOf(getDeployment(t, cs, ns, "held"), "app", "STAKATER_CFG_CONFIGMAP")
+		_, ok := reloadertest.EnvOf(getDeployment(t, cs, ns, "held"), "app", "STAKATER_CFG_CONFIGMAP")
 		return ok, "the reload did not reach the template"
 	})
 	time.Sleep(3 * time.Second) // well past the pause period

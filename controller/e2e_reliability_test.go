@@ -128,7 +128,7 @@ func TestRolloutTemplateFieldsUnknownToUsSurviveAReload(t *testing.T) {
 	ctx := ctxFor(t)
 	cs := cp.AdminClient(t)
 	ns := cp.Namespace(t)
-	reloadertest.MustCreate(t, cs, ns, configMap("cfg", map[string]string{"k": "1"}))
+	reloadertest.MustCreate(t, cs, ns, reloadertest.ConfigMap("cfg", map[string]string{"k": "1"}))
 	u := customWorkload(t, "argoproj.io/v1alpha1", "Rollout", "web", auto(), usesConfigMap("web", "cfg"))
 	containers, _, _ := unstructured.NestedSlice(u.Object, "spec", "template", "spec", "containers")
 	ctr := containers[0].(map[string]any)

@@ -65,15 +65,15 @@ func reloadCases() []reloadCase {
 	return []reloadCase{
 		{
 			name:       "auto, envFrom ConfigMap",
-			configMaps: []*corev1.ConfigMap{configMap("envfrom-cm", map[string]string{"k": "1"})},
-			deploy: deployment("envfrom-cm", auto(), podTemplate("envfrom-cm",
+			configMaps: []*corev1.ConfigMap{reloadertest.ConfigMap("envfrom-cm", map[string]string{"k": "1"})},
+			deploy: reloadertest.Deployment("envfrom-cm", auto(), reloadertest.PodTemplate("envfrom-cm",
 				corev1.Container{Name: "app", EnvFrom: []corev1.EnvFromSource{reloadertest.EnvFromConfigMap("envfrom-cm")}})),
 			change: updateCM("envfrom-cm", setData("k", "2")), wantReload: true, container: "app", variable: cmVar("envfrom-cm"),
 		},
 		{
 			name:    "auto, envFrom Secret changed through stringData",
-			secrets: []*corev1.Secret{secret("envfrom-secret", map[string]string{"password": "one"})},
-			deploy: deployment("envfrom-secret", auto(), podTemplate("envfrom-secret",
+			secrets: []*corev1.Secret{reloadertest.Secret("envfrom-secret", map[string]string{"password": "one"})},
+			deploy: reloadertest.Deployment("envfrom-secret", auto(), reloadertest.PodTemplate("envfrom-secret",
 				corev1.Container{Name: "app", EnvFrom: []corev1.EnvFromSource{reloadertest.EnvFromSecret("envfrom-secret")}})),
 			change: updateSecret("envfrom-secret", func(s *corev1.Secret) {
 				s.StringData = map[string]string{"password": "two"}
@@ -82,10 +82,10 @@ func reloadCases() []reloadCase {
 		},
 		{
 			name:       "auto, projected volume mounted by the second container",
-			configMaps: []*corev1.ConfigMap{configMap("projected-cm", map[string]string{"ca.crt": "A"})},
-			secrets:    []*corev1.Secret{secret("projected-secret", map[string]string{"tls.key": "K"})},
+			configMaps: []*corev1.ConfigMap{reloadertest.ConfigMap("projected-cm", map[string]string{"ca.crt": "A"})},
+			secrets:    []*corev1.Secret{reloadertest.Secret("projected-secret", map[string]string{"tls.key": "K"})},
 			deploy: func() *appsv1.Deployment {
-				tmpl := podTemplate("projected",
+				tmpl := reloadertest.PodTemplate("projected",
 					corev1.Container{Name: "app"},
 					corev1.Container{Name: "proxy", VolumeMounts: []corev1.VolumeMount{{Name: "bundle", MountPath: "/bundle"}}})
 				tmpl.Spec.Volumes = []corev1.Volume{{Name: "bundle", VolumeSource: corev1.VolumeSource{Projected: &corev1.ProjectedVolumeSource{
@@ -93,89 +93,89 @@ func reloadCases() []reloadCase {
 						{ConfigMap: &corev1.ConfigMapProjection{LocalObjectReference: corev1.LocalObjectReference{Name: "projected-cm"}}},
 						{Secret: &corev1.SecretProjection{LocalObjectReference: corev1.LocalObjectReference{Name: "projected-secret"}}},
 					}}}}}
-				return deployment("projected", auto(), tmpl)
+				return reloadertest.Deployment("projected", auto(), tmpl)
 			}(),
 			change:     updateSecret("projected-secret", func(s *corev1.Secret) { s.Data["tls.key"] = []byte("K2") }),
 			wantReload: true, container: "proxy", variable: secVar("projected-secret"),
 		},
 		{
 			name:       "auto, reference only in an init container marks the first container",
-			configMaps: []*corev1.ConfigMap{configMap("init-cm", map[string]string{"k": "1"})},
+			configMaps: []*corev1.ConfigMap{reloadertest.ConfigMap("init-cm", map[string]string{"k": "1"})},
 			deploy: func() *appsv1.Deployment {
-				tmpl := podTemplate("init-only", corev1.Container{Name: "main"})
+				tmpl := reloadertest.PodTemplate("init-only", corev1.Container{Name: "main"})
 				tmpl.Spec.InitContainers = []corev1.Container{{Name: "setup", Image: "registry.invalid/setup:1",
 					Env: []corev1.EnvVar{{Name: "K", ValueFrom: &corev1.EnvVarSource{ConfigMapKeyRef: &corev1.ConfigMapKeySelector{
 						LocalObjectReference: corev1.LocalObjectReference{Name: "init-cm"}, Key: "k"}}}}}}
-				return deployment("init-only", auto(), tmpl)
+				return reloadertest.Deployment("init-only", auto(), tmpl)
 			}(),
 			change: updateCM("init-cm", setData("k", "2")), wantReload: true, container: "main", variable: cmVar("init-cm"),
 		},
 		{
 			name:       "auto, binaryData change",
 			configMaps: []*corev1.ConfigMap{{ObjectMeta: metav1.ObjectMeta{Name: "binary-cm"}, Data: map[string]string{}, BinaryData: map[string][]byte{"blob": {0, 1}}}},
-			deploy: deployment("binary", auto(), podTemplate("binary",
+			deploy: reloadertest.Deployment("binary", auto(), reloadertest.PodTemplate("binary",
 				corev1.Container{Name: "app", EnvFrom: []corev1.EnvFromSource{reloadertest.EnvFromConfigMap("binary-cm")}})),
 			change:     updateCM("binary-cm", func(c *corev1.ConfigMap) { c.BinaryData["blob"] = []byte{0, 2} }),
 			wantReload: true, container: "app", variable: cmVar("binary-cm"),
 		},
 		{
 			name:       "a label-only change does not reload",
-			configMaps: []*corev1.ConfigMap{configMap("labels-cm", map[string]string{"k": "1"})},
-			deploy: deployment("labels", auto(), podTemplate("labels",
+			configMaps: []*corev1.ConfigMap{reloadertest.ConfigMap("labels-cm", map[string]string{"k": "1"})},
+			deploy: reloadertest.Deployment("labels", auto(), reloadertest.PodTemplate("labels",
 				corev1.Container{Name: "app", EnvFrom: []corev1.EnvFromSource{reloadertest.EnvFromConfigMap("labels-cm")}})),
 			change: updateCM("labels-cm", func(c *corev1.ConfigMap) { c.Labels = map[string]string{"team": "x"} }),
 		},
 		{
 			name:       "named reload by regex list fires for an unused ConfigMap",
-			configMaps: []*corev1.ConfigMap{configMap("feature-flags-v2", map[string]string{"k": "1"})},
-			deploy: deployment("named", map[string]string{"configmap.reloader.stakater.com/reload": "other, feature-flags-.*"},
-				podTemplate("named", corev1.Container{Name: "first"}, corev1.Container{Name: "second"})),
+			configMaps: []*corev1.ConfigMap{reloadertest.ConfigMap("feature-flags-v2", map[string]string{"k": "1"})},
+			deploy: reloadertest.Deployment("named", map[string]string{"configmap.reloader.stakater.com/reload": "other, feature-flags-.*"},
+				reloadertest.PodTemplate("named", corev1.Container{Name: "first"}, corev1.Container{Name: "second"})),
 			change: updateCM("feature-flags-v2", setData("k", "2")), wantReload: true, container: "first", variable: cmVar("feature-flags-v2"),
 		},
 		{
 			name:       "exclude list beats auto",
-			configMaps: []*corev1.ConfigMap{configMap("excluded-cm", map[string]string{"k": "1"})},
-			deploy: deployment("excluded", map[string]string{"reloader.stakater.com/auto": "true", "configmaps.exclude.reloader.stakater.com/reload": "excluded-cm"},
-				podTemplate("excluded", corev1.Container{Name: "app", EnvFrom: []corev1.EnvFromSource{reloadertest.EnvFromConfigMap("excluded-cm")}})),
+			configMaps: []*corev1.ConfigMap{reloadertest.ConfigMap("excluded-cm", map[string]string{"k": "1"})},
+			deploy: reloadertest.Deployment("excluded", map[string]string{"reloader.stakater.com/auto": "true", "configmaps.exclude.reloader.stakater.com/reload": "excluded-cm"},
+				reloadertest.PodTemplate("excluded", corev1.Container{Name: "app", EnvFrom: []corev1.EnvFromSource{reloadertest.EnvFromConfigMap("excluded-cm")}})),
 			change: updateCM("excluded-cm", setData("k", "2")),
 		},
 		{
 			name: "search and match",
 			configMaps: []*corev1.ConfigMap{{ObjectMeta: metav1.ObjectMeta{Name: "matched-cm", Annotations: map[string]string{"reloader.stakater.com/match": "true"}},
 				Data: map[string]string{"k": "1"}}},
-			deploy: deployment("search", map[string]string{"reloader.stakater.com/search": "true"},
-				podTemplate("search", corev1.Container{Name: "app", EnvFrom: []corev1.EnvFromSource{reloadertest.EnvFromConfigMap("matched-cm")}})),
+			deploy: reloadertest.Deployment("search", map[string]string{"reloader.stakater.com/search": "true"},
+				reloadertest.PodTemplate("search", corev1.Container{Name: "app", EnvFrom: []corev1.EnvFromSource{reloadertest.EnvFromConfigMap("matched-cm")}})),
 			change: updateCM("matched-cm", setData("k", "2")), wantReload: true, container: "app", variable: cmVar("matched-cm"),
 		},
 		{
 			name:       "search without match does not reload",
-			configMaps: []*corev1.ConfigMap{configMap("unmatched-cm", map[string]string{"k": "1"})},
-			deploy: deployment("search-nomatch", map[string]string{"reloader.stakater.com/search": "true"},
-				podTemplate("search-nomatch", corev1.Container{Name: "app", EnvFrom: []corev1.EnvFromSource{reloadertest.EnvFromConfigMap("unmatched-cm")}})),
+			configMaps: []*corev1.ConfigMap{reloadertest.ConfigMap("unmatched-cm", map[string]string{"k": "1"})},
+			deploy: reloadertest.Deployment("search-nomatch", map[string]string{"reloader.stakater.com/search": "true"},
+				reloadertest.PodTemplate("search-nomatch", corev1.Container{Name: "app", EnvFrom: []corev1.EnvFromSource{reloadertest.EnvFromConfigMap("unmatched-cm")}})),
 			change: updateCM("unmatched-cm", setData("k", "2")),
 		},
 		{
 			name: "ignore on the ConfigMap",
 			configMaps: []*corev1.ConfigMap{{ObjectMeta: metav1.ObjectMeta{Name: "ignored-cm", Annotations: map[string]string{"reloader.stakater.com/ignore": "true"}},
 				Data: map[string]string{"k": "1"}}},
-			deploy: deployment("ignored", auto(), podTemplate("ignored",
+			deploy: reloadertest.Deployment("ignored", auto(), reloadertest.PodTemplate("ignored",
 				corev1.Container{Name: "app", EnvFrom: []corev1.EnvFromSource{reloadertest.EnvFromConfigMap("ignored-cm")}})),
 			change: updateCM("ignored-cm", setData("k", "2")),
 		},
 		{
 			name:       "typed secret auto ignores ConfigMaps",
-			configMaps: []*corev1.ConfigMap{configMap("typed-cm", map[string]string{"k": "1"})},
-			deploy: deployment("typed", map[string]string{"secret.reloader.stakater.com/auto": "true"},
-				podTemplate("typed", corev1.Container{Name: "app", EnvFrom: []corev1.EnvFromSource{reloadertest.EnvFromConfigMap("typed-cm")}})),
+			configMaps: []*corev1.ConfigMap{reloadertest.ConfigMap("typed-cm", map[string]string{"k": "1"})},
+			deploy: reloadertest.Deployment("typed", map[string]string{"secret.reloader.stakater.com/auto": "true"},
+				reloadertest.PodTemplate("typed", corev1.Container{Name: "app", EnvFrom: []corev1.EnvFromSource{reloadertest.EnvFromConfigMap("typed-cm")}})),
 			change: updateCM("typed-cm", setData("k", "2")),
 		},
 		{
 			name:       "auto on the pod template when metadata has none",
-			configMaps: []*corev1.ConfigMap{configMap("template-auto-cm", map[string]string{"k": "1"})},
+			configMaps: []*corev1.ConfigMap{reloadertest.ConfigMap("template-auto-cm", map[string]string{"k": "1"})},
 			deploy: func() *appsv1.Deployment {
-				tmpl := podTemplate("template-auto", corev1.Container{Name: "app", EnvFrom: []corev1.EnvFromSource{reloadertest.EnvFromConfigMap("template-auto-cm")}})
+				tmpl := reloadertest.PodTemplate("template-auto", corev1.Container{Name: "app", EnvFrom: []corev1.EnvFromSource{reloadertest.EnvFromConfigMap("template-auto-cm")}})
 				tmpl.Annotations = auto()
-				return deployment("template-auto", nil, tmpl)
+				return reloadertest.Deployment("template-auto", nil, tmpl)
 			}(),
 			change: updateCM("template-auto-cm", setData("k", "2")), wantReload: true, container: "app", variable: cmVar("template-auto-cm"),
 		},
@@ -226,7 +226,7 @@ func TestReloadRules(t *testing.T) {
 				return
 			}
 			d := getDeployment(t, cs, ns, c.deploy.Name)
-			got, ok := envOf(d, c.container, c.variable)
+			got, ok := reloadertest.EnvOf(d, c.container, c.variable)
 			if !ok {
 				t.Fatalf("container %q has no %s: %+v", c.container, c.variable, d.Spec.Template.Spec.Containers)
 			}
@@ -256,19 +256,19 @@ func TestEnvVarHoldsTheOriginalsHash(t *testing.T) {
 	ctx := ctxFor(t)
 	cs := cp.AdminClient(t)
 	ns := cp.Namespace(t)
-	if _, err := cs.CoreV1().ConfigMaps(ns).Create(ctx, configMap("app", map[string]string{"a": "1"}), metav1.CreateOptions{}); err != nil {
+	if _, err := cs.CoreV1().ConfigMaps(ns).Create(ctx, reloadertest.ConfigMap("app", map[string]string{"a": "1"}), metav1.CreateOptions{}); err != nil {
 		t.Fatal(err)
 	}
-	createDeployment(t, cs, ns, deployment("web", auto(), podTemplate("web",
+	createDeployment(t, cs, ns, reloadertest.Deployment("web", auto(), reloadertest.PodTemplate("web",
 		corev1.Container{Name: "app", EnvFrom: []corev1.EnvFromSource{reloadertest.EnvFromConfigMap("app")}})))
 	startReloader(t, "", "--namespaces="+ns)
 	waitRecorded(t, cs, ns, "web")
-	if _, err := cs.CoreV1().ConfigMaps(ns).Update(ctx, configMap("app", map[string]string{"a": "2", "b": "3"}), metav1.UpdateOptions{}); err != nil {
+	if _, err := cs.CoreV1().ConfigMaps(ns).Update(ctx, reloadertest.ConfigMap("app", map[string]string{"a": "2", "b": "3"}), metav1.UpdateOptions{}); err != nil {
 		t.Fatal(err)
 	}
 	waitRevision(t, cs, ns, "web", 2, 0)
 	d := getDeployment(t, cs, ns, "web")
-	got, _ := envOf(d, "app", "STAKATER_APP_CONFIGMAP")
+	got, _ := reloadertest.EnvOf(d, "app", "STAKATER_APP_CONFIGMAP")
 	if want := hash.ConfigMap(map[string]string{"a": "2", "b": "3"}, nil); got != want {
 		t.Fatalf("STAKATER_APP_CONFIGMAP = %q, want %q", got, want)
 	}
@@ -286,14 +286,14 @@ func TestAnnotationsStrategy(t *testing.T) {
 	ctx := ctxFor(t)
 	cs := cp.AdminClient(t)
 	ns := cp.Namespace(t)
-	if _, err := cs.CoreV1().Secrets(ns).Create(ctx, secret("creds", map[string]string{"p": "1"}), metav1.CreateOptions{}); err != nil {
+	if _, err := cs.CoreV1().Secrets(ns).Create(ctx, reloadertest.Secret("creds", map[string]string{"p": "1"}), metav1.CreateOptions{}); err != nil {
 		t.Fatal(err)
 	}
-	createDeployment(t, cs, ns, deployment("api", auto(), podTemplate("api",
+	createDeployment(t, cs, ns, reloadertest.Deployment("api", auto(), reloadertest.PodTemplate("api",
 		corev1.Container{Name: "app", EnvFrom: []corev1.EnvFromSource{reloadertest.EnvFromSecret("creds")}})))
 	startReloader(t, "", "--namespaces="+ns, "--reload-strategy=annotations")
 	waitRecorded(t, cs, ns, "api")
-	if _, err := cs.CoreV1().Secrets(ns).Update(ctx, secret("creds", map[string]string{"p": "2"}), metav1.UpdateOptions{}); err != nil {
+	if _, err := cs.CoreV1().Secrets(ns).Update(ctx, reloadertest.Secret("creds", map[string]string{"p": "2"}), metav1.UpdateOptions{}); err != nil {
 		t.Fatal(err)
 	}
 	waitRevision(t, cs, ns, "api", 2, 500*time.Millisecond)
@@ -304,7 +304,7 @@ func TestAnnotationsStrategy(t *testing.T) {
 			t.Fatalf("last-reloaded-from %s lacks %s", v, want)
 		}
 	}
-	if _, ok := envOf(d, "app", "STAKATER_CREDS_SECRET"); ok {
+	if _, ok := reloadertest.EnvOf(d, "app", "STAKATER_CREDS_SECRET"); ok {
 		t.Fatal("annotations strategy must not add variables")
 	}
 }
@@ -316,12 +316,12 @@ func TestInvalidAnnotationIsReportedAndOthersStillReload(t *testing.T) {
 	ctx := ctxFor(t)
 	cs := cp.AdminClient(t)
 	ns := cp.Namespace(t)
-	if _, err := cs.CoreV1().ConfigMaps(ns).Create(ctx, configMap("cfg", map[string]string{"k": "1"}), metav1.CreateOptions{}); err != nil {
+	if _, err := cs.CoreV1().ConfigMaps(ns).Create(ctx, reloadertest.ConfigMap("cfg", map[string]string{"k": "1"}), metav1.CreateOptions{}); err != nil {
 		t.Fatal(err)
 	}
-	createDeployment(t, cs, ns, deployment("broken", map[string]string{"configmap.reloader.stakater.com/reload": "([unclosed"},
-		podTemplate("broken")))
-	createDeployment(t, cs, ns, deployment("healthy", auto(), podTemplate("healthy",
+	createDeployment(t, cs, ns, reloadertest.Deployment("broken", map[string]string{"configmap.reloader.stakater.com/reload": "([unclosed"},
+		reloadertest.PodTemplate("broken")))
+	createDeployment(t, cs, ns, reloadertest.Deployment("healthy", auto(), reloadertest.PodTemplate("healthy",
 		corev1.Container{Name: "app", EnvFrom: []corev1.EnvFromSource{reloadertest.EnvFromConfigMap("cfg")}})))
 	r := startReloader(t, "", "--namespaces="+ns)
 	reloadertest.Eventually(t, 30*time.Second, func() (bool, string) {
@@ -337,7 +337,7 @@ func TestInvalidAnnotationIsReportedAndOthersStillReload(t *testing.T) {
 		t.Fatalf("reloader_invalid_annotations_total = %v, want >= 1", v)
 	}
 	waitRecorded(t, cs, ns, "healthy")
-	if _, err := cs.CoreV1().ConfigMaps(ns).Update(ctx, configMap("cfg", map[string]string{"k": "2"}), metav1.UpdateOptions{}); err != nil {
+	if _, err := cs.CoreV1().ConfigMaps(ns).Update(ctx, reloadertest.ConfigMap("cfg", map[string]string{"k": "2"}), metav1.UpdateOptions{}); err != nil {
 		t.Fatal(err)
 	}
 	waitRevision(t, cs, ns, "healthy", 2, 0)
@@ -354,7 +354,7 @@ func TestMissingConfigMapIsReported(t *testing.T) {
 	ctx := ctxFor(t)
 	cs := cp.AdminClient(t)
 	ns := cp.Namespace(t)
-	createDeployment(t, cs, ns, deployment("early", auto(), podTemplate("early",
+	createDeployment(t, cs, ns, reloadertest.Deployment("early", auto(), reloadertest.PodTemplate("early",
 		corev1.Container{Name: "app", EnvFrom: []corev1.EnvFromSource{reloadertest.EnvFromConfigMap("late")}})))
 	startReloader(t, "", "--namespaces="+ns, "--reload-on-create=true")
 	reloadertest.Eventually(t, 30*time.Second, func() (bool, string) {
@@ -367,7 +367,7 @@ func TestMissingConfigMapIsReported(t *testing.T) {
 		return false, "no ReloadFail event about the missing ConfigMap"
 	})
 	waitRecorded(t, cs, ns, "early")
-	if _, err := cs.CoreV1().ConfigMaps(ns).Create(ctx, configMap("late", map[string]string{"k": "1"}), metav1.CreateOptions{}); err != nil {
+	if _, err := cs.CoreV1().ConfigMaps(ns).Create(ctx, reloadertest.ConfigMap("late", map[string]string{"k": "1"}), metav1.CreateOptions{}); err != nil {
 		t.Fatal(err)
 	}
 	waitRevision(t, cs, ns, "early", 2, 500*time.Millisecond)
@@ -380,14 +380,14 @@ func TestReloadOnDelete(t *testing.T) {
 	ctx := ctxFor(t)
 	cs := cp.AdminClient(t)
 	ns := cp.Namespace(t)
-	if _, err := cs.CoreV1().ConfigMaps(ns).Create(ctx, configMap("doomed", map[string]string{"k": "1"}), metav1.CreateOptions{}); err != nil {
+	if _, err := cs.CoreV1().ConfigMaps(ns).Create(ctx, reloadertest.ConfigMap("doomed", map[string]string{"k": "1"}), metav1.CreateOptions{}); err != nil {
 		t.Fatal(err)
 	}
-	createDeployment(t, cs, ns, deployment("user", auto(), podTemplate("user",
+	createDeployment(t, cs, ns, reloadertest.Deployment("user", auto(), reloadertest.PodTemplate("user",
 		corev1.Container{Name: "app", EnvFrom: []corev1.EnvFromSource{reloadertest.EnvFromConfigMap("doomed")}})))
 	startReloader(t, "", "--namespaces="+ns, "--reload-on-delete=true")
 	waitRecorded(t, cs, ns, "user")
-	if _, err := cs.CoreV1().ConfigMaps(ns).Update(ctx, configMap("doomed", map[string]string{"k": "2"}), metav1.UpdateOptions{}); err != nil {
+	if _, err := cs.CoreV1().ConfigMaps(ns).Update(ctx, reloadertest.ConfigMap("doomed", map[string]string{"k": "2"}), metav1.UpdateOptions{}); err != nil {
 		t.Fatal(err)
 	}
 	waitRevision(t, cs, ns, "user", 2, 0)
@@ -396,7 +396,7 @@ func TestReloadOnDelete(t *testing.T) {
 	}
 	waitRevision(t, cs, ns, "user", 3, 500*time.Millisecond)
 	d := getDeployment(t, cs, ns, "user")
-	if _, ok := envOf(d, "app", "STAKATER_DOOMED_CONFIGMAP"); ok {
+	if _, ok := reloadertest.EnvOf(d, "app", "STAKATER_DOOMED_CONFIGMAP"); ok {
 		t.Fatal("the variable of a deleted ConfigMap must be removed")
 	}
 }
@@ -408,16 +408,16 @@ func TestPausePeriod(t *testing.T) {
 	ctx := ctxFor(t)
 	cs := cp.AdminClient(t)
 	ns := cp.Namespace(t)
-	if _, err := cs.CoreV1().ConfigMaps(ns).Create(ctx, configMap("cfg", map[string]string{"k": "1"}), metav1.CreateOptions{}); err != nil {
+	if _, err := cs.CoreV1().ConfigMaps(ns).Create(ctx, reloadertest.ConfigMap("cfg", map[string]string{"k": "1"}), metav1.CreateOptions{}); err != nil {
 		t.Fatal(err)
 	}
 	ann := auto()
 	ann["deployment.reloader.stakater.com/pause-period"] = "2s"
-	createDeployment(t, cs, ns, deployment("paused", ann, podTemplate("paused",
+	createDeployment(t, cs, ns, reloadertest.Deployment("paused", ann, reloadertest.PodTemplate("paused",
 		corev1.Container{Name: "app", EnvFrom: []corev1.EnvFromSource{reloadertest.EnvFromConfigMap("cfg")}})))
 	startReloader(t, "", "--namespaces="+ns)
 	waitRecorded(t, cs, ns, "paused")
-	if _, err := cs.CoreV1().ConfigMaps(ns).Update(ctx, configMap("cfg", map[string]string{"k": "2"}), metav1.UpdateOptions{}); err != nil {
+	if _, err := cs.CoreV1().ConfigMaps(ns).Update(ctx, reloadertest.ConfigMap("cfg", map[string]string{"k": "2"}), metav1.UpdateOptions{}); err != nil {
 		t.Fatal(err)
 	}
 	reloadertest.Eventually(t, 20*time.Second, func() (bool, string) {

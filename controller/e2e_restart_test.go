@@ -19,8 +19,8 @@ func createUsers(t *testing.T, cs kubernetes.Interface, ns string, n int) []stri
 	names := make([]string, n)
 	for i := range names {
 		names[i] = fmt.Sprintf("app-%02d", i)
-		reloadertest.MustCreate(t, cs, ns, configMap(names[i], map[string]string{"v": "1"}))
-		createDeployment(t, cs, ns, deployment(names[i], auto(), usesConfigMap(names[i], names[i])))
+		reloadertest.MustCreate(t, cs, ns, reloadertest.ConfigMap(names[i], map[string]string{"v": "1"}))
+		createDeployment(t, cs, ns, reloadertest.Deployment(names[i], auto(), usesConfigMap(names[i], names[i])))
 	}
 	for _, n := range names {
 		reloadertest.Eventually(t, 30*time.Second, func() (bool, string) {
@@ -121,8 +121,8 @@ func TestNamespacedModeRunsUnderRolesOnly(t *testing.T) {
 		if err := cp.Grant(ctx, "reloader", ns, controlplane.ServiceAccount(home, "reloader"), rules); err != nil {
 			t.Fatal(err)
 		}
-		reloadertest.MustCreate(t, cs, ns, configMap("cfg", map[string]string{"k": "1"}))
-		createDeployment(t, cs, ns, deployment("web", auto(), usesConfigMap("web", "cfg")))
+		reloadertest.MustCreate(t, cs, ns, reloadertest.ConfigMap("cfg", map[string]string{"k": "1"}))
+		createDeployment(t, cs, ns, reloadertest.Deployment("web", auto(), usesConfigMap("web", "cfg")))
 	}
 	for _, ns := range watched {
 		// Revision 1 must exist before the change, or one ReplicaSet could

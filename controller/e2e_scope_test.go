@@ -35,12 +35,12 @@ func TestSelectors(t *testing.T) {
 	}
 	setLabel(selected)
 	for _, ns := range []string{selected, other} {
-		labelled := configMap("labelled", map[string]string{"k": "1"})
+		labelled := reloadertest.ConfigMap("labelled", map[string]string{"k": "1"})
 		labelled.Labels = map[string]string{"reload": "yes"}
 		reloadertest.MustCreate(t, cs, ns, labelled)
-		reloadertest.MustCreate(t, cs, ns, configMap("unlabelled", map[string]string{"k": "1"}))
-		createDeployment(t, cs, ns, deployment("uses-labelled", auto(), usesConfigMap("uses-labelled", "labelled")))
-		createDeployment(t, cs, ns, deployment("uses-unlabelled", auto(), usesConfigMap("uses-unlabelled", "unlabelled")))
+		reloadertest.MustCreate(t, cs, ns, reloadertest.ConfigMap("unlabelled", map[string]string{"k": "1"}))
+		createDeployment(t, cs, ns, reloadertest.Deployment("uses-labelled", auto(), usesConfigMap("uses-labelled", "labelled")))
+		createDeployment(t, cs, ns, reloadertest.Deployment("uses-unlabelled", auto(), usesConfigMap("uses-unlabelled", "unlabelled")))
 	}
 	r := startReloader(t, "", "--namespace-selector=selected-by:"+label, "--resource-label-selector=reload=yes")
 	waitRecorded(t, cs, selected, "uses-labelled")
@@ -86,8 +86,8 @@ func TestIgnoredKinds(t *testing.T) {
 	requireControlPlane(t)
 	cs := cp.AdminClient(t)
 	ns := cp.Namespace(t)
-	reloadertest.MustCreate(t, cs, ns, configMap("cfg", map[string]string{"k": "1"}))
-	createDeployment(t, cs, ns, deployment("web", auto(), usesConfigMap("web", "cfg")))
+	reloadertest.MustCreate(t, cs, ns, reloadertest.ConfigMap("cfg", map[string]string{"k": "1"}))
+	createDeployment(t, cs, ns, reloadertest.Deployment("web", auto(), usesConfigMap("web", "cfg")))
 	r := startReloader(t, "", "--namespaces="+ns, "--resources-to-ignore=configMaps", "--ignored-workload-types=jobs,cronjobs")
 	r.waitIdle(t, 1)
 	updateConfigMapData(t, cs, ns, "cfg", map[string]string{"k": "2"})

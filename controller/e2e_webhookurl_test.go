@@ -31,11 +31,11 @@ func TestWebhookAndAlertURLTokensNeverLeaveTheController(t *testing.T) {
 	hookToken, alertToken := "HOOKTOKEN"+rand.String(24), "ALERTTOKEN"+rand.String(24)
 	ns := cp.Namespace(t)
 	hooks, alerts := newReceiver(t, 0), newReceiver(t, 0)
-	if _, err := cs.CoreV1().Secrets(ns).Create(ctx, secret("db-password", map[string]string{"password": "one"}), metav1.CreateOptions{}); err != nil {
+	if _, err := cs.CoreV1().Secrets(ns).Create(ctx, reloadertest.Secret("db-password", map[string]string{"password": "one"}), metav1.CreateOptions{}); err != nil {
 		t.Fatal(err)
 	}
-	tmpl := podTemplate("app", corev1.Container{Name: "app", EnvFrom: []corev1.EnvFromSource{reloadertest.EnvFromSecret("db-password")}})
-	createDeployment(t, cs, ns, deployment("app", map[string]string{"reloader.stakater.com/auto": "true"}, tmpl))
+	tmpl := reloadertest.PodTemplate("app", corev1.Container{Name: "app", EnvFrom: []corev1.EnvFromSource{reloadertest.EnvFromSecret("db-password")}})
+	createDeployment(t, cs, ns, reloadertest.Deployment("app", map[string]string{"reloader.stakater.com/auto": "true"}, tmpl))
 
 	pport, err := process.FreePort()
 	if err != nil {
@@ -47,7 +47,7 @@ func TestWebhookAndAlertURLTokensNeverLeaveTheController(t *testing.T) {
 		"RELOADER_WEBHOOK_URL=" + hooks.srv.URL + "/hook/" + hookToken,
 		"ALERT_ON_RELOAD=true", "ALERT_SINK=raw", "ALERT_WEBHOOK_URL=" + alerts.srv.URL + "/alert/" + alertToken}, args...)
 	waitRecorded(t, cs, ns, "app")
-	if _, err := cs.CoreV1().Secrets(ns).Update(ctx, secret("db-password", map[string]string{"password": "two"}), metav1.UpdateOptions{}); err != nil {
+	if _, err := cs.CoreV1().Secrets(ns).Update(ctx, reloadertest.Secret("db-password", map[string]string{"password": "two"}), metav1.UpdateOptions{}); err != nil {
 		t.Fatal(err)
 	}
 	reloadertest.Eventually(t, 30*time.Second, func() (bool, string) {

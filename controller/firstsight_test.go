@@ -16,6 +16,8 @@ import (
 	"github.com/reloader-dev/reloader/controller/metrics"
 	"github.com/reloader-dev/reloader/controller/refs"
 	"github.com/reloader-dev/reloader/controller/workload"
+
+	"github.com/reloader-dev/reloader/test/reloadertest"
 )
 
 func TestLastWriteIsTheNewestManagedFieldsTime(t *testing.T) {
@@ -91,21 +93,7 @@ func TestASyncBeforeTheWorkloadsAddWaitsForIt(t *testing.T) {
 		t.Fatal(err)
 	}
 	want := hash.ConfigMap(cm.Data, nil)
-	if v, _ := envValue(got, "app", EnvVarName(refs.ConfigMap, "app-config")); v != want {
+	if v, _ := reloadertest.EnvOf(got, "app", EnvVarName(refs.ConfigMap, "app-config")); v != want {
 		t.Fatalf("after the Add, %s = %q, want %q: the change made after the creation was not rolled", EnvVarName(refs.ConfigMap, "app-config"), v, want)
 	}
-}
-
-func envValue(d *appsv1.Deployment, container, name string) (string, bool) {
-	for _, c := range d.Spec.Template.Spec.Containers {
-		if c.Name != container {
-			continue
-		}
-		for _, e := range c.Env {
-			if e.Name == name {
-				return e.Value, true
-			}
-		}
-	}
-	return "", false
 }

@@ -18,7 +18,6 @@ import (
 
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
 
@@ -155,45 +154,37 @@ func writeKubeconfig(t *testing.T, cfg *rest.Config) string {
 
 // ---- object builders ----
 
+// configMap is explain's fixture ConfigMap: one key, annotations and labels
+// as the case needs.
 func configMap(name string, ann map[string]string, labels map[string]string) *corev1.ConfigMap {
-	return &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: name, Annotations: ann, Labels: labels}, Data: map[string]string{"k": "1"}}
+	return reloadertest.ConfigMap(name, map[string]string{"k": "1"}, reloadertest.WithAnnotations(ann), reloadertest.WithLabels(labels))
 }
 
 func secret(name string) *corev1.Secret {
-	return &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Name: name}, Data: map[string][]byte{"password": []byte("s3cret")}}
+	return reloadertest.Secret(name, map[string]string{"password": "s3cret"})
 }
 
 // deployment builds a Deployment with meta annotations on its metadata and
 // tmpl annotations on its pod template, whose container "app" uses what
 // uses adds.
 func deployment(name string, meta, tmpl map[string]string, uses ...func(*corev1.PodSpec)) *appsv1.Deployment {
-	spec := corev1.PodSpec{Containers: []corev1.Container{{Name: "app", Image: "registry.invalid/app:1"}}}
+	d := reloadertest.Deployment(name, meta, reloadertest.PodTemplate(name))
+	d.Spec.Template.Annotations = tmpl
 	for _, u := range uses {
-		u(&spec)
+		u(&d.Spec.Template.Spec)
 	}
-	return &appsv1.Deployment{
-		ObjectMeta: metav1.ObjectMeta{Name: name, Annotations: meta},
-		Spec: appsv1.DeploymentSpec{
-			Selector: &metav1.LabelSelector{MatchLabels: map[string]string{"app": name}},
-			Template: corev1.PodTemplateSpec{
-				ObjectMeta: metav1.ObjectMeta{Labels: map[string]string{"app": name}, Annotations: tmpl},
-				Spec:       spec,
-			},
-		},
-	}
+	return d
 }
 
 func envFromCM(name string) func(*corev1.PodSpec) {
 	return func(s *corev1.PodSpec) {
-		s.Containers[0].EnvFrom = append(s.Containers[0].EnvFrom, corev1.EnvFromSource{
-			ConfigMapRef: &corev1.ConfigMapEnvSource{LocalObjectReference: corev1.LocalObjectReference{Name: name}}})
+		s.Containers[0].EnvFrom = append(s.Containers[0].EnvFrom, reloadertest.EnvFromConfigMap(name))
 	}
 }
 
 func envFromSecret(name string) func(*corev1.PodSpec) {
 	return func(s *corev1.PodSpec) {
-		s.Containers[0].EnvFrom = append(s.Containers[0].EnvFrom, corev1.EnvFromSource{
-			SecretRef: &corev1.SecretEnvSource{LocalObjectReference: corev1.LocalObjectReference{Name: name}}})
+		s.Containers[0].EnvFrom = append(s.Containers[0].EnvFrom, reloadertest.EnvFromSecret(name))
 	}
 }
 
