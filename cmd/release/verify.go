@@ -69,17 +69,19 @@ verify -o json reports the scan check as "scanCheck".` + cli.ExitCodesHelp,
 
 func (f *verifyFlags) options() (verify.Options, error) {
 	var o verify.Options
+	// The flags' own values are checked before any file is read, so a
+	// mistyped flag is named as such whatever else is wrong.
+	sp, err := f.scan.Policy(time.Time{})
+	if err != nil {
+		return o, err
+	}
+	o.Scan = sp
 	p, err := f.trust.Policy()
 	if err != nil {
 		return o, err
 	}
 	o.Policy = &p
 	o.ExpectVersion = f.expectVersion
-	sp, err := f.scan.Policy(time.Time{})
-	if err != nil {
-		return o, err
-	}
-	o.Scan = sp
 	return o, nil
 }
 
