@@ -139,7 +139,7 @@ func (pf policyFlags) options() (admission.Options, error) {
 // the forms admission controllers take: the key's PEM, or the identity and
 // the trusted root's JSON (the user's file, else the archive's copy).
 func (g *globals) admissionTrust(in *releaseInput) (admission.Trust, error) {
-	t := admission.Trust{Identity: g.trust.Identity, IdentityRegexp: g.trust.IdentityRegexp, Issuer: g.trust.Issuer, IgnoreSCT: g.trust.IgnoreSCT}
+	t := admission.Trust{Identity: g.trust.Identity, IdentityRegexp: g.trust.IdentityRegexp, Issuer: g.trust.Issuer, IgnoreSCT: g.trust.IgnoreSCT, IgnoreTlog: g.trust.IgnoreTlog}
 	var err error
 	switch {
 	case g.trust.Key != "":

@@ -116,6 +116,12 @@ type Trust struct {
 	// IgnoreSCT accepts keyless certificates without a CT timestamp, as the
 	// user's verification did.
 	IgnoreSCT bool
+	// IgnoreTlog accepts keyless signatures without a transparency log
+	// entry, as the user's verification did (--insecure-ignore-tlog). It is
+	// never inferred from a trusted root that lacks a log: such a root with
+	// IgnoreTlog unset is refused, because the policies would then either
+	// deny every image or silently drop a check the user asked for.
+	IgnoreTlog bool
 }
 
 // anchoredRegexp is the identity regexp as every generated policy writes
@@ -224,6 +230,10 @@ func Generate(o Options, formats []Format) (map[Format][]byte, error) {
 		var err error
 		if tm, err = parseTrustedRoot(o.Trust.TrustedRootJSON); err != nil {
 			return nil, err
+		}
+		if !o.Trust.IgnoreTlog && len(tm.tlogs) == 0 {
+			return nil, errors.New("trust policy: the trusted root has no transparency log, so policies requiring a log entry would deny every image; " +
+				"pass --insecure-ignore-tlog if the release was verified without one (a private Sigstore without Rekor), or give a root with its log")
 		}
 	}
 	out := map[Format][]byte{}

@@ -120,8 +120,10 @@ func kyvernoAttestor(t Trust, tm *material) (map[string]any, error) {
 	} else {
 		kl["subjectRegExp"] = t.anchoredRegexp()
 	}
+	// The log requirement follows the user's verification, never the root:
+	// Generate refused a root without a log unless IgnoreTlog was given.
 	rekor := map[string]any{"ignoreTlog": true}
-	if len(tm.tlogs) > 0 {
+	if !t.IgnoreTlog {
 		// Kyverno takes one Rekor key: with several logs in the root the
 		// first by log ID is used, and a signature logged to another fails
 		// closed.

@@ -99,7 +99,7 @@ func pcAuthority(o Options, name, trustRoot string, tm *material) map[string]any
 	a["keyless"] = kl
 	// Keyless certificates live minutes; the signing time comes from the
 	// transparency log or a timestamp authority of the same trusted root.
-	if len(tm.tlogs) > 0 {
+	if !o.Trust.IgnoreTlog {
 		a["ctlog"] = map[string]any{"trustRootRef": trustRoot}
 	}
 	if len(tm.tsas) > 0 {
