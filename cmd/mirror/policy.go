@@ -53,7 +53,8 @@ Identity regexps are written anchored (^(?:...)$), since policy-controller
 and Kyverno match them anywhere in the identity.
 
 Roll out with --mode audit first (violations are warned about and recorded,
-nothing is rejected), then --mode enforce. See docs/enforce.md.`,
+nothing is rejected), then --mode enforce, and prove it with
+reloader-mirror policy check. See docs/enforce.md.`,
 		Example: `  # Print every policy for the namespace Reloader runs in
   reloader-mirror policy -f reloader-v1.2.3.tar.zst --key cosign.pub \
       --target harbor.corp.example/platform/reloader --namespace reloader
@@ -117,6 +118,7 @@ nothing is rejected), then --mode enforce. See docs/enforce.md.`,
 	f.StringVar(&pf.name, "name", "reloader-mirror", "prefix of the policies' object names")
 	f.StringArrayVarP(&pf.approve.files, "file", "f", nil, "release archive to approve; repeat to approve several releases (the first is the one the policy is for)")
 	f.IntVar(&pf.approve.keepPrevious, "keep-previous", 0, "also approve the N newest releases at --target older than this one (their locks fetched there and verified), for an upgrade's rollout window")
+	c.AddCommand(g.policyCheckCmd())
 	return c
 }
 

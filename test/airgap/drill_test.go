@@ -61,6 +61,7 @@ type drill struct {
 	archive            string
 	valuesFile         string
 	policyDir          string
+	policyKubeconfig   string
 }
 
 // The air-gap drill, as a user runs it, on the real pipeline's real output
@@ -107,6 +108,7 @@ func TestAirGapDrill(t *testing.T) {
 	must("(e) helm install from B by digest, controller rolls a Deployment", d.install)
 	must("(f) tampered archives are refused with exit 3", d.tamper)
 	must("(f) forged keyless archive is refused with exit 3", d.forgedKeyless)
+	must("(e) with the policies removed, policy check exits 3 naming what was admitted", d.policiesRemoved)
 
 	got := d.rec.Script()
 	if *updateReadme {

@@ -19,6 +19,9 @@ import (
 	utilyaml "k8s.io/apimachinery/pkg/util/yaml"
 	"k8s.io/client-go/kubernetes"
 	"sigs.k8s.io/yaml"
+
+	"github.com/reloader-dev/reloader/internal/cli"
+	"github.com/reloader-dev/reloader/test/controlplane"
 )
 
 // enforce runs `reloader-mirror policy` for registry B and applies its
@@ -59,7 +62,54 @@ func (d *drill) enforce() error {
 			time.Sleep(200 * time.Millisecond)
 		}
 	}
+	// The operator's proof, and the auditor's: the release admitted, a tag,
+	// another registry and an unlisted digest denied, by this policy.
+	kubeconfig := filepath.Join(d.work, "admin.kubeconfig")
+	if err := controlplane.WriteKubeconfig(cp.Admin, kubeconfig); err != nil {
+		return err
+	}
+	res, err := d.mustMirror("prove it on the cluster: dry-run Pods, the release admitted and everything else denied", "",
+		"policy", "check", "-f", d.archive, "--key", d.pubKey, "--target", d.regB.Host+"/platform/reloader",
+		"--namespace", "reloader", "--kubeconfig", kubeconfig)
+	if err != nil {
+		return err
+	}
+	if !strings.Contains(res.Stdout, "The policies hold") || strings.Count(res.Stdout, "by ValidatingAdmissionPolicy ") != 6 {
+		return fmt.Errorf("policy check did not show each bad case denied by the policy:\n%s", res.Stdout)
+	}
+	d.policyKubeconfig = kubeconfig
 	return nil
+}
+
+// policiesRemoved takes the policy away and shows policy check failing
+// with exit 3, naming what was admitted: the check is not a formality.
+func (d *drill) policiesRemoved() error {
+	admin, err := controlplaneClient()
+	if err != nil {
+		return err
+	}
+	if err := admin.AdmissionregistrationV1().ValidatingAdmissionPolicyBindings().DeleteCollection(d.ctx, metav1.DeleteOptions{}, metav1.ListOptions{}); err != nil {
+		return err
+	}
+	if err := admin.AdmissionregistrationV1().ValidatingAdmissionPolicies().DeleteCollection(d.ctx, metav1.DeleteOptions{}, metav1.ListOptions{}); err != nil {
+		return err
+	}
+	args := []string{"policy", "check", "-f", d.archive, "--key", d.pubKey, "--target", d.regB.Host + "/platform/reloader",
+		"--namespace", "reloader", "--kubeconfig", d.policyKubeconfig, "-o", "json"}
+	deadline := time.Now().Add(30 * time.Second)
+	for {
+		res, err := d.runMirror("", false, "", args...)
+		if err != nil {
+			return err
+		}
+		if res.Code == cli.ExitRefused && strings.Contains(res.Stderr, "was admitted") && strings.Contains(res.Stdout, `"holds": false`) {
+			return nil
+		}
+		if time.Now().After(deadline) {
+			return fmt.Errorf("policy check without the policies: exit %d, want 3\n%s\n%s", res.Code, res.Stdout, tail(res.Stderr))
+		}
+		time.Sleep(200 * time.Millisecond)
+	}
 }
 
 func dryRunDeployment(d *drill, admin kubernetes.Interface, image string) error {
