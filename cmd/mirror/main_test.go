@@ -128,9 +128,26 @@ func TestCLIStory(t *testing.T) {
 	}
 }
 
+// A release path that is not there is a mistake in what the user typed
+// (exit 2, naming the path), not a failure to run and not a refusal.
+func TestAMissingArchiveOrLockIsAUsageError(t *testing.T) {
+	dir := t.TempDir()
+	missing := filepath.Join(dir, "reloader-v9.9.9.tar.zst")
+	for _, args := range [][]string{
+		{"verify", "-f", missing, "--key", "cosign.pub"},
+		{"import", "-f", missing, "--key", "cosign.pub", "--target", "harbor.corp.example/p"},
+		{"verify", "--lock", filepath.Join(dir, "reloader-release.json"), "--key", "cosign.pub"},
+	} {
+		code, _, errs := runCLI(t, args...)
+		if code != cli.ExitUsage || !strings.Contains(errs, dir) {
+			t.Errorf("%v: exit %d, want %d naming the path: %s", args, code, cli.ExitUsage, errs)
+		}
+	}
+}
+
 func TestHelpTeachesByExample(t *testing.T) {
-	for _, c := range []string{"plan", "copy", "export", "import", "verify", "values"} {
-		code, out, _ := runCLI(t, c, "--help")
+	for _, c := range []string{"plan", "copy", "export", "import", "verify", "values", "policy check"} {
+		code, out, _ := runCLI(t, append(strings.Fields(c), "--help")...)
 		if code != cli.ExitOK || !strings.Contains(out, "reloader-mirror "+c) || !strings.Contains(out, "--output") {
 			t.Errorf("%s --help: exit %d, lacks an example or --output:\n%s", c, code, out)
 		}

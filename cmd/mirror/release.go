@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io/fs"
 	"os"
 
 	"github.com/spf13/cobra"
@@ -69,6 +70,11 @@ func (g *globals) open(ctx context.Context, c *registry.Client) (*releaseInput, 
 	}
 	switch {
 	case g.archive != "":
+		// A path that is not there is the user's mistake (exit 2), not a
+		// failure of the archive (exit 1) or of its trust (exit 3).
+		if _, err := os.Stat(g.archive); errors.Is(err, fs.ErrNotExist) {
+			return nil, cli.Usage(fmt.Errorf("--file %s: no such archive", g.archive))
+		}
 		a, err := mirror.OpenArchiveLimited(ctx, g.archive, g.workDir, g.limits.limits())
 		if err != nil {
 			return nil, err
@@ -80,7 +86,9 @@ func (g *globals) open(ctx context.Context, c *registry.Client) (*releaseInput, 
 		}
 	case g.lock != "":
 		var err error
-		if in.lockJSON, err = os.ReadFile(g.lock); err != nil {
+		if in.lockJSON, err = os.ReadFile(g.lock); errors.Is(err, fs.ErrNotExist) {
+			return nil, cli.Usage(fmt.Errorf("--lock %s: no such file", g.lock))
+		} else if err != nil {
 			return nil, fmt.Errorf("reading the lock: %w", err)
 		}
 		b := g.lockBundle
