@@ -93,7 +93,7 @@ func TestGenerateWritesEachFormatsObjects(t *testing.T) {
 		{"policy-controller key", keyOptions(t), admission.PolicyController, []string{"ClusterImagePolicy", "ClusterImagePolicy"},
 			[]string{"mode: enforce", "glob: " + repo + "@*", "glob: " + repoUBI + ":*", "BEGIN PUBLIC KEY", "predicateType: https://spdx.dev/Document", "kubectl label namespace reloader policy.sigstore.dev/include=true"}},
 		{"policy-controller keyless", keyless, admission.PolicyController, []string{"TrustRoot", "ClusterImagePolicy", "ClusterImagePolicy"},
-			[]string{"trustRootRef: reloader-mirror-trust-root", "subject: https://github.com/reloader-dev/reloader/.github/workflows/release.yml@refs/tags/v1.2.3", "certChain:", "tLogs:", "rfc3161timestamp:"}},
+			[]string{"trustRootRef: reloader-mirror-trust-root", "subject: https://github.com/reloader-dev/reloader/.github/workflows/release.yml@refs/tags/v1.2.3", "certChain:", "tLogs:", "ctlog:"}},
 		{"kyverno key", keyOptions(t), admission.Kyverno, []string{"ClusterPolicy"},
 			[]string{"failureAction: Enforce", "ignoreTlog: true", "publicKeys: |", "namespaces:\n          - reloader", "autogen-controllers: none", "type: https://spdx.dev/Document", "verifyDigest: true"}},
 		{"kyverno keyless", keyless, admission.Kyverno, []string{"ClusterPolicy"},

@@ -102,7 +102,10 @@ func pcAuthority(o Options, name, trustRoot string, tm *material) map[string]any
 	if !o.Trust.IgnoreTlog {
 		a["ctlog"] = map[string]any{"trustRootRef": trustRoot}
 	}
-	if len(tm.tsas) > 0 {
+	// policy-controller skips the log check whenever an authority names a
+	// timestamp authority, so the TSA is the time source only where the
+	// user waived the log; with the log required its entry's time is.
+	if o.Trust.IgnoreTlog && len(tm.tsas) > 0 {
 		a["rfc3161timestamp"] = map[string]any{"trustRootRef": trustRoot}
 	}
 	return a
