@@ -8,3 +8,5 @@ reloader-mirror import -f reloader-v1.2.3.tar --key release/keys/cosign.pub --ta
 reloader-mirror values -f reloader-v1.2.3.tar --key release/keys/cosign.pub --target harbor.internal/platform/reloader > values.yaml
 # keep it that way: admit only digest-pinned images from the mirror (--mode audit first, then enforce)
 reloader-mirror policy -f reloader-v1.2.3.tar --key release/keys/cosign.pub --target harbor.internal/platform/reloader --namespace reloader --format vap --mode enforce --output policies
+# prove it on the cluster: dry-run Pods, the release admitted and everything else denied
+reloader-mirror policy check -f reloader-v1.2.3.tar --key release/keys/cosign.pub --target harbor.internal/platform/reloader --namespace reloader --kubeconfig admin.kubeconfig
