@@ -42,15 +42,15 @@ type KeyScope struct {
 
 // usedKeysOnly is the mode for this workload: its annotation, else the
 // flag. An invalid annotation is a problem and the flag decides.
-func (d *decider) usedKeysOnly(ps *problems) bool {
+func (d *decider) usedKeysOnly(ps *problems) (on bool, offWhy string) {
 	on, set, err := d.o.Names.UsedKeysOnlyFor(d.w)
 	if err != nil {
 		ps.add(err.Error())
 	}
 	if set {
-		return on
+		return on, "per-key reloads are off for this workload (" + d.o.Names.UsedKeysOnly + "=false)"
 	}
-	return d.o.UsedKeysOnly
+	return d.o.UsedKeysOnly, "per-key reloads are off (--reload-on-used-keys-only is off for this workload)"
 }
 
 // keyRules is what the scopes are computed from, read once per decision.
@@ -60,11 +60,14 @@ type keyRules struct {
 	uses   map[Resource]refs.KeyUse
 	listed map[refs.Kind]map[string][]string
 	texts  map[refs.Kind]string
+	// offWhy says what turned per-key reloads off, when they are.
+	offWhy string
 }
 
 func (d *decider) readKeyRules(ps *problems) keyRules {
-	kr := keyRules{names: d.o.Names, on: d.usedKeysOnly(ps), uses: map[Resource]refs.KeyUse{},
+	kr := keyRules{names: d.o.Names, uses: map[Resource]refs.KeyUse{},
 		listed: map[refs.Kind]map[string][]string{}, texts: map[refs.Kind]string{}}
+	kr.on, kr.offWhy = d.usedKeysOnly(ps)
 	for _, u := range refs.KeyUses(&d.v.Template.Spec) {
 		kr.uses[Resource{u.Kind, u.Name}] = u
 	}
@@ -113,19 +116,14 @@ func (kr keyRules) scope(res Resource) KeyScope {
 func (kr keyRules) watchedKeys(wt *Watched, st State) {
 	sc := kr.scope(wt.Resource)
 	if !kr.on {
-		wt.Scope = KeyScope{Why: "every key counts (--reload-on-used-keys-only is off for this workload)"}
+		wt.Scope = KeyScope{Why: kr.offWhy}
 		if sc.PerKey && st.Exists {
 			wt.AltHash = st.Keys.Subset(sc.Keys)
 		}
 		return
 	}
 	wt.Scope = sc
-	if !sc.PerKey {
-		wt.Scope.Why = "every key counts: " + sc.Why
-		return
-	}
-	wt.Scope.Why = "only these keys count: " + sc.Why
-	if st.Exists {
+	if sc.PerKey && st.Exists {
 		wt.AltHash, wt.Hash = wt.Hash, st.Keys.Subset(sc.Keys)
 	}
 }
