@@ -5,6 +5,7 @@ import (
 	"crypto/sha256"
 	"encoding/binary"
 	"encoding/hex"
+	"hash"
 	"io"
 	"slices"
 	"strings"
@@ -34,11 +35,12 @@ func ConfigMapKeys(data map[string]string, binaryData map[string][]byte) Keys {
 		return nil
 	}
 	out := make(Keys, 0, len(data)+len(binaryData))
+	d := newDigester()
 	for k, v := range data {
-		out = append(out, KeyDigest{k, digestString(v)})
+		out = append(out, KeyDigest{strings.Clone(k), d.string(v)})
 	}
 	for k, v := range binaryData {
-		out = append(out, KeyDigest{k, digest(v)})
+		out = append(out, KeyDigest{strings.Clone(k), d.bytes(v)})
 	}
 	slices.SortFunc(out, func(a, b KeyDigest) int { return strings.Compare(a.Key, b.Key) })
 	return out
@@ -50,23 +52,34 @@ func SecretKeys(data map[string][]byte) Keys {
 		return nil
 	}
 	out := make(Keys, 0, len(data))
+	d := newDigester()
 	for k, v := range data {
-		out = append(out, KeyDigest{k, digest(v)})
+		out = append(out, KeyDigest{strings.Clone(k), d.bytes(v)})
 	}
 	slices.SortFunc(out, func(a, b KeyDigest) int { return strings.Compare(a.Key, b.Key) })
 	return out
 }
 
-func digest(v []byte) uint64 {
-	s := sha256.Sum256(v)
-	return binary.BigEndian.Uint64(s[:8])
+// digester digests values with one SHA-256 state, reset per value. Keys
+// are cloned on the way in (strings.Clone above) so the cache never pins a
+// decoded object's buffers through a key's bytes.
+type digester struct {
+	h   hash.Hash
+	sum [sha256.Size]byte
 }
 
-func digestString(v string) uint64 {
-	h := sha256.New()
-	_, _ = io.WriteString(h, v)
-	var s [sha256.Size]byte
-	return binary.BigEndian.Uint64(h.Sum(s[:0])[:8])
+func newDigester() *digester { return &digester{h: sha256.New()} }
+
+func (d *digester) bytes(v []byte) uint64 {
+	d.h.Reset()
+	_, _ = d.h.Write(v)
+	return binary.BigEndian.Uint64(d.h.Sum(d.sum[:0])[:8])
+}
+
+func (d *digester) string(v string) uint64 {
+	d.h.Reset()
+	_, _ = io.WriteString(d.h, v)
+	return binary.BigEndian.Uint64(d.h.Sum(d.sum[:0])[:8])
 }
 
 // Subset fingerprints the keys named in used (sorted, no duplicates): SHA-1
