@@ -193,3 +193,19 @@ func TestInvalidKeyAnnotationsAreProblems(t *testing.T) {
 		t.Errorf("reloads = %v: the flag decides and the valid entry counts", d.Reloads)
 	}
 }
+
+// The decision's side of per-key reloads: one sync's Decide with the mode
+// off (the KeyUses walk and the other formula's hash) and on.
+func BenchmarkDecidePerKey(b *testing.B) {
+	t := &testing.T{}
+	r := &testReader{states: map[Resource]State{appCM: cmState(cmV1), creds: secretState(sV1)}}
+	v := keyedWorkload(t, with(names.Auto, "true", "reloader.dev/applied-hashes", recordOf("c", "s")))
+	for _, on := range []bool{false, true} {
+		b.Run(map[bool]string{false: "off", true: "on"}[on], func(b *testing.B) {
+			b.ReportAllocs()
+			for b.Loop() {
+				Decide(Options{UsedKeysOnly: on}, v, r, now)
+			}
+		})
+	}
+}
