@@ -50,7 +50,7 @@ func (d *decider) usedKeysOnly(ps *problems) (on bool, offWhy string) {
 	if set {
 		return on, "per-key reloads are off for this workload (" + d.o.Names.UsedKeysOnly + "=false)"
 	}
-	return d.o.UsedKeysOnly, "per-key reloads are off (--reload-on-used-keys-only is off for this workload)"
+	return d.o.UsedKeysOnly, "per-key reloads are off (--reload-on-used-keys-only)"
 }
 
 // keyRules is what the scopes are computed from, read once per decision.
@@ -80,9 +80,10 @@ func (d *decider) readKeyRules(ps *problems) keyRules {
 }
 
 // scope is the per-key scope of res: which keys would count in per-key
-// mode. Keyed uses add their keys; a whole use counts whole unless the keys
-// annotation lists keys for res, which are then added. A resource only named
-// by the reload list has no use: the annotation alone can scope it.
+// mode. Keys the annotation lists for res always count, with those the
+// keyed uses name; without a listing, a whole use makes every key count. A
+// resource only named by the reload list has no use: the annotation alone
+// can scope it.
 func (kr keyRules) scope(res Resource) KeyScope {
 	if res.Kind == refs.SecretProviderClass {
 		return KeyScope{Why: "a SecretProviderClass counts whole"}
@@ -94,17 +95,17 @@ func (kr keyRules) scope(res Resource) KeyScope {
 		keyed = "named by " + viaList(u.KeysVia, keyedText)
 	}
 	switch {
-	case used && !u.Whole():
-		return KeyScope{PerKey: true, Keys: u.Keys, Why: keyed}
 	case isListed:
 		why := "listed by " + kr.texts[res.Kind]
-		if used {
+		if u.Whole() {
 			why = "read whole through " + viaList(u.WholeVia, wholeText) + ", " + why
 		}
 		if keyed != "" {
 			why += "; and " + keyed
 		}
 		return KeyScope{PerKey: true, Keys: union(u.Keys, listed), Why: why}
+	case used && !u.Whole():
+		return KeyScope{PerKey: true, Keys: u.Keys, Why: keyed}
 	case used:
 		return KeyScope{Why: "read whole through " + viaList(u.WholeVia, wholeText) + " (list keys with " + kr.names.KeysKey(res.Kind) + ")"}
 	}

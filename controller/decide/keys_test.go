@@ -171,9 +171,16 @@ func TestKeyScopesSayWhy(t *testing.T) {
 	if s := scopes[creds]; s.PerKey || !strings.Contains(s.Why, "envFrom") || !strings.Contains(s.Why, names.SecretKeys) {
 		t.Errorf("creds scope = %+v", s)
 	}
+	// Listed keys count with those the uses name.
+	d = Decide(Options{UsedKeysOnly: true}, keyedWorkload(t, with(names.Auto, "true", names.ConfigMapKeys, "app-config/URL")), r, now)
+	for _, w := range d.Watched {
+		if w.Resource == appCM && (!slices.Equal(w.Scope.Keys, []string{"LOG_LEVEL", "URL"}) || !strings.Contains(w.Scope.Why, "listed by "+names.ConfigMapKeys)) {
+			t.Errorf("app-config scope with a listing = %+v", w.Scope)
+		}
+	}
 	d = Decide(Options{}, keyedWorkload(t, with(names.Auto, "true")), r, now)
 	for _, w := range d.Watched {
-		if w.Scope.PerKey || !strings.Contains(w.Scope.Why, "--reload-on-used-keys-only is off") {
+		if w.Scope.PerKey || !strings.Contains(w.Scope.Why, "per-key reloads are off (--reload-on-used-keys-only)") {
 			t.Errorf("%s scope with the mode off = %+v", w.Resource, w.Scope)
 		}
 	}
