@@ -2,6 +2,7 @@ package refs
 
 import (
 	"slices"
+	"strings"
 
 	corev1 "k8s.io/api/core/v1"
 )
@@ -33,62 +34,23 @@ func (u KeyUse) Whole() bool { return len(u.WholeVia) > 0 }
 // and containers. Ephemeral containers are not walked: a pod template cannot
 // carry them, and Find does not watch what only they would use.
 func KeyUses(spec *corev1.PodSpec) []KeyUse {
-	idx := map[Ref]int{}
-	var out []KeyUse
-	at := func(kind Kind, name string) *KeyUse {
-		k := Ref{Kind: kind, Name: name}
-		i, ok := idx[k]
-		if !ok {
-			i = len(out)
-			idx[k] = i
-			out = append(out, KeyUse{Kind: kind, Name: name})
-		}
-		return &out[i]
-	}
-	addVia := func(list []Via, v Via) []Via {
-		if slices.Contains(list, v) {
-			return list
-		}
-		return append(list, v)
-	}
-	add := func(kind Kind, name string, via Via, items []corev1.KeyToPath) {
-		if name == "" {
-			return
-		}
-		u := at(kind, name)
-		if items == nil {
-			u.WholeVia = addVia(u.WholeVia, via)
-			return
-		}
-		u.KeysVia = addVia(u.KeysVia, via)
-		for _, it := range items {
-			u.Keys = append(u.Keys, it.Key)
-		}
-	}
-	addKey := func(kind Kind, name, key string) {
-		if name == "" {
-			return
-		}
-		u := at(kind, name)
-		u.KeysVia = addVia(u.KeysVia, ViaEnv)
-		u.Keys = append(u.Keys, key)
-	}
+	var set keyUseSet
 	for i := range spec.Volumes {
 		v := &spec.Volumes[i]
 		if v.ConfigMap != nil {
-			add(ConfigMap, v.ConfigMap.Name, ViaVolume, nonEmpty(v.ConfigMap.Items))
+			set.add(ConfigMap, v.ConfigMap.Name, ViaVolume, nonEmpty(v.ConfigMap.Items))
 		}
 		if v.Secret != nil {
-			add(Secret, v.Secret.SecretName, ViaVolume, nonEmpty(v.Secret.Items))
+			set.add(Secret, v.Secret.SecretName, ViaVolume, nonEmpty(v.Secret.Items))
 		}
 		if v.Projected != nil {
 			for j := range v.Projected.Sources {
 				s := &v.Projected.Sources[j]
 				if s.ConfigMap != nil {
-					add(ConfigMap, s.ConfigMap.Name, ViaProjected, nonEmpty(s.ConfigMap.Items))
+					set.add(ConfigMap, s.ConfigMap.Name, ViaProjected, nonEmpty(s.ConfigMap.Items))
 				}
 				if s.Secret != nil {
-					add(Secret, s.Secret.Name, ViaProjected, nonEmpty(s.Secret.Items))
+					set.add(Secret, s.Secret.Name, ViaProjected, nonEmpty(s.Secret.Items))
 				}
 			}
 		}
@@ -99,44 +61,95 @@ func KeyUses(spec *corev1.PodSpec) []KeyUse {
 			for j := range c.Env {
 				if vf := c.Env[j].ValueFrom; vf != nil {
 					if vf.ConfigMapKeyRef != nil {
-						addKey(ConfigMap, vf.ConfigMapKeyRef.Name, vf.ConfigMapKeyRef.Key)
+						set.addKey(ConfigMap, vf.ConfigMapKeyRef.Name, vf.ConfigMapKeyRef.Key)
 					}
 					if vf.SecretKeyRef != nil {
-						addKey(Secret, vf.SecretKeyRef.Name, vf.SecretKeyRef.Key)
+						set.addKey(Secret, vf.SecretKeyRef.Name, vf.SecretKeyRef.Key)
 					}
 				}
 			}
 			for j := range c.EnvFrom {
 				ef := &c.EnvFrom[j]
 				if ef.ConfigMapRef != nil {
-					add(ConfigMap, ef.ConfigMapRef.Name, ViaEnvFrom, nil)
+					set.add(ConfigMap, ef.ConfigMapRef.Name, ViaEnvFrom, nil)
 				}
 				if ef.SecretRef != nil {
-					add(Secret, ef.SecretRef.Name, ViaEnvFrom, nil)
+					set.add(Secret, ef.SecretRef.Name, ViaEnvFrom, nil)
 				}
 			}
 		}
 	}
-	for i := range out {
-		slices.Sort(out[i].Keys)
-		out[i].Keys = slices.Compact(out[i].Keys)
+	return set.sorted()
+}
+
+// keyUseSet gathers KeyUses in walk order, one per resource.
+type keyUseSet struct {
+	idx  map[Ref]int
+	list []KeyUse
+}
+
+func (s *keyUseSet) at(kind Kind, name string) *KeyUse {
+	if s.idx == nil {
+		s.idx = map[Ref]int{}
 	}
-	slices.SortFunc(out, func(a, b KeyUse) int {
-		if a.Kind != b.Kind {
-			if a.Kind < b.Kind {
-				return -1
-			}
-			return 1
+	k := Ref{Kind: kind, Name: name}
+	i, ok := s.idx[k]
+	if !ok {
+		i = len(s.list)
+		s.idx[k] = i
+		s.list = append(s.list, KeyUse{Kind: kind, Name: name})
+	}
+	return &s.list[i]
+}
+
+// add records a use through via: of the keys items names, or (items nil)
+// of every key.
+func (s *keyUseSet) add(kind Kind, name string, via Via, items []corev1.KeyToPath) {
+	if name == "" {
+		return
+	}
+	u := s.at(kind, name)
+	if items == nil {
+		u.WholeVia = addVia(u.WholeVia, via)
+		return
+	}
+	u.KeysVia = addVia(u.KeysVia, via)
+	for _, it := range items {
+		u.Keys = append(u.Keys, it.Key)
+	}
+}
+
+// addKey records an env keyRef.
+func (s *keyUseSet) addKey(kind Kind, name, key string) {
+	if name == "" {
+		return
+	}
+	u := s.at(kind, name)
+	u.KeysVia = addVia(u.KeysVia, ViaEnv)
+	u.Keys = append(u.Keys, key)
+}
+
+// sorted is the set sorted as Find sorts, each resource's keys sorted and
+// without duplicates.
+func (s *keyUseSet) sorted() []KeyUse {
+	for i := range s.list {
+		slices.Sort(s.list[i].Keys)
+		s.list[i].Keys = slices.Compact(s.list[i].Keys)
+	}
+	slices.SortFunc(s.list, func(a, b KeyUse) int {
+		if c := strings.Compare(string(a.Kind), string(b.Kind)); c != 0 {
+			return c
 		}
-		switch {
-		case a.Name < b.Name:
-			return -1
-		case a.Name > b.Name:
-			return 1
-		}
-		return 0
+		return strings.Compare(a.Name, b.Name)
 	})
-	return out
+	return s.list
+}
+
+func addVia(list []Via, v Via) []Via {
+	if slices.Contains(list, v) {
+		return list
+	}
+	return append(list, v)
 }
 
 // nonEmpty is items, or nil when it lists none: a volume with an empty items
