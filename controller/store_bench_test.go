@@ -52,12 +52,12 @@ func BenchmarkConfigEntryRetained(b *testing.B) {
 	}
 }
 
-// retained is the heap that what make returns keeps alive.
-func retained(make func() []any) uint64 {
+// retained is the heap that what build returns keeps alive.
+func retained(build func() []any) uint64 {
 	var before, after runtime.MemStats
 	runtime.GC()
 	runtime.ReadMemStats(&before)
-	kept := make()
+	kept := build()
 	runtime.GC()
 	runtime.ReadMemStats(&after)
 	runtime.KeepAlive(kept)
