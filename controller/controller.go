@@ -75,6 +75,10 @@ type Options struct {
 	// next reload, so a flapping Secret cannot create thousands of
 	// ReplicaSets.
 	MinReloadInterval time.Duration
+	// UsedKeysOnly is --reload-on-used-keys-only: a workload that does not
+	// choose with its annotation reloads only for the keys it uses
+	// (decide/keys.go).
+	UsedKeysOnly bool
 	// ArgoRollouts, OpenShift and CSI enable the custom kinds: Argo Rollouts,
 	// DeploymentConfigs, and Secrets Store CSI SecretProviderClasses. They
 	// are reached through Dynamic.

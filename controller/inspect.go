@@ -75,6 +75,11 @@ type WatchedResource struct {
 	// the record or, before the first record, a reload marker.
 	Applied string
 	Known   bool
+	// PerKey is true when only Keys count; KeysWhy says which uses or
+	// annotation decided the keys that count (decide.KeyScope).
+	PerKey  bool
+	Keys    []string
+	KeysWhy string
 }
 
 // PendingReload is one reload a sync would apply.
@@ -139,7 +144,8 @@ func Inspect(o Options, v workload.View, objs []any) (Inspection, error) {
 			applied = ""
 		}
 		in.Watched = append(in.Watched, WatchedResource{Kind: w.Kind, Name: w.Name, Auto: w.Auto,
-			Hash: w.Hash, Exists: w.Hash != "", Applied: applied, Known: known})
+			Hash: w.Hash, Exists: w.Hash != "", Applied: applied, Known: known,
+			PerKey: w.Scope.PerKey, Keys: w.Scope.Keys, KeysWhy: w.Scope.Why})
 	}
 	for _, rl := range d.Reloads {
 		p := PendingReload{Kind: rl.Kind, Name: rl.Name, Change: rl.Change.String()}

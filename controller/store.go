@@ -10,6 +10,7 @@ import (
 
 	"github.com/reloader-dev/reloader/controller/annotations"
 	"github.com/reloader-dev/reloader/controller/decide"
+	"github.com/reloader-dev/reloader/controller/hash"
 	"github.com/reloader-dev/reloader/controller/refs"
 	"github.com/reloader-dev/reloader/controller/workload"
 )
@@ -77,7 +78,7 @@ func stateOf(kind refs.Kind, obj any, ok bool, spcHash func() (string, bool)) de
 		return st
 	}
 	if e, isEntry := obj.(*configEntry); ok && isEntry {
-		st.Hash, st.Exists = e.hash, true
+		st.Hash, st.Exists, st.Keys = e.hash, true, e.keys
 		st.ResourceVersion, st.Created, st.Written = e.resourceVersion, e.created, e.written
 	}
 	return st
@@ -123,13 +124,15 @@ func (r cacheReader) NamespaceLabels(ns string) (map[string]string, bool) {
 
 // configEntry is all the cache keeps of a ConfigMap or Secret: its name,
 // resourceVersion, creation and last-write times, the annotations that steer
-// reloads (ignore, match) and the hash of its data. Memory therefore grows with the number of objects, not
+// reloads (ignore, match), the hash of its data and the short digest of each
+// key (for per-key reloads: 8 bytes plus the key's name each). Memory therefore grows with the number of objects, not
 // their size, and no value is ever held by the controller. It is smaller than
 // an ObjectMeta; the informer reaches its metadata through GetObjectMeta.
 type configEntry struct {
 	name, namespace, resourceVersion string
 	annotations                      map[string]string
 	hash                             string
+	keys                             hash.Keys
 	created, written                 time.Time
 }
 
@@ -159,15 +162,16 @@ func (c *Controller) stripConfig(obj any) (any, error) { return stripConfig(c.o.
 func stripConfig(n annotations.Names, obj any) any {
 	var m metav1.Object
 	var h string
+	var keys hash.Keys
 	switch o := obj.(type) {
 	case *corev1.ConfigMap:
-		m, h = o, hashConfigMap(o)
+		m, h, keys = o, hashConfigMap(o), hash.ConfigMapKeys(o.Data, o.BinaryData)
 	case *corev1.Secret:
-		m, h = o, hashSecret(o)
+		m, h, keys = o, hashSecret(o), hash.SecretKeys(o.Data)
 	default:
 		return obj // already an entry, or a tombstone
 	}
-	e := &configEntry{name: m.GetName(), namespace: m.GetNamespace(), resourceVersion: m.GetResourceVersion(), hash: h,
+	e := &configEntry{name: m.GetName(), namespace: m.GetNamespace(), resourceVersion: m.GetResourceVersion(), hash: h, keys: keys,
 		created: m.GetCreationTimestamp().Time, written: lastWrite(m)}
 	for _, k := range []string{n.Ignore, n.Match} {
 		if v, ok := m.GetAnnotations()[k]; ok {

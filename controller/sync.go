@@ -102,7 +102,7 @@ func (o Options) DecideOptions() decide.Options {
 	return decide.Options{Names: o.Names, Strategy: o.Strategy, AutoReloadAll: o.AutoReloadAll,
 		ReloadOnCreate: o.ReloadOnCreate, ReloadOnDelete: o.ReloadOnDelete,
 		IgnoreConfigMaps: o.IgnoreConfigMaps, IgnoreSecrets: o.IgnoreSecrets, CSI: o.CSI,
-		Filtered: o.ResourceSelector != "", MinReloadInterval: o.MinReloadInterval,
+		Filtered: o.ResourceSelector != "", MinReloadInterval: o.MinReloadInterval, UsedKeysOnly: o.UsedKeysOnly,
 		NamespacesToIgnore: o.NamespacesToIgnore, NamespaceSelector: o.NamespaceSelector}
 }
 

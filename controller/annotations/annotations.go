@@ -32,6 +32,9 @@ type Names struct {
 	SPCExclude       string // secretproviderclasses.exclude.reloader.stakater.com/reload
 	RolloutStrategy  string // reloader.stakater.com/rollout-strategy
 	LastReloadedFrom string // reloader.stakater.com/last-reloaded-from (pod template)
+	ConfigMapKeys    string // configmap.reloader.stakater.com/keys (usedkeys.go)
+	SecretKeys       string // secret.reloader.stakater.com/keys
+	UsedKeysOnly     string // reloader.stakater.com/reload-on-used-keys-only
 }
 
 // Defaults returns the original's annotation names.
@@ -54,6 +57,9 @@ func Defaults() Names {
 		SPCExclude:       "secretproviderclasses.exclude.reloader.stakater.com/reload",
 		RolloutStrategy:  "reloader.stakater.com/rollout-strategy",
 		LastReloadedFrom: "reloader.stakater.com/last-reloaded-from",
+		ConfigMapKeys:    "configmap.reloader.stakater.com/keys",
+		SecretKeys:       "secret.reloader.stakater.com/keys",
+		UsedKeysOnly:     "reloader.stakater.com/reload-on-used-keys-only",
 	}
 }
 

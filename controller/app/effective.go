@@ -37,6 +37,7 @@ type effectiveOptions struct {
 	EnablePProf                        bool     `json:"enablePProf"`
 	PProfAddr                          string   `json:"pprofAddr"`
 	ReloadMinInterval                  string   `json:"reloadMinInterval"`
+	ReloadOnUsedKeysOnly               bool     `json:"reloadOnUsedKeysOnly"`
 }
 
 func (o *Options) effective(r *Resolved) effectiveOptions {
@@ -80,5 +81,6 @@ func (o *Options) effective(r *Resolved) effectiveOptions {
 		EnablePProf:                        o.EnablePProf,
 		PProfAddr:                          o.PProfAddr,
 		ReloadMinInterval:                  c.MinReloadInterval.String(),
+		ReloadOnUsedKeysOnly:               c.UsedKeysOnly,
 	}
 }

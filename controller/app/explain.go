@@ -437,5 +437,6 @@ func (e effectiveOptions) options() *Options {
 	if d, err := time.ParseDuration(e.ReloadMinInterval); err == nil {
 		o.MinReloadInterval = d
 	}
+	o.UsedKeysOnly = e.ReloadOnUsedKeysOnly
 	return o
 }

@@ -52,6 +52,7 @@ type Options struct {
 
 	MinReloadInterval time.Duration
 	APIPollInterval   time.Duration
+	UsedKeysOnly      bool
 
 	EnablePProf bool
 	PProfAddr   string
@@ -111,6 +112,7 @@ func (o *Options) AddFlags(fs *pflag.FlagSet) {
 	fs.DurationVar(&o.HARenewDeadline, "ha-renew-deadline", o.HARenewDeadline, "Leader election renew deadline")
 	fs.DurationVar(&o.HARetryPeriod, "ha-retry-period", o.HARetryPeriod, "Leader election retry period")
 
+	fs.BoolVar(&o.UsedKeysOnly, "reload-on-used-keys-only", o.UsedKeysOnly, "Reload a workload only when a key it uses changes (keyRefs, volume items; envFrom and whole volumes count whole unless configmap|secret.reloader.stakater.com/keys lists keys); a workload chooses with reloader.stakater.com/reload-on-used-keys-only. Switching rolls nothing")
 	fs.DurationVar(&o.MinReloadInterval, "min-reload-interval", o.MinReloadInterval, "Least time between two reloads of one workload; changes arriving sooner are coalesced into the next reload (0: no limit)")
 	fs.DurationVar(&o.APIPollInterval, "api-discovery-interval", o.APIPollInterval, "How often to look for an API asked for (--is-Argo-Rollouts, --enable-csi-integration) that the apiserver does not serve yet; it is watched from then on, without a restart")
 	fs.BoolVar(&o.EnablePProf, "enable-pprof", o.EnablePProf, "Serve pprof on --pprof-addr (never on the metrics address)")
@@ -172,7 +174,7 @@ func (o *Options) Resolve(getenv func(string) string) (*Resolved, error) {
 		bad("%v", err)
 	}
 	co := controller.Options{Names: o.Names, AutoReloadAll: o.AutoReloadAll, Workers: o.Workers, Logger: logger,
-		MinReloadInterval: o.MinReloadInterval}
+		MinReloadInterval: o.MinReloadInterval, UsedKeysOnly: o.UsedKeysOnly}
 	o.resolveReload(&co, bad)
 	o.resolveIgnored(&co, bad)
 	o.resolveScope(&co, getenv, bad)

@@ -18,6 +18,8 @@ type decider struct {
 	now time.Time
 	// verdicts are filled by watchedSet as the rules fire.
 	verdicts map[Resource]Verdict
+	// keys are the per-key rules, read by watchedSet (keys.go).
+	keys keyRules
 }
 
 // Decide says what a sync of v would do at now, reading only r: whether it

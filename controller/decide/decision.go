@@ -121,6 +121,11 @@ type Watched struct {
 	Created, Written time.Time
 	// Baseline is the content last applied.
 	Baseline Baseline
+	// Scope is which keys count (keys.go); AltHash is the hash under the
+	// other mode's formula, "" when it is Hash: a baseline equal to it is
+	// adopted, not reloaded, so switching mode rolls nothing.
+	Scope   KeyScope
+	AltHash string
 }
 
 // Baseline is what is known of the content last applied to a workload for

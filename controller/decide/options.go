@@ -33,8 +33,11 @@ type Options struct {
 	CSI                             bool
 	// Filtered: the watches carry a label selector, so a resource missing
 	// from the Reader may well exist; its absence is then not a problem.
-	Filtered           bool
-	MinReloadInterval  time.Duration
+	Filtered          bool
+	MinReloadInterval time.Duration
+	// UsedKeysOnly is --reload-on-used-keys-only: per-key reloads for every
+	// workload that does not choose with its annotation (keys.go).
+	UsedKeysOnly       bool
 	NamespacesToIgnore []string
 	NamespaceSelector  labels.Selector
 }

@@ -5,6 +5,7 @@ import (
 
 	"k8s.io/apimachinery/pkg/types"
 
+	"github.com/reloader-dev/reloader/controller/hash"
 	"github.com/reloader-dev/reloader/controller/refs"
 	"github.com/reloader-dev/reloader/controller/workload"
 )
@@ -33,6 +34,9 @@ type State struct {
 	// a SecretProviderClass: no mount reports its content yet).
 	Hash   string
 	Exists bool
+	// Keys are the per-key digests of a ConfigMap's or Secret's content,
+	// for per-key reloads (keys.go).
+	Keys hash.Keys
 	// ResourceVersion, Created and Written (its last write, from
 	// managedFields) place a ConfigMap's or Secret's content in time
 	// (firstsight.go).

@@ -40,6 +40,7 @@ func (p *problems) addErrs(errs []error) {
 func (d *decider) watchedSet(record map[string]string) (map[Resource]Watched, []string) {
 	set := map[Resource]Watched{}
 	var ps problems
+	d.keys = d.readKeyRules(&ps)
 	d.usedResources(set, &ps)
 	for _, k := range []refs.Kind{refs.ConfigMap, refs.Secret, refs.SecretProviderClass} {
 		if d.o.KindIgnored(k) || !d.o.Names.HasNamedReload(d.w, k) {
@@ -88,6 +89,7 @@ func (d *decider) usedResources(set map[Resource]Watched, ps *problems) {
 		}
 		wt := watchedFrom(res, st)
 		wt.Auto, wt.Optional = a.Auto, r.Optional
+		d.keys.watchedKeys(&wt, st)
 		if !st.Exists {
 			wt.Hash = ""
 			if !r.Optional && !d.o.Filtered && r.Kind != refs.SecretProviderClass {
@@ -117,6 +119,7 @@ func (d *decider) namedResources(k refs.Kind, set map[Resource]Watched, ps *prob
 			d.verdicts[res] = d.verdictOf(res, a, false)
 			wt := watchedFrom(res, st)
 			wt.Named = true
+			d.keys.watchedKeys(&wt, st)
 			set[res] = wt
 		}
 	}

@@ -107,6 +107,16 @@ type Resource struct {
 	// (changed, created, deleted).
 	Due    bool   `json:"due"`
 	Change string `json:"change,omitempty"`
+	// Keys says which keys of a watched resource count, and why.
+	Keys *Keys `json:"keys,omitempty"`
+}
+
+// Keys is which keys of a resource count for reloads: all, or only those
+// listed (--reload-on-used-keys-only, docs/per-key-reloads.md).
+type Keys struct {
+	All  bool     `json:"all"`
+	Only []string `json:"only,omitempty"`
+	Why  string   `json:"why"`
 }
 
 // Reasons a resource is or is not watched.

@@ -67,6 +67,9 @@ func resources(co controller.Options, v workload.View, in controller.Inspection,
 			if w.Known {
 				r.Applied = w.Applied
 			}
+			if w.KeysWhy != "" {
+				r.Keys = &Keys{All: !w.PerKey, Only: w.Keys, Why: w.KeysWhy}
+			}
 		}
 		if p, ok := pending[k]; ok {
 			r.Due, r.Change = true, p.Change

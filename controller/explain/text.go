@@ -38,6 +38,13 @@ func (r *Report) WriteText(w io.Writer) error {
 		for _, u := range res.Uses {
 			p("    used by %s", describeUse(u))
 		}
+		if k := res.Keys; k != nil {
+			if k.All {
+				p("    keys: all count; %s", k.Why)
+			} else {
+				p("    keys: only %s count; %s", strings.Join(k.Only, ", "), k.Why)
+			}
+		}
 		switch {
 		case res.Due:
 			p("    reload due (%s): hash %s, applied %s", res.Change, short(res.Hash), short(res.Applied))
