@@ -25,6 +25,7 @@ import (
 
 	"github.com/reloader-dev/reloader/controller/alerts"
 	"github.com/reloader-dev/reloader/controller/annotations"
+	"github.com/reloader-dev/reloader/controller/audit"
 	"github.com/reloader-dev/reloader/controller/decide"
 	"github.com/reloader-dev/reloader/controller/metrics"
 	"github.com/reloader-dev/reloader/controller/refs"
@@ -98,6 +99,9 @@ type Options struct {
 	// Webhook, when set, is the original's --webhook-url mode: a change is
 	// sent to it instead of rolling the workload.
 	Webhook *alerts.Webhook
+	// Audit, when set (--audit-log), gets one line per reload, deferral,
+	// skip, webhook delivery and refused write (audittrail.go).
+	Audit *audit.Logger
 	// Workers is the number of concurrent syncs (default 4).
 	Workers int
 	// FieldManager names the controller in managedFields (default "reloader").
@@ -118,9 +122,11 @@ type Controller struct {
 	nsInf  cache.SharedIndexInformer
 
 	// keys is the per-workload state kept between syncs (keystate.go).
-	keys    keyStates
-	ready   atomic.Bool
-	started atomic.Bool
+	keys keyStates
+	// deferred is what the audit trail last reported held per workload.
+	deferred deferrals
+	ready    atomic.Bool
+	started  atomic.Bool
 }
 
 // scope holds the informers of one namespace, or of the whole cluster.

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"net/url"
 	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -16,6 +17,7 @@ import (
 	"k8s.io/apimachinery/pkg/util/rand"
 	"k8s.io/client-go/kubernetes"
 
+	"github.com/reloader-dev/reloader/controller/audit"
 	"github.com/reloader-dev/reloader/test/reloadertest"
 )
 
@@ -66,18 +68,23 @@ func TestCanariesNeverLeaveTheController(t *testing.T) {
 	}
 	rotate := func(ns string) {
 		t.Helper()
-		if _, err := cs.CoreV1().Secrets(ns).Update(ctx, reloadertest.Secret("db-password", map[string]string{"password": after}), metav1.UpdateOptions{}); err != nil {
+		// A named field manager, as a rotation job or a GitOps tool has: the
+		// audit trail and the Reloaded Event must name it.
+		if _, err := cs.CoreV1().Secrets(ns).Update(ctx, reloadertest.Secret("db-password", map[string]string{"password": after}), metav1.UpdateOptions{FieldManager: "secret-rotator"}); err != nil {
 			t.Fatal(err)
 		}
 	}
 
-	// A: text logs, alerts, reloader-meta-info, annotations strategy.
+	// A: text logs, alerts, reloader-meta-info, annotations strategy, the
+	// audit trail on stdout apart from the logs.
 	nsA := cp.Namespace(t)
 	alertsRcv := newReceiver(t, 0)
 	plant(nsA)
-	a := startReloaderEnv(t, "", []string{"RELOADER_NAMESPACE=" + nsA, "RELOADER_DEPLOYMENT_NAME=reloader",
-		"ALERT_ON_RELOAD=true", "ALERT_SINK=raw", "ALERT_WEBHOOK_URL=" + alertsRcv.srv.URL + "/alert"},
-		"--namespaces="+nsA, "--log-level=debug", "--reload-strategy=annotations")
+	auditPath := filepath.Join(t.TempDir(), "stdout")
+	a := &reloaderProc{reloadertest.Start(t, reloadertest.Options{Binary: reloaderBin, Kubeconfig: cp.AdminKubeconfig, StdoutPath: auditPath,
+		Env: []string{"RELOADER_NAMESPACE=" + nsA, "RELOADER_DEPLOYMENT_NAME=reloader",
+			"ALERT_ON_RELOAD=true", "ALERT_SINK=raw", "ALERT_WEBHOOK_URL=" + alertsRcv.srv.URL + "/alert"},
+		Args: []string{"--namespaces=" + nsA, "--log-level=debug", "--reload-strategy=annotations", "--audit-log"}})}
 	waitRecorded(t, cs, nsA, "app")
 	rotate(nsA)
 	waitRevision(t, cs, nsA, "app", 2, 0)
@@ -90,7 +97,7 @@ func TestCanariesNeverLeaveTheController(t *testing.T) {
 	nsB := cp.Namespace(t)
 	hookRcv := newReceiver(t, 0)
 	plant(nsB)
-	b := startReloader(t, "", "--namespaces="+nsB, "--log-level=debug", "--log-format=json", "--webhook-url="+hookRcv.srv.URL+"/hook")
+	b := startReloader(t, "", "--namespaces="+nsB, "--log-level=debug", "--log-format=json", "--webhook-url="+hookRcv.srv.URL+"/hook", "--audit-log")
 	waitRecorded(t, cs, nsB, "app")
 	rotate(nsB)
 	reloadertest.Eventually(t, 30*time.Second, func() (bool, string) {
@@ -106,7 +113,10 @@ func TestCanariesNeverLeaveTheController(t *testing.T) {
 	if !strings.Contains(logA, "reloaded") || !strings.Contains(logB, `"msg":"sent webhook instead of reloading"`) || !strings.Contains(logB, `"level":"DEBUG"`) {
 		t.Fatalf("the logs do not show the work at debug level; the search would prove nothing:\nA:\n%s\nB:\n%s", logA, logB)
 	}
+	auditA := readLog(t, auditPath)
+	checkAuditTrail(t, auditA, logA, logB, nsA)
 	places := map[string]string{
+		"audit trail":                    auditA,
 		"text log at debug level":        logA,
 		"JSON log at debug level":        logB,
 		"Events":                         asJSON(t, listEvents(t, cs, nsA, metav1.ListOptions{}).Items) + asJSON(t, listEvents(t, cs, nsB, metav1.ListOptions{}).Items),
@@ -167,4 +177,47 @@ func asJSON(t *testing.T, v any) string {
 		t.Fatal(err)
 	}
 	return string(b)
+}
+
+// The audit trail (--audit-log) is JSON lines on stdout, apart from the logs
+// on stderr: the reload of the rotated Secret names its resourceVersion, the
+// field manager of the rotation, hash prefixes and the strategy; the webhook
+// mode's delivery is a line too; the Reloaded Event names the manager.
+func checkAuditTrail(t *testing.T, stdout, stderrA, logB, nsA string) {
+	t.Helper()
+	var reloaded *audit.Record
+	for _, line := range strings.Split(strings.TrimSpace(stdout), "\n") {
+		var r audit.Record
+		if err := json.Unmarshal([]byte(line), &r); err != nil || r.Schema != audit.Schema {
+			t.Errorf("stdout holds a line that is not an audit record (%v): %s", err, line)
+			continue
+		}
+		if r.Decision == audit.Reloaded && r.Resource.Name == "db-password" {
+			reloaded = &r
+		}
+	}
+	switch {
+	case reloaded == nil:
+		t.Fatalf("no audit record of the reload for Secret db-password:\n%s", stdout)
+	case reloaded.Workload != audit.Object{Kind: "Deployment", Namespace: nsA, Name: "app"},
+		reloaded.Resource.Kind != "Secret" || reloaded.Resource.ResourceVersion == "",
+		reloaded.ChangedBy == nil || reloaded.ChangedBy.Manager != "secret-rotator" || reloaded.ChangedBy.Operation != "Update",
+		len(reloaded.OldHash) != audit.HashPrefixLen || len(reloaded.NewHash) != audit.HashPrefixLen || reloaded.OldHash == reloaded.NewHash,
+		reloaded.Strategy != "annotations", reloaded.Reason != "changed":
+		t.Errorf("the reload's audit record is incomplete: %+v (changedBy %+v)", *reloaded, reloaded.ChangedBy)
+	}
+	if strings.Contains(stderrA, audit.Schema) {
+		t.Errorf("audit records were written to stderr, among the logs")
+	}
+	if !strings.Contains(logB, `"decision":"webhook"`) {
+		t.Errorf("--webhook-url mode wrote no audit record of the delivery:\n%s", logB)
+	}
+	cs := cp.AdminClient(t)
+	found := false
+	for _, e := range listEvents(t, cs, nsA, metav1.ListOptions{FieldSelector: "reason=Reloaded"}).Items {
+		found = found || strings.HasSuffix(e.Message, " (changed by secret-rotator)")
+	}
+	if !found {
+		t.Errorf("no Reloaded Event names the field manager of the change")
+	}
 }

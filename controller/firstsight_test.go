@@ -37,6 +37,47 @@ func TestLastWriteIsTheNewestManagedFieldsTime(t *testing.T) {
 // the Deployment first. That sync must wait for the Add, which records the
 // birth: judged without it, the change was adopted as the baseline and lost
 // (about once in 50 under -race in TestChangeRightAfterCreationIsNeverLost).
+// The write that changed a resource's content is named by the manager that
+// owns a key of its data, not by one that owns other fields or only the map
+// itself, even when both wrote within the same second (the creator keeps
+// data's "." after a rotation job changed every key).
+func TestTheChangeIsAttributedToTheManagerOwningTheChangedKeys(t *testing.T) {
+	at := func(s int) *metav1.Time { v := metav1.NewTime(time.Unix(1_800_000_000+int64(s), 0)); return &v }
+	entry := func(manager string, op metav1.ManagedFieldsOperationType, s int, fields string) metav1.ManagedFieldsEntry {
+		return metav1.ManagedFieldsEntry{Manager: manager, Operation: op, Time: at(s), FieldsType: "FieldsV1", FieldsV1: &metav1.FieldsV1{Raw: []byte(fields)}}
+	}
+	for _, tc := range []struct {
+		name    string
+		entries []metav1.ManagedFieldsEntry
+		want    string
+	}{
+		{"rotation in the creation's second", []metav1.ManagedFieldsEntry{
+			entry("argocd-controller", metav1.ManagedFieldsOperationUpdate, 0, `{"f:data":{".":{}},"f:type":{}}`),
+			entry("secret-rotator", metav1.ManagedFieldsOperationUpdate, 0, `{"f:data":{"f:password":{}}}`)}, "secret-rotator"},
+		{"a later label edit is not a content change", []metav1.ManagedFieldsEntry{
+			entry("kubectl-client-side-apply", metav1.ManagedFieldsOperationUpdate, 0, `{"f:data":{".":{},"f:token":{}}}`),
+			entry("kubectl-label", metav1.ManagedFieldsOperationUpdate, 5, `{"f:metadata":{"f:labels":{"f:team":{}}}}`)}, "kubectl-client-side-apply"},
+		{"the newest of two content owners", []metav1.ManagedFieldsEntry{
+			entry("flux", metav1.ManagedFieldsOperationApply, 3, `{"f:data":{"f:a":{}}}`),
+			entry("vault-agent", metav1.ManagedFieldsOperationUpdate, 9, `{"f:binaryData":{"f:b":{}}}`)}, "vault-agent"},
+		{"no content owner", []metav1.ManagedFieldsEntry{
+			entry("kubectl", metav1.ManagedFieldsOperationUpdate, 2, `{"f:metadata":{"f:annotations":{"f:data":{}}}}`)}, ""},
+		{"an entry that is not an object", []metav1.ManagedFieldsEntry{
+			entry("odd", metav1.ManagedFieldsOperationUpdate, 2, `[]`)}, ""},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			m := &metav1.ObjectMeta{CreationTimestamp: *at(0), ManagedFields: tc.entries}
+			written, manager, _ := newestWrite(m)
+			if manager != tc.want {
+				t.Errorf("attributed to %q, want %q", manager, tc.want)
+			}
+			if !written.Equal(lastWrite(m)) {
+				t.Errorf("the last write %v is not lastWrite's %v", written, lastWrite(m))
+			}
+		})
+	}
+}
+
 func TestASyncBeforeTheWorkloadsAddWaitsForIt(t *testing.T) {
 	created := time.Date(2026, 12, 1, 10, 0, 0, 0, time.UTC)
 	d := &appsv1.Deployment{ObjectMeta: metav1.ObjectMeta{Name: "web", Namespace: "apps", UID: "u1", ResourceVersion: "100",

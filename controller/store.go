@@ -134,6 +134,9 @@ type configEntry struct {
 	hash                             string
 	keys                             hash.Keys
 	created, written                 time.Time
+	// writer and writeOp are the field manager and operation of the newest
+	// managedFields entry: who made the last write (audit trail, Events).
+	writer, writeOp string
 }
 
 // GetObjectMeta implements metav1.ObjectMetaAccessor (keys and indexes).
@@ -172,7 +175,8 @@ func stripConfig(n annotations.Names, obj any) any {
 		return obj // already an entry, or a tombstone
 	}
 	e := &configEntry{name: m.GetName(), namespace: m.GetNamespace(), resourceVersion: m.GetResourceVersion(), hash: h, keys: keys,
-		created: m.GetCreationTimestamp().Time, written: lastWrite(m)}
+		created: m.GetCreationTimestamp().Time}
+	e.written, e.writer, e.writeOp = newestWrite(m)
 	for _, k := range []string{n.Ignore, n.Match} {
 		if v, ok := m.GetAnnotations()[k]; ok {
 			if e.annotations == nil {

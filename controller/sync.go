@@ -12,6 +12,7 @@ import (
 
 	"github.com/reloader-dev/reloader/controller/alerts"
 	"github.com/reloader-dev/reloader/controller/annotations"
+	"github.com/reloader-dev/reloader/controller/audit"
 	"github.com/reloader-dev/reloader/controller/decide"
 	"github.com/reloader-dev/reloader/controller/hash"
 	"github.com/reloader-dev/reloader/controller/metrics"
@@ -40,6 +41,9 @@ func (c *Controller) sync(ctx context.Context, key workload.Key) (result, error)
 		}
 	}
 	if err != nil || !ok {
+		if err == nil {
+			c.deferred.forget(key)
+		}
 		return result{}, err
 	}
 	if !c.handlerDelivered(key, v) {
@@ -88,6 +92,7 @@ func (c *Controller) sync(ctx context.Context, key workload.Key) (result, error)
 		// Storm control: the record is left as it is, so the deferred sync
 		// still sees the difference and applies the latest state once.
 		c.o.Metrics.Coalesced.Inc()
+		c.auditDeferred(v, d.Reloads, "min-reload-interval")
 		res.requeueAfter = d.HeldFor
 		return res, nil
 	}
@@ -117,6 +122,7 @@ func (c *Controller) apply(ctx context.Context, v workload.View, d decide.Decisi
 		if err := c.sendWebhook(ctx, v, d.Applied, d.Change.Record); err != nil {
 			return false, err
 		}
+		c.auditReloads(v, d.Applied, audit.Webhook, "")
 		c.reportSkips(v, d.Skips)
 		return true, nil
 	}
@@ -147,6 +153,7 @@ func (c *Controller) recordOutcome(v workload.View, d decide.Decision, start tim
 		c.o.Metrics.RecordAction(string(v.Kind), "error", latency)
 		c.o.Recorder.Eventf(eventObject(v), corev1.EventTypeWarning, ReasonReloadFail,
 			msgReloadFailed, v.Kind, key.Name, key.Namespace, describe(d.Applied), err)
+		c.auditReloads(v, d.Applied, audit.Failed, "write refused: "+err.Error())
 		return err
 	}
 	c.reportSkips(v, d.Skips)
@@ -156,8 +163,10 @@ func (c *Controller) recordOutcome(v workload.View, d decide.Decision, start tim
 	c.o.Metrics.WorkloadsMatched.WithLabelValues(string(v.Kind)).Inc()
 	c.o.Metrics.RecordReload(true, key.Namespace)
 	c.o.Metrics.RecordAction(string(v.Kind), "success", latency)
-	msg := fmt.Sprintf(msgReloaded, describe(d.Applied), key.Namespace, key.Name, v.Kind, key.Namespace)
+	msg := fmt.Sprintf(msgReloaded, describe(d.Applied), key.Namespace, key.Name, v.Kind, key.Namespace) + c.changedByText(v, d.Applied)
 	c.o.Recorder.Event(eventObject(v), corev1.EventTypeNormal, ReasonReloaded, msg)
+	c.auditReloads(v, d.Applied, audit.Reloaded, "")
+	c.deferred.forget(key)
 	c.o.Logger.Info("reloaded", "workload", key.String(), "resources", describe(d.Applied), "latency", latency.String())
 	if c.o.Notify != nil {
 		c.o.Notify(alertEvent(v, d.Applied, c.o.Now()))

@@ -19,6 +19,7 @@ import (
 	"github.com/reloader-dev/reloader/controller"
 	"github.com/reloader-dev/reloader/controller/alerts"
 	"github.com/reloader-dev/reloader/controller/annotations"
+	"github.com/reloader-dev/reloader/controller/audit"
 	"github.com/reloader-dev/reloader/controller/workload"
 )
 
@@ -53,6 +54,7 @@ type Options struct {
 	MinReloadInterval time.Duration
 	APIPollInterval   time.Duration
 	UsedKeysOnly      bool
+	AuditLog          bool
 
 	EnablePProf bool
 	PProfAddr   string
@@ -113,6 +115,7 @@ func (o *Options) AddFlags(fs *pflag.FlagSet) {
 	fs.DurationVar(&o.HARetryPeriod, "ha-retry-period", o.HARetryPeriod, "Leader election retry period")
 
 	fs.BoolVar(&o.UsedKeysOnly, "reload-on-used-keys-only", o.UsedKeysOnly, "Reload a workload only when a key it uses changes (keyRefs, volume items; envFrom and whole volumes count whole unless configmap|secret.reloader.stakater.com/keys lists keys); a workload chooses with reloader.stakater.com/reload-on-used-keys-only. Switching rolls nothing")
+	fs.BoolVar(&o.AuditLog, "audit-log", o.AuditLog, "Write one JSON line (schema reloader.dev/audit/v1) per reload, deferral, skip and refused write to stdout: workload, resource and resourceVersion, the field manager of the write that changed it, hash prefixes, decision and reason; never a value. Logs stay on stderr")
 	fs.DurationVar(&o.MinReloadInterval, "min-reload-interval", o.MinReloadInterval, "Least time between two reloads of one workload; changes arriving sooner are coalesced into the next reload (0: no limit)")
 	fs.DurationVar(&o.APIPollInterval, "api-discovery-interval", o.APIPollInterval, "How often to look for an API asked for (--is-Argo-Rollouts, --enable-csi-integration) that the apiserver does not serve yet; it is watched from then on, without a restart")
 	fs.BoolVar(&o.EnablePProf, "enable-pprof", o.EnablePProf, "Serve pprof on --pprof-addr (never on the metrics address)")
@@ -175,6 +178,10 @@ func (o *Options) Resolve(getenv func(string) string) (*Resolved, error) {
 	}
 	co := controller.Options{Names: o.Names, AutoReloadAll: o.AutoReloadAll, Workers: o.Workers, Logger: logger,
 		MinReloadInterval: o.MinReloadInterval, UsedKeysOnly: o.UsedKeysOnly}
+	if o.AuditLog {
+		// stdout, apart from the logs on stderr: the controller writes no file.
+		co.Audit = audit.New(os.Stdout)
+	}
 	o.resolveReload(&co, bad)
 	o.resolveIgnored(&co, bad)
 	o.resolveScope(&co, getenv, bad)

@@ -76,6 +76,8 @@ func planChange(in planInput) plan {
 			p.next[res.String()] = wt.Hash
 		}
 		b := in.baselines[res]
+		// A reload carries what it replaces (the audit trail's old hash).
+		wt.Baseline = b
 		if !b.Known {
 			if wt.Hash != "" {
 				p.skips = append(p.skips, Skip{res, SkipAdopted})

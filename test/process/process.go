@@ -31,6 +31,10 @@ type Options struct {
 	Env []string
 	// Dir is the working directory; the log file is written there as <Name>.log.
 	Dir string
+	// StdoutPath, when set, takes the process's stdout apart from the log
+	// (which then holds stderr only), for a program whose two streams
+	// carry different things.
+	StdoutPath string
 }
 
 // Process is a running server.
@@ -60,6 +64,16 @@ func Start(opts Options) (*Process, error) {
 	cmd.Env = append([]string{"PATH=" + os.Getenv("PATH"), "HOME=" + opts.Dir, "NO_PROXY=*"}, opts.Env...)
 	cmd.Stdout = f
 	cmd.Stderr = f
+	if opts.StdoutPath != "" {
+		out, err := os.OpenFile(opts.StdoutPath, os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644)
+		if err != nil {
+			f.Close()
+			return nil, fmt.Errorf("opening the stdout file of %s: %w", opts.Name, err)
+		}
+		// The child holds its own copy of the descriptor; ours can go.
+		defer out.Close()
+		cmd.Stdout = out
+	}
 	// Own process group so Stop reaches children; Pdeathsig so a test binary
 	// killed by `go test -timeout` takes its servers with it.
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL}

@@ -28,6 +28,8 @@ type Options struct {
 	Env []string
 	// LogLines is how much of its log a failed test prints; 80 if zero.
 	LogLines int
+	// StdoutPath, when set, takes its stdout apart from the log (stderr).
+	StdoutPath string
 }
 
 // Controller is a running controller under test.
@@ -49,7 +51,7 @@ func Start(t testing.TB, o Options) *Controller {
 	}
 	addr := "127.0.0.1:" + strconv.Itoa(port)
 	args := append([]string{"--kubeconfig=" + o.Kubeconfig, "--metrics-addr=" + addr}, o.Args...)
-	p, err := process.Start(process.Options{Name: "reloader", Path: o.Binary, Args: args, Env: o.Env, Dir: t.TempDir()})
+	p, err := process.Start(process.Options{Name: "reloader", Path: o.Binary, Args: args, Env: o.Env, Dir: t.TempDir(), StdoutPath: o.StdoutPath})
 	if err != nil {
 		t.Fatal(err)
 	}
