@@ -60,11 +60,11 @@ func ownsData(fs *metav1.FieldsV1) bool {
 		return false
 	}
 	var top map[string]map[string]json.RawMessage
-	if err := json.Unmarshal(fs.Raw, &top); err != nil {
+	if err := json.Unmarshal(fs.GetRawBytes(), &top); err != nil {
 		// Another field's shape (a list, a value) is not ours to read;
 		// read the content fields alone.
 		var loose map[string]json.RawMessage
-		if json.Unmarshal(fs.Raw, &loose) != nil {
+		if json.Unmarshal(fs.GetRawBytes(), &loose) != nil {
 			return false
 		}
 		top = map[string]map[string]json.RawMessage{}

@@ -44,7 +44,7 @@ func TestLastWriteIsTheNewestManagedFieldsTime(t *testing.T) {
 func TestTheChangeIsAttributedToTheManagerOwningTheChangedKeys(t *testing.T) {
 	at := func(s int) *metav1.Time { v := metav1.NewTime(time.Unix(1_800_000_000+int64(s), 0)); return &v }
 	entry := func(manager string, op metav1.ManagedFieldsOperationType, s int, fields string) metav1.ManagedFieldsEntry {
-		return metav1.ManagedFieldsEntry{Manager: manager, Operation: op, Time: at(s), FieldsType: "FieldsV1", FieldsV1: &metav1.FieldsV1{Raw: []byte(fields)}}
+		return metav1.ManagedFieldsEntry{Manager: manager, Operation: op, Time: at(s), FieldsType: "FieldsV1", FieldsV1: metav1.NewFieldsV1(fields)}
 	}
 	for _, tc := range []struct {
 		name    string
