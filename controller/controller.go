@@ -26,6 +26,7 @@ import (
 	"github.com/reloader-dev/reloader/controller/alerts"
 	"github.com/reloader-dev/reloader/controller/annotations"
 	"github.com/reloader-dev/reloader/controller/audit"
+	"github.com/reloader-dev/reloader/controller/budget"
 	"github.com/reloader-dev/reloader/controller/decide"
 	"github.com/reloader-dev/reloader/controller/metrics"
 	"github.com/reloader-dev/reloader/controller/refs"
@@ -80,6 +81,10 @@ type Options struct {
 	// choose with its annotation reloads only for the keys it uses
 	// (decide/keys.go).
 	UsedKeysOnly bool
+	// Budget is the rollout budget (--max-concurrent-rollouts and its
+	// per-namespace form): a due reload of a Deployment, StatefulSet or
+	// DaemonSet waits while that many are rolling out (budgetgate.go).
+	Budget budget.Options
 	// ArgoRollouts, OpenShift and CSI enable the custom kinds: Argo Rollouts,
 	// DeploymentConfigs, and Secrets Store CSI SecretProviderClasses. They
 	// are reached through Dynamic.
@@ -125,6 +130,10 @@ type Controller struct {
 	keys keyStates
 	// deferred is what the audit trail last reported held per workload.
 	deferred deferrals
+	// gate is the rollout budget; nil without one.
+	gate *budget.Gate
+	// budgetMu makes counting the rollouts and admitting one reload atomic.
+	budgetMu sync.Mutex
 	ready    atomic.Bool
 	started  atomic.Bool
 }
@@ -183,6 +192,9 @@ func New(cs kubernetes.Interface, o Options) (*Controller, error) {
 			workqueue.TypedRateLimitingQueueConfig[workload.Key]{Name: "reloader", MetricsProvider: depthOnly{o.Metrics.QueueDepth}}),
 		scopes: map[string]*scope{},
 	}
+	if o.Budget.Enabled() {
+		c.gate = budget.New(o.Budget)
+	}
 	namespaces := o.Namespaces
 	if len(namespaces) == 0 {
 		namespaces = []string{metav1.NamespaceAll}
@@ -226,7 +238,7 @@ func (c *Controller) newScope(ns string) (*scope, error) {
 		informers.WithTweakListOptions(func(lo *metav1.ListOptions) { lo.LabelSelector = c.o.ResourceSelector }))
 	s.workloadFactory = informers.NewSharedInformerFactoryWithOptions(c.cs, 0,
 		informers.WithNamespace(ns),
-		informers.WithTransform(workload.Strip))
+		informers.WithTransform(c.stripWorkload))
 	if !c.o.IgnoreConfigMaps {
 		s.config[refs.ConfigMap] = s.configFactory.Core().V1().ConfigMaps().Informer()
 	}

@@ -38,6 +38,9 @@ func (c *Controller) workloadHandler() cache.ResourceEventHandler {
 			if err1 != nil || err2 != nil || c.ignoredNamespace(n.Object.GetNamespace()) {
 				return
 			}
+			if c.rolloutFinished(old, cur) {
+				c.wakeWaiters()
+			}
 			// Status-only updates (the bulk of workload traffic) cannot change
 			// what the workload uses or what was applied to it.
 			if o.Object.GetGeneration() == n.Object.GetGeneration() &&

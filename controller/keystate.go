@@ -26,6 +26,9 @@ type keyState struct {
 	// repeated; hasReported tells "" reported from nothing reported.
 	reported    string
 	hasReported bool
+	// pauseReported identifies the outlived pause last reported (its
+	// manager and time), so the watchdog tells each pause once.
+	pauseReported string
 	// born is, for a workload whose creation the watch delivered (not the
 	// initial list), the first version's identity: the point its first sync
 	// compares resources' last writes with (decide/firstsight.go). Kept until the
@@ -39,7 +42,7 @@ type keyState struct {
 }
 
 func (s *keyState) empty() bool {
-	return s.enqueuedAt.IsZero() && s.queuedAt.IsZero() && !s.hasReported && s.born == nil && s.delivered == ""
+	return s.enqueuedAt.IsZero() && s.queuedAt.IsZero() && !s.hasReported && s.born == nil && s.delivered == "" && s.pauseReported == ""
 }
 
 // keyStates holds the keyState of every key under one lock. The zero value
@@ -134,6 +137,17 @@ func (k *keyStates) onReported(key workload.Key, text string) (changed bool) {
 			return
 		}
 		s.reported, s.hasReported, changed = text, true, true
+	})
+	return changed
+}
+
+// onPauseReported: the outlived pause id is about to be reported for key;
+// false when it already was.
+func (k *keyStates) onPauseReported(key workload.Key, id string) (changed bool) {
+	k.with(key, func(s *keyState) {
+		if s.pauseReported != id {
+			s.pauseReported, changed = id, true
+		}
 	})
 	return changed
 }

@@ -43,6 +43,9 @@ func (c *Controller) sync(ctx context.Context, key workload.Key) (result, error)
 	if err != nil || !ok {
 		if err == nil {
 			c.deferred.forget(key)
+			if c.gate != nil {
+				c.gate.Forget(key)
+			}
 		}
 		return result{}, err
 	}
@@ -75,7 +78,16 @@ func (c *Controller) sync(ctx context.Context, key workload.Key) (result, error)
 	}
 	// Recorded: the first sight is over.
 	res := result{adopted: d.HasRecord}
+	if w := d.PauseWatch; w != nil {
+		c.watchPause(v, w)
+		if !w.Outlived {
+			res.requeueAfter = w.In
+		}
+	}
 	c.report(v, slices.Sorted(slices.Values(d.Problems)))
+	if len(d.Reloads) == 0 && c.gate != nil {
+		c.gate.Forget(key)
+	}
 	switch {
 	case len(d.Reloads) == 0 && !d.RecordOnly:
 		return res, nil
@@ -96,7 +108,14 @@ func (c *Controller) sync(ctx context.Context, key workload.Key) (result, error)
 		res.requeueAfter = d.HeldFor
 		return res, nil
 	}
+	if wait := c.holdForBudget(v, d); wait > 0 {
+		res.requeueAfter = wait
+		return res, nil
+	}
 	res.reloaded, err = c.apply(ctx, v, d)
+	if err != nil && c.gate != nil {
+		c.gate.Release(key)
+	}
 	return res, err
 }
 
@@ -107,7 +126,7 @@ func (o Options) DecideOptions() decide.Options {
 	return decide.Options{Names: o.Names, Strategy: o.Strategy, AutoReloadAll: o.AutoReloadAll,
 		ReloadOnCreate: o.ReloadOnCreate, ReloadOnDelete: o.ReloadOnDelete,
 		IgnoreConfigMaps: o.IgnoreConfigMaps, IgnoreSecrets: o.IgnoreSecrets, CSI: o.CSI,
-		Filtered: o.ResourceSelector != "", MinReloadInterval: o.MinReloadInterval, UsedKeysOnly: o.UsedKeysOnly,
+		Filtered: o.ResourceSelector != "", MinReloadInterval: o.MinReloadInterval, UsedKeysOnly: o.UsedKeysOnly, FieldManager: o.FieldManager,
 		NamespacesToIgnore: o.NamespacesToIgnore, NamespaceSelector: o.NamespaceSelector}
 }
 

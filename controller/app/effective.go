@@ -38,6 +38,8 @@ type effectiveOptions struct {
 	PProfAddr                          string   `json:"pprofAddr"`
 	ReloadMinInterval                  string   `json:"reloadMinInterval"`
 	ReloadOnUsedKeysOnly               bool     `json:"reloadOnUsedKeysOnly"`
+	MaxConcurrentRollouts              int      `json:"maxConcurrentRollouts,omitempty"`
+	MaxConcurrentRolloutsPerNamespace  int      `json:"maxConcurrentRolloutsPerNamespace,omitempty"`
 }
 
 func (o *Options) effective(r *Resolved) effectiveOptions {
@@ -82,5 +84,7 @@ func (o *Options) effective(r *Resolved) effectiveOptions {
 		PProfAddr:                          o.PProfAddr,
 		ReloadMinInterval:                  c.MinReloadInterval.String(),
 		ReloadOnUsedKeysOnly:               c.UsedKeysOnly,
+		MaxConcurrentRollouts:              c.Budget.Max,
+		MaxConcurrentRolloutsPerNamespace:  c.Budget.PerNamespace,
 	}
 }

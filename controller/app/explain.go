@@ -438,5 +438,6 @@ func (e effectiveOptions) options() *Options {
 		o.MinReloadInterval = d
 	}
 	o.UsedKeysOnly = e.ReloadOnUsedKeysOnly
+	o.MaxRollouts, o.MaxRolloutsPerNamespace = e.MaxConcurrentRollouts, e.MaxConcurrentRolloutsPerNamespace
 	return o
 }

@@ -202,8 +202,7 @@ func (d *decider) pause() (time.Duration, *workload.Change) {
 			return remaining, nil
 		}
 	}
-	resume := false
-	return 0, &workload.Change{Paused: &resume, MetaAnnotations: map[string]*string{d.o.Names.PausedAt: nil}}
+	return 0, d.resumeChange()
 }
 
 // pausedByPerson: the workload is paused and not by this controller (no

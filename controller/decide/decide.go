@@ -44,6 +44,9 @@ func Decide(o Options, v workload.View, r Reader, now time.Time) Decision {
 		out.Gate = GateNotInterested
 	}
 	out.PausedFor, out.Resume = d.pause()
+	if out.PauseWatch = d.pauseWatch(); out.PauseWatch != nil && out.PauseWatch.Ours && out.PauseWatch.Outlived {
+		out.Resume = d.resumeChange()
+	}
 	out.Marker = d.marker()
 	out.ReadOn = map[refs.Kind]string{}
 	for _, k := range refs.Kinds() {

@@ -24,6 +24,10 @@ type Decision struct {
 	// whose period is over (or no longer readable).
 	PausedFor time.Duration
 	Resume    *workload.Change
+	// PauseWatch is the pause watchdog's finding on a pause without
+	// paused-at (pausewatch.go); nil when there is none to watch. An
+	// outlived pause of ours is resumed (Resume).
+	PauseWatch *PauseWatch
 	// Record is the applied-hashes record (RecordText as written); HasRecord
 	// is false when the controller never recorded one.
 	Record     map[string]string

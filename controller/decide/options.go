@@ -40,6 +40,9 @@ type Options struct {
 	UsedKeysOnly       bool
 	NamespacesToIgnore []string
 	NamespaceSelector  labels.Selector
+	// FieldManager is the controller's field manager (default "reloader"):
+	// the pause watchdog resumes a pause it owns.
+	FieldManager string
 }
 
 // WithDefaults fills what the zero value leaves to the original's defaults.
@@ -49,6 +52,9 @@ func (o Options) WithDefaults() Options {
 	}
 	if o.Names == (annotations.Names{}) {
 		o.Names = annotations.Defaults()
+	}
+	if o.FieldManager == "" {
+		o.FieldManager = "reloader"
 	}
 	return o
 }

@@ -118,6 +118,9 @@ func Explain(ctx context.Context, cl Clients, o Options) (*Report, error) {
 	r.OptIn = optIn(co, v, in)
 	r.Resources = resources(co, v, in, existing, rd.unreadable)
 	r.Holds = holds(in, o.Now())
+	if len(in.Pending) > 0 {
+		r.Holds = append(r.Holds, budgetHolds(ctx, cl, co, v, rd)...)
+	}
 	r.LastReload = rd.lastReload(ctx, cl, o, strategyOf(co.Strategy, in.Marker))
 	r.Controller = controllerStatus(ctx, cl, o)
 	r.Hints = hints(co, v, r, existing, in)

@@ -64,6 +64,15 @@ type Collectors struct {
 	// OptionalAPIAvailable is 1 per optional API asked for (argo-rollouts,
 	// secrets-store-csi) once the apiserver serves it and it is watched.
 	OptionalAPIAvailable *prometheus.GaugeVec
+	// RolloutsWaiting and RolloutsInProgress are the rollout budget
+	// (--max-concurrent-rollouts): due reloads waiting for a slot, and the
+	// workloads rolling out when a reload was last decided.
+	RolloutsWaiting, RolloutsInProgress prometheus.Gauge
+	// RolloutsHeld counts the reloads the budget held back, once each.
+	RolloutsHeld prometheus.Counter
+	// PauseOutlived counts pauses without paused-at that outlived their
+	// pause period, by whether the controller resumed them (its own).
+	PauseOutlived *prometheus.CounterVec
 
 	countByNamespace bool
 }
@@ -127,10 +136,19 @@ func New(reg prometheus.Registerer, o Options) *Collectors {
 			Help: "Workload syncs by result (success, requeue, error), including those that found the workload up to date."}, []string{"result"}),
 		OptionalAPIAvailable: prometheus.NewGaugeVec(prometheus.GaugeOpts{Namespace: ns, Name: "optional_api_available",
 			Help: "1 when an optional API the flags ask for is served and watched, 0 while the apiserver does not serve it."}, []string{"api"}),
+		RolloutsWaiting: prometheus.NewGauge(prometheus.GaugeOpts{Namespace: ns, Name: "rollouts_waiting",
+			Help: "Due reloads waiting for a rollout slot (--max-concurrent-rollouts)."}),
+		RolloutsInProgress: prometheus.NewGauge(prometheus.GaugeOpts{Namespace: ns, Name: "rollouts_in_progress",
+			Help: "Watched Deployments, StatefulSets and DaemonSets rolling out when a reload was last decided (with a rollout budget)."}),
+		RolloutsHeld: prometheus.NewCounter(prometheus.CounterOpts{Namespace: ns, Name: "rollouts_held_total",
+			Help: "Reloads the rollout budget held back until a slot freed, counted once per reload."}),
+		PauseOutlived: prometheus.NewCounterVec(prometheus.CounterOpts{Namespace: ns, Name: "pause_outlived_total",
+			Help: "Paused Deployments without a paused-at annotation whose pause outlived their pause period, by whether the controller resumed them (only its own pauses)."}, []string{"resumed"}),
 	}
 	reg.MustRegister(c.Reloaded, c.ReconcileTotal, c.ReconcileDuration, c.ActionTotal, c.ActionLatency,
 		c.SkippedTotal, c.QueueDepth, c.QueueAdds, c.QueueLatency, c.ErrorsTotal, c.RetriesTotal, c.EventsReceived,
-		c.EventsProcessed, c.WorkloadsScanned, c.WorkloadsMatched, c.InvalidAnnotations, c.CacheSynced, c.Coalesced, c.Syncs, c.OptionalAPIAvailable)
+		c.EventsProcessed, c.WorkloadsScanned, c.WorkloadsMatched, c.InvalidAnnotations, c.CacheSynced, c.Coalesced, c.Syncs, c.OptionalAPIAvailable,
+		c.RolloutsWaiting, c.RolloutsInProgress, c.RolloutsHeld, c.PauseOutlived)
 	if o.CountByNamespace {
 		reg.MustRegister(c.ReloadedByNamespace)
 	}

@@ -60,15 +60,29 @@ func ViewOf(obj any) (View, error) {
 // Strip drops what the controller never reads from cached workloads (status,
 // managed fields), so the cache costs less memory. It is an informer
 // transform and must be idempotent.
-func Strip(obj any) (any, error) {
+func Strip(obj any) (any, error) { return strip(obj, false) }
+
+// StripKeepingStatus is Strip for a controller with a rollout budget, which
+// reads the rollout status of Deployments, StatefulSets and DaemonSets.
+func StripKeepingStatus(obj any) (any, error) { return strip(obj, true) }
+
+func strip(obj any, keepRolloutStatus bool) (any, error) {
+	for _, s := range kinds {
+		if v, ok := s.view(obj); ok {
+			// A paused workload keeps its managedFields: who paused it and
+			// when is what the pause watchdog reads (decide.PauseWatch).
+			// Pauses are rare, so this costs little.
+			if !v.Paused() {
+				v.Object.SetManagedFields(nil)
+			}
+			if !keepRolloutStatus || (v.Kind != Deployment && v.Kind != StatefulSet && v.Kind != DaemonSet) {
+				s.strip(obj)
+			}
+			return obj, nil
+		}
+	}
 	if m, ok := obj.(metav1.Object); ok {
 		m.SetManagedFields(nil)
-	}
-	for _, s := range kinds {
-		if _, ok := s.view(obj); ok {
-			s.strip(obj)
-			break
-		}
 	}
 	return obj, nil
 }

@@ -1,0 +1,124 @@
+package controller
+
+import (
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+
+	"github.com/reloader-dev/reloader/controller/budget"
+	"github.com/reloader-dev/reloader/controller/decide"
+	"github.com/reloader-dev/reloader/controller/workload"
+)
+
+// The rollout budget's side in the controller: what the caches say is
+// rolling, the hold before a write, and waking the next reload when a
+// rollout finishes. The order and the limits are budget.Gate's.
+
+// budgetRecheck is how soon a held reload asks again; a rollout finishing
+// wakes the first waiters sooner (wakeWaiters).
+const budgetRecheck = 2 * time.Second
+
+// ReasonRolloutWaiting: a due reload waits for a rollout slot.
+const ReasonRolloutWaiting = "RolloutWaiting"
+
+func (c *Controller) stripWorkload(obj any) (any, error) {
+	if c.gate != nil {
+		return workload.StripKeepingStatus(obj)
+	}
+	return workload.Strip(obj)
+}
+
+// holdForBudget asks the gate whether v's due reload may be written now.
+// Held, it returns how soon to ask again, after the one Event, audit line
+// and metric of the hold.
+func (c *Controller) holdForBudget(v workload.View, d decide.Decision) time.Duration {
+	if c.gate == nil || c.o.Webhook != nil || !d.Change.Rollout() || !budget.Gated(v.Kind) {
+		return 0
+	}
+	key := v.Key()
+	// Counting and admitting are one step: two workers counting before
+	// either admits would both see the last free slot.
+	c.budgetMu.Lock()
+	counts := c.rolloutCounts(key)
+	now := c.o.Now()
+	verdict := c.gate.Admit(key, v.Object.GetResourceVersion(), counts, now)
+	c.budgetMu.Unlock()
+	c.o.Metrics.RolloutsInProgress.Set(float64(counts.Cluster))
+	c.o.Metrics.RolloutsWaiting.Set(float64(len(c.gate.Waiting(now))))
+	if verdict.Admitted {
+		return 0
+	}
+	reason := "max-concurrent-rollouts"
+	where := "in the cluster"
+	if verdict.Scope != "cluster" {
+		reason, where = "max-concurrent-rollouts-per-namespace", "in namespace "+verdict.Scope
+	}
+	if verdict.First {
+		c.o.Metrics.RolloutsHeld.Inc()
+		c.o.Recorder.Eventf(eventObject(v), corev1.EventTypeNormal, ReasonRolloutWaiting,
+			"Reload of %s '%s' in namespace '%s' for %s waits for a rollout slot: %d of %d rolling out %s (--%s), %d due earlier",
+			v.Kind, key.Name, key.Namespace, describe(d.Applied), verdict.Rolling, verdict.Limit, where, reason, verdict.Ahead)
+		c.o.Logger.Info("reload waits for a rollout slot", "workload", key.String(), "rolling", verdict.Rolling,
+			"limit", verdict.Limit, "scope", verdict.Scope, "ahead", verdict.Ahead)
+	}
+	c.auditDeferred(v, d.Reloads, reason)
+	return budgetRecheck
+}
+
+// rolloutCounts counts the cached Deployments, StatefulSets and DaemonSets
+// rolling out, but for except. A workload whose admitted write the cache
+// does not show yet counts as rolling: its status cannot say so yet.
+func (c *Controller) rolloutCounts(except workload.Key) budget.Counts {
+	pending := c.gate.Pending()
+	counts := budget.Counts{ByNamespace: map[string]int{}}
+	for _, s := range c.scopes {
+		for kind, inf := range s.workloads {
+			if !budget.Gated(kind) {
+				continue
+			}
+			for _, obj := range inf.GetIndexer().List() {
+				v, err := workload.ViewOf(obj)
+				if err != nil {
+					continue
+				}
+				key := v.Key()
+				if key == except {
+					continue
+				}
+				rolling := false
+				if rv, ok := pending[key]; ok && rv == v.Object.GetResourceVersion() {
+					rolling = true
+				} else {
+					if ok {
+						c.gate.Seen(key)
+					}
+					rolling = budget.Rolling(obj)
+				}
+				if rolling {
+					counts.Cluster++
+					counts.ByNamespace[key.Namespace]++
+				}
+			}
+		}
+	}
+	return counts
+}
+
+// wakeWaiters enqueues the reloads first in line when a rollout finishes,
+// so a freed slot is taken now rather than at the next recheck.
+func (c *Controller) wakeWaiters() {
+	waiting := c.gate.Waiting(c.o.Now())
+	n := max(c.o.Budget.Max, c.o.Budget.PerNamespace)
+	for i, key := range waiting {
+		if i >= n {
+			break
+		}
+		c.queue.Add(key)
+	}
+}
+
+// rolloutFinished reports whether an update of a gated workload is the end
+// of its rollout, for the handler to wake the waiters.
+func (c *Controller) rolloutFinished(old, cur any) bool {
+	return c.gate != nil && budget.Rolling(old) && !budget.Rolling(cur)
+}
