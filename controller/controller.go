@@ -85,6 +85,9 @@ type Options struct {
 	// per-namespace form): a due reload of a Deployment, StatefulSet or
 	// DaemonSet waits while that many are rolling out (budgetgate.go).
 	Budget budget.Options
+	// ChangeWindow is --change-window, the change window of workloads
+	// without the change-window annotation (nil: always open).
+	ChangeWindow *decide.Window
 	// ArgoRollouts, OpenShift and CSI enable the custom kinds: Argo Rollouts,
 	// DeploymentConfigs, and Secrets Store CSI SecretProviderClasses. They
 	// are reached through Dynamic.

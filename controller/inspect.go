@@ -56,6 +56,13 @@ type Inspection struct {
 	// HeldFor is how long storm control (--min-reload-interval) holds the
 	// pending reloads.
 	HeldFor time.Duration
+	// WindowOpensIn is how long until the change window opens, when the
+	// pending reloads wait for it; WindowSpec and WindowFrom are the window
+	// and where it is set; WindowInvalid: it does not parse, and they wait
+	// until it is fixed.
+	WindowOpensIn          time.Duration
+	WindowSpec, WindowFrom string
+	WindowInvalid          bool
 	// PausedFor is how long the pause period of a Deployment this controller
 	// paused still runs.
 	PausedFor time.Duration
@@ -156,6 +163,7 @@ func Inspect(o Options, v workload.View, objs []any) (Inspection, error) {
 	}
 	if len(in.Pending) > 0 {
 		in.HeldFor = d.HeldFor
+		in.WindowOpensIn, in.WindowSpec, in.WindowFrom, in.WindowInvalid = d.WindowOpensIn, d.WindowSpec, d.WindowFrom, d.WindowInvalid
 	}
 	return in, nil
 }

@@ -29,6 +29,9 @@ type keyState struct {
 	// pauseReported identifies the outlived pause last reported (its
 	// manager and time), so the watchdog tells each pause once.
 	pauseReported string
+	// windowReported identifies the reloads last reported as waiting for
+	// their change window, so the Event is told once per change.
+	windowReported string
 	// born is, for a workload whose creation the watch delivered (not the
 	// initial list), the first version's identity: the point its first sync
 	// compares resources' last writes with (decide/firstsight.go). Kept until the
@@ -42,7 +45,7 @@ type keyState struct {
 }
 
 func (s *keyState) empty() bool {
-	return s.enqueuedAt.IsZero() && s.queuedAt.IsZero() && !s.hasReported && s.born == nil && s.delivered == "" && s.pauseReported == ""
+	return s.enqueuedAt.IsZero() && s.queuedAt.IsZero() && !s.hasReported && s.born == nil && s.delivered == "" && s.pauseReported == "" && s.windowReported == ""
 }
 
 // keyStates holds the keyState of every key under one lock. The zero value
@@ -147,6 +150,17 @@ func (k *keyStates) onPauseReported(key workload.Key, id string) (changed bool) 
 	k.with(key, func(s *keyState) {
 		if s.pauseReported != id {
 			s.pauseReported, changed = id, true
+		}
+	})
+	return changed
+}
+
+// onWindowReported: the reloads id are about to be reported as waiting
+// for their window; false when they already were.
+func (k *keyStates) onWindowReported(key workload.Key, id string) (changed bool) {
+	k.with(key, func(s *keyState) {
+		if s.windowReported != id {
+			s.windowReported, changed = id, true
 		}
 	})
 	return changed

@@ -107,6 +107,15 @@ func (c *Controller) sync(ctx context.Context, key workload.Key) (result, error)
 		c.auditDeferred(v, d.Reloads, "min-reload-interval")
 		res.requeueAfter = d.HeldFor
 		return res, nil
+	case d.WindowInvalid:
+		// The ReloadFail Event (report) says what is wrong; fixing the
+		// annotation is a workload update, which syncs again.
+		c.auditDeferred(v, d.Reloads, "change-window-invalid")
+		return res, nil
+	case d.WindowOpensIn > 0:
+		c.outsideWindow(v, d)
+		res.requeueAfter = d.WindowOpensIn
+		return res, nil
 	}
 	if wait := c.holdForBudget(v, d); wait > 0 {
 		res.requeueAfter = wait
@@ -127,6 +136,7 @@ func (o Options) DecideOptions() decide.Options {
 		ReloadOnCreate: o.ReloadOnCreate, ReloadOnDelete: o.ReloadOnDelete,
 		IgnoreConfigMaps: o.IgnoreConfigMaps, IgnoreSecrets: o.IgnoreSecrets, CSI: o.CSI,
 		Filtered: o.ResourceSelector != "", MinReloadInterval: o.MinReloadInterval, UsedKeysOnly: o.UsedKeysOnly, FieldManager: o.FieldManager,
+		ChangeWindow:       o.ChangeWindow,
 		NamespacesToIgnore: o.NamespacesToIgnore, NamespaceSelector: o.NamespaceSelector}
 }
 

@@ -11,6 +11,9 @@ import (
 	"os"
 	"os/signal"
 	"syscall"
+	// Change windows name IANA time zones (CRON_TZ=Europe/Berlin); minimal
+	// and distroless images carry no zoneinfo, so the binary brings its own.
+	_ "time/tzdata"
 
 	"github.com/reloader-dev/reloader/controller/app"
 )

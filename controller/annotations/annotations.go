@@ -35,6 +35,7 @@ type Names struct {
 	ConfigMapKeys    string // configmap.reloader.stakater.com/keys (usedkeys.go)
 	SecretKeys       string // secret.reloader.stakater.com/keys
 	UsedKeysOnly     string // reloader.stakater.com/reload-on-used-keys-only
+	ChangeWindow     string // reloader.stakater.com/change-window (decide/window.go)
 }
 
 // Defaults returns the original's annotation names.
@@ -60,6 +61,7 @@ func Defaults() Names {
 		ConfigMapKeys:    "configmap.reloader.stakater.com/keys",
 		SecretKeys:       "secret.reloader.stakater.com/keys",
 		UsedKeysOnly:     "reloader.stakater.com/reload-on-used-keys-only",
+		ChangeWindow:     "reloader.stakater.com/change-window",
 	}
 }
 

@@ -108,3 +108,9 @@ func ParseKeys(v string) (map[string][]string, []error) {
 	}
 	return out, errs
 }
+
+// ChangeWindowFor is the workload's change window annotation, where it was
+// read ("metadata" or "pod template"), and whether it has one.
+func (n Names) ChangeWindowFor(w Workload) (value, on string, ok bool) {
+	return w.lookup(n.ChangeWindow)
+}

@@ -40,6 +40,7 @@ type effectiveOptions struct {
 	ReloadOnUsedKeysOnly               bool     `json:"reloadOnUsedKeysOnly"`
 	MaxConcurrentRollouts              int      `json:"maxConcurrentRollouts,omitempty"`
 	MaxConcurrentRolloutsPerNamespace  int      `json:"maxConcurrentRolloutsPerNamespace,omitempty"`
+	ChangeWindow                       string   `json:"changeWindow,omitempty"`
 }
 
 func (o *Options) effective(r *Resolved) effectiveOptions {
@@ -86,5 +87,6 @@ func (o *Options) effective(r *Resolved) effectiveOptions {
 		ReloadOnUsedKeysOnly:               c.UsedKeysOnly,
 		MaxConcurrentRollouts:              c.Budget.Max,
 		MaxConcurrentRolloutsPerNamespace:  c.Budget.PerNamespace,
+		ChangeWindow:                       o.ChangeWindow,
 	}
 }

@@ -439,5 +439,6 @@ func (e effectiveOptions) options() *Options {
 	}
 	o.UsedKeysOnly = e.ReloadOnUsedKeysOnly
 	o.MaxRollouts, o.MaxRolloutsPerNamespace = e.MaxConcurrentRollouts, e.MaxConcurrentRolloutsPerNamespace
+	o.ChangeWindow = e.ChangeWindow
 	return o
 }

@@ -21,6 +21,7 @@ import (
 	"github.com/reloader-dev/reloader/controller/annotations"
 	"github.com/reloader-dev/reloader/controller/audit"
 	"github.com/reloader-dev/reloader/controller/budget"
+	"github.com/reloader-dev/reloader/controller/decide"
 	"github.com/reloader-dev/reloader/controller/workload"
 )
 
@@ -58,6 +59,8 @@ type Options struct {
 	AuditLog          bool
 	// MaxRollouts and MaxRolloutsPerNamespace are the rollout budget.
 	MaxRollouts, MaxRolloutsPerNamespace int
+	// ChangeWindow is the default change window (decide.ParseWindow).
+	ChangeWindow string
 
 	EnablePProf bool
 	PProfAddr   string
@@ -120,6 +123,7 @@ func (o *Options) AddFlags(fs *pflag.FlagSet) {
 	fs.BoolVar(&o.UsedKeysOnly, "reload-on-used-keys-only", o.UsedKeysOnly, "Reload a workload only when a key it uses changes (keyRefs, volume items; envFrom and whole volumes count whole unless configmap|secret.reloader.stakater.com/keys lists keys); a workload chooses with reloader.stakater.com/reload-on-used-keys-only. Switching rolls nothing")
 	fs.BoolVar(&o.AuditLog, "audit-log", o.AuditLog, "Write one JSON line (schema reloader.dev/audit/v1) per reload, deferral, skip and refused write to stdout: workload, resource and resourceVersion, the field manager of the write that changed it, hash prefixes, decision and reason; never a value. Logs stay on stderr")
 	fs.IntVar(&o.MaxRollouts, "max-concurrent-rollouts", o.MaxRollouts, "Most Deployments, StatefulSets and DaemonSets rolling out at once, cluster-wide: a due reload waits while that many are (observedGeneration, updated and available replicas), in the order the reloads became due (0: no limit)")
+	fs.StringVar(&o.ChangeWindow, "change-window", o.ChangeWindow, "Default change window of workloads without reloader.stakater.com/change-window: reloads due outside it are applied when it opens. A cron schedule of the window's starts (optional CRON_TZ=<zone>) and how long it stays open, several separated by ';', e.g. 'CRON_TZ=Europe/Berlin 0 22 * * 1-5 8h' (empty: always open)")
 	fs.IntVar(&o.MaxRolloutsPerNamespace, "max-concurrent-rollouts-per-namespace", o.MaxRolloutsPerNamespace, "As --max-concurrent-rollouts, within each namespace (0: no limit)")
 	fs.DurationVar(&o.MinReloadInterval, "min-reload-interval", o.MinReloadInterval, "Least time between two reloads of one workload; changes arriving sooner are coalesced into the next reload (0: no limit)")
 	fs.DurationVar(&o.APIPollInterval, "api-discovery-interval", o.APIPollInterval, "How often to look for an API asked for (--is-Argo-Rollouts, --enable-csi-integration) that the apiserver does not serve yet; it is watched from then on, without a restart")
@@ -226,6 +230,11 @@ func (o *Options) resolveReload(co *controller.Options, bad func(string, ...any)
 	}
 	if o.MaxRolloutsPerNamespace < 0 {
 		bad("--max-concurrent-rollouts-per-namespace=%d: must not be negative", o.MaxRolloutsPerNamespace)
+	}
+	if w, err := decide.ParseWindow(o.ChangeWindow); err != nil {
+		bad("--change-window: %v", err)
+	} else {
+		co.ChangeWindow = w
 	}
 	co.Budget = budget.Options{Max: o.MaxRollouts, PerNamespace: o.MaxRolloutsPerNamespace}
 	if o.APIPollInterval <= 0 {

@@ -71,7 +71,9 @@ func Decide(o Options, v workload.View, r Reader, now time.Time) Decision {
 	pl := planChange(in)
 	out.Reloads, out.Skips = pl.reloads, pl.skips
 	out.NextRecord = encodeRecord(pl.next)
+	d.window(&out)
 	if len(out.Reloads) == 0 {
+		out.WindowOpensIn, out.WindowInvalid = 0, false
 		out.RecordOnly = !hadRecord || out.NextRecord != recordText
 		return out
 	}

@@ -59,6 +59,15 @@ type Decision struct {
 	// HeldFor is how long storm control (--min-reload-interval) holds the
 	// reloads.
 	HeldFor time.Duration
+	// WindowOpensIn is how long until the workload's change window opens,
+	// when the reloads are due outside it (0: open, or none); WindowSpec is
+	// the window and WindowFrom where it was set. WindowInvalid: the
+	// annotation does not parse, and the reloads wait until it is fixed
+	// (fail closed: a typo must not roll outside the window).
+	WindowOpensIn time.Duration
+	WindowSpec    string
+	WindowFrom    string
+	WindowInvalid bool
 	// Change is the one write carrying the reloads; Applied are the reloads
 	// it carries and NoContainer counts those with no container to carry a
 	// marker.

@@ -40,6 +40,9 @@ type Options struct {
 	UsedKeysOnly       bool
 	NamespacesToIgnore []string
 	NamespaceSelector  labels.Selector
+	// ChangeWindow is --change-window: the window of every workload without
+	// the change-window annotation (nil: always open).
+	ChangeWindow *Window
 	// FieldManager is the controller's field manager (default "reloader"):
 	// the pause watchdog resumes a pause it owns.
 	FieldManager string

@@ -278,6 +278,13 @@ func holds(in controller.Inspection, now time.Time) []string {
 	if in.HeldFor > 0 {
 		out = append(out, fmt.Sprintf("storm control (--min-reload-interval) holds it until %s", now.Add(in.HeldFor).UTC().Format(time.RFC3339)))
 	}
+	switch {
+	case in.WindowInvalid:
+		out = append(out, fmt.Sprintf("its change window (%s) is invalid or never opens: it waits until that is fixed", in.WindowFrom))
+	case in.WindowOpensIn > 0:
+		out = append(out, fmt.Sprintf("outside its change window %q (%s): applied when it opens at %s",
+			in.WindowSpec, in.WindowFrom, now.Add(in.WindowOpensIn).UTC().Truncate(time.Second).Format(time.RFC3339)))
+	}
 	return out
 }
 

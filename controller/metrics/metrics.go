@@ -73,6 +73,9 @@ type Collectors struct {
 	// PauseOutlived counts pauses without paused-at that outlived their
 	// pause period, by whether the controller resumed them (its own).
 	PauseOutlived *prometheus.CounterVec
+	// WindowDeferred counts reloads held for their change window, once per
+	// change.
+	WindowDeferred prometheus.Counter
 
 	countByNamespace bool
 }
@@ -142,13 +145,15 @@ func New(reg prometheus.Registerer, o Options) *Collectors {
 			Help: "Watched Deployments, StatefulSets and DaemonSets rolling out when a reload was last decided (with a rollout budget)."}),
 		RolloutsHeld: prometheus.NewCounter(prometheus.CounterOpts{Namespace: ns, Name: "rollouts_held_total",
 			Help: "Reloads the rollout budget held back until a slot freed, counted once per reload."}),
+		WindowDeferred: prometheus.NewCounter(prometheus.CounterOpts{Namespace: ns, Name: "reload_window_deferred_total",
+			Help: "Reloads due outside their change window, held until it opens; counted once per change."}),
 		PauseOutlived: prometheus.NewCounterVec(prometheus.CounterOpts{Namespace: ns, Name: "pause_outlived_total",
 			Help: "Paused Deployments without a paused-at annotation whose pause outlived their pause period, by whether the controller resumed them (only its own pauses)."}, []string{"resumed"}),
 	}
 	reg.MustRegister(c.Reloaded, c.ReconcileTotal, c.ReconcileDuration, c.ActionTotal, c.ActionLatency,
 		c.SkippedTotal, c.QueueDepth, c.QueueAdds, c.QueueLatency, c.ErrorsTotal, c.RetriesTotal, c.EventsReceived,
 		c.EventsProcessed, c.WorkloadsScanned, c.WorkloadsMatched, c.InvalidAnnotations, c.CacheSynced, c.Coalesced, c.Syncs, c.OptionalAPIAvailable,
-		c.RolloutsWaiting, c.RolloutsInProgress, c.RolloutsHeld, c.PauseOutlived)
+		c.RolloutsWaiting, c.RolloutsInProgress, c.RolloutsHeld, c.PauseOutlived, c.WindowDeferred)
 	if o.CountByNamespace {
 		reg.MustRegister(c.ReloadedByNamespace)
 	}
