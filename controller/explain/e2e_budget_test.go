@@ -68,3 +68,37 @@ func TestExplainShowsTheRolloutBudgetHolding(t *testing.T) {
 		t.Errorf("web was reloaded while held: %v", env)
 	}
 }
+
+// A reload due outside the workload's change window is explained as
+// blocked until the window opens, with the time it opens.
+func TestExplainShowsWhenTheChangeWindowOpens(t *testing.T) {
+	requireControlPlane(t)
+	ctx := context.Background()
+	cs := cp.AdminClient(t)
+	ns := cp.Namespace(t)
+	// Open for a minute at the start of each year: closed now, whatever the date.
+	window := "CRON_TZ=Europe/Berlin 0 0 1 1 * 1m"
+	reloadertest.MustCreate(t, cs, ns, configMap("app-config", nil, nil),
+		deployment("web", ann(auto, "true", "reloader.stakater.com/change-window", window), nil, envFromCM("app-config")))
+	c := startController(t, ns)
+	waitRecorded(t, cs, ns, "web")
+	cm, err := cs.CoreV1().ConfigMaps(ns).Get(ctx, "app-config", metav1.GetOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	cm.Data = map[string]string{"k": "2"}
+	if _, err := cs.CoreV1().ConfigMaps(ns).Update(ctx, cm, metav1.UpdateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	berlin, err := time.LoadLocation("Europe/Berlin")
+	if err != nil {
+		t.Fatal(err)
+	}
+	opens := time.Date(time.Now().In(berlin).Year()+1, 1, 1, 0, 0, 0, 0, berlin).UTC().Format(time.RFC3339)
+	args := []string{"explain", "deploy/web", "-n", ns, "--controller-namespace=" + ns, "--readyz-url=" + c.readyz}
+	want := fmt.Sprintf("outside its change window %q (reloader.stakater.com/change-window on the metadata): applied when it opens at %s", window, opens)
+	reloadertest.Eventually(t, 20*time.Second, func() (bool, string) {
+		r := runExplain(t, reloaderBin, cp.AdminKubeconfig, args...)
+		return r.code == explain.ExitPending && strings.Contains(r.stdout, "but blocked: "+want), fmt.Sprintf("exit %d, want %d and %q:\n%s%s", r.code, explain.ExitPending, want, r.stdout, r.stderr)
+	})
+}
