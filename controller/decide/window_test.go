@@ -1,9 +1,12 @@
 package decide
 
 import (
+	"fmt"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/reloader-dev/reloader/controller/annotations"
 )
 
 func TestChangeWindowOpensAtItsStartInItsZone(t *testing.T) {
@@ -80,4 +83,38 @@ func FuzzParseWindow(f *testing.F) {
 			t.Fatalf("%q: opens in %s, but is not open then", s, in)
 		}
 	})
+}
+
+// A due reload outside the window waits until it opens; the workload's
+// annotation overrides --change-window, "always" opts out, and an
+// annotation that does not parse holds the reload and is a problem.
+func TestDueReloadsWaitForTheWindow(t *testing.T) {
+	r := &testReader{states: map[Resource]State{appCM: existing("c2"), creds: existing("s1")}}
+	flag, err := ParseWindow(fmt.Sprintf("%d %d * * * 1h", now.Add(2*time.Hour).Minute(), now.Add(2*time.Hour).Hour()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	open := fmt.Sprintf("%d %d * * * 1h", now.Add(-time.Minute).Minute(), now.Add(-time.Minute).Hour())
+	for name, tc := range map[string]struct {
+		ann     []string
+		in      time.Duration
+		invalid bool
+	}{
+		"--change-window closed":    {in: 2 * time.Hour},
+		"annotation open":           {ann: []string{names.ChangeWindow, open}},
+		"annotation always":         {ann: []string{names.ChangeWindow, "always"}},
+		"annotation does not parse": {ann: []string{names.ChangeWindow, "0 22 * * *"}, invalid: true},
+	} {
+		v := deployment(t, with(append([]string{names.Auto, "true", annotations.Applied, recorded}, tc.ann...)...))
+		d := Decide(Options{ChangeWindow: flag}, v, r, now)
+		if len(d.Reloads) == 0 {
+			t.Fatalf("%s: no reload due", name)
+		}
+		if d.WindowOpensIn != tc.in || d.WindowInvalid != tc.invalid {
+			t.Errorf("%s: opens in %s, invalid %v; want %s, %v (problems %q)", name, d.WindowOpensIn, d.WindowInvalid, tc.in, tc.invalid, d.Problems)
+		}
+		if tc.invalid && !strings.Contains(strings.Join(d.Problems, ";"), names.ChangeWindow+" on the metadata") {
+			t.Errorf("%s: problems %q do not name the annotation", name, d.Problems)
+		}
+	}
 }
