@@ -85,16 +85,12 @@ func (c *Controller) rolloutCounts(except workload.Key) budget.Counts {
 				if key == except {
 					continue
 				}
-				rolling := false
-				if rv, ok := pending[key]; ok && rv == v.Object.GetResourceVersion() {
-					rolling = true
-				} else {
-					if ok {
-						c.gate.Seen(key)
-					}
-					rolling = budget.Rolling(obj)
+				rv, written := pending[key]
+				if written && rv != v.Object.GetResourceVersion() {
+					c.gate.Seen(key) // the cache shows the write: the status tells from now on
+					written = false
 				}
-				if rolling {
+				if written || budget.Rolling(obj) {
 					counts.Cluster++
 					counts.ByNamespace[key.Namespace]++
 				}

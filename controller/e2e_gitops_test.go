@@ -195,14 +195,6 @@ func (o observed) String() string {
 	return fmt.Sprintf("%s %s: generation %d, %d rollouts, marks %q, VERSION %q; fields: %s", o.kind, o.name, o.generation, o.rollouts, o.marks, o.version, fieldOwners(o.managed))
 }
 
-func fieldOwners(mf []metav1.ManagedFieldsEntry) string {
-	var b strings.Builder
-	for _, m := range mf {
-		fmt.Fprintf(&b, "[%s %s %s] ", m.Manager, m.Operation, m.FieldsV1.GetRawString())
-	}
-	return b.String()
-}
-
 // owners are the field managers whose managedFields entries hold any of
 // the reload's fields: the record annotation and the template's marks.
 func (o observed) owners() []string {

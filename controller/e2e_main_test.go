@@ -173,9 +173,13 @@ func revision(t *testing.T, cs kubernetes.Interface, ns, name string) int64 {
 }
 
 // managers summarises managedFields: who wrote what, for failure messages.
-func managers(d *appsv1.Deployment) string {
+func managers(d *appsv1.Deployment) string { return fieldOwners(d.ManagedFields) }
+
+// fieldOwners summarises managedFields: who wrote what, for failure
+// messages.
+func fieldOwners(mf []metav1.ManagedFieldsEntry) string {
 	var b strings.Builder
-	for _, m := range d.ManagedFields {
+	for _, m := range mf {
 		fmt.Fprintf(&b, "[%s %s %s] ", m.Manager, m.Operation, m.FieldsV1.GetRawString())
 	}
 	return b.String()

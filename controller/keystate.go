@@ -26,12 +26,9 @@ type keyState struct {
 	// repeated; hasReported tells "" reported from nothing reported.
 	reported    string
 	hasReported bool
-	// pauseReported identifies the outlived pause last reported (its
-	// manager and time), so the watchdog tells each pause once.
-	pauseReported string
-	// windowReported identifies the reloads last reported as waiting for
-	// their change window, so the Event is told once per change.
-	windowReported string
+	// told is, per kind of notice (an outlived pause, reloads waiting for
+	// their window), what was last told, so each Event is told once.
+	told map[notice]string
 	// born is, for a workload whose creation the watch delivered (not the
 	// initial list), the first version's identity: the point its first sync
 	// compares resources' last writes with (decide/firstsight.go). Kept until the
@@ -45,7 +42,7 @@ type keyState struct {
 }
 
 func (s *keyState) empty() bool {
-	return s.enqueuedAt.IsZero() && s.queuedAt.IsZero() && !s.hasReported && s.born == nil && s.delivered == "" && s.pauseReported == "" && s.windowReported == ""
+	return s.enqueuedAt.IsZero() && s.queuedAt.IsZero() && !s.hasReported && s.born == nil && s.delivered == "" && len(s.told) == 0
 }
 
 // keyStates holds the keyState of every key under one lock. The zero value
@@ -144,24 +141,25 @@ func (k *keyStates) onReported(key workload.Key, text string) (changed bool) {
 	return changed
 }
 
-// onPauseReported: the outlived pause id is about to be reported for key;
-// false when it already was.
-func (k *keyStates) onPauseReported(key workload.Key, id string) (changed bool) {
-	k.with(key, func(s *keyState) {
-		if s.pauseReported != id {
-			s.pauseReported, changed = id, true
-		}
-	})
-	return changed
-}
+// notice is a kind of Event told once per occurrence.
+type notice uint8
 
-// onWindowReported: the reloads id are about to be reported as waiting
-// for their window; false when they already were.
-func (k *keyStates) onWindowReported(key workload.Key, id string) (changed bool) {
+const (
+	noticePauseOutlived notice = iota // id: the pause's manager and time
+	noticeOutsideWindow               // id: the record the held reloads would write
+)
+
+// onTold: notice n about id is about to be told for key; it returns false
+// when it already was.
+func (k *keyStates) onTold(key workload.Key, n notice, id string) (changed bool) {
 	k.with(key, func(s *keyState) {
-		if s.windowReported != id {
-			s.windowReported, changed = id, true
+		if s.told[n] == id {
+			return
 		}
+		if s.told == nil {
+			s.told = map[notice]string{}
+		}
+		s.told[n], changed = id, true
 	})
 	return changed
 }

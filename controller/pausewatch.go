@@ -23,7 +23,7 @@ func (c *Controller) watchPause(v workload.View, w *decide.PauseWatch) {
 		return
 	}
 	key := v.Key()
-	if !c.keys.onPauseReported(key, w.Manager+"@"+w.Since.UTC().Format(time.RFC3339)) {
+	if !c.keys.onTold(key, noticePauseOutlived, w.Manager+"@"+w.Since.UTC().Format(time.RFC3339)) {
 		return
 	}
 	what := "left paused: it is not this controller's pause (kubectl rollout resume ends it)"

@@ -21,7 +21,7 @@ func (c *Controller) outsideWindow(v workload.View, d decide.Decision) {
 	key := v.Key()
 	opens := c.o.Now().Add(d.WindowOpensIn).UTC().Truncate(time.Second)
 	c.auditDeferred(v, d.Reloads, "change-window")
-	if !c.keys.onWindowReported(key, d.NextRecord) {
+	if !c.keys.onTold(key, noticeOutsideWindow, d.NextRecord) {
 		return
 	}
 	c.o.Metrics.WindowDeferred.Inc()

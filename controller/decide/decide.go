@@ -71,13 +71,16 @@ func Decide(o Options, v workload.View, r Reader, now time.Time) Decision {
 	pl := planChange(in)
 	out.Reloads, out.Skips = pl.reloads, pl.skips
 	out.NextRecord = encodeRecord(pl.next)
-	d.window(&out)
+	win, winFrom, winErr := d.window()
+	if winErr != nil {
+		out.Problems = append(out.Problems, winErr.Error())
+	}
 	if len(out.Reloads) == 0 {
-		out.WindowOpensIn, out.WindowInvalid = 0, false
 		out.RecordOnly = !hadRecord || out.NextRecord != recordText
 		return out
 	}
 	out.HeldFor = max(d.tooSoon(), 0)
+	d.holdForWindow(&out, win, winFrom, winErr)
 	c := d.buildChange(out.Reloads, out.Skips, out.NextRecord)
 	out.Change, out.Applied, out.Skips, out.NoContainer = c.change, c.applied, c.skips, c.noContainer
 	return out

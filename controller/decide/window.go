@@ -82,26 +82,34 @@ func (w *Window) OpensIn(now time.Time) time.Duration {
 	return next.Sub(now)
 }
 
-// window decides whether the due reloads wait for the workload's change
-// window: its annotation, else --change-window. An annotation that does not
-// parse is a problem and holds the reloads.
-func (d *decider) window(out *Decision) {
-	w := d.o.ChangeWindow
-	from := "--change-window"
-	if value, on, ok := d.o.Names.ChangeWindowFor(d.w); ok {
-		from = d.o.Names.ChangeWindow + " on the " + on
-		parsed, err := ParseWindow(value)
-		if err != nil {
-			out.Problems = append(out.Problems, fmt.Sprintf("%s: %v; reloads wait until it is fixed", from, err))
-			out.WindowInvalid, out.WindowSpec, out.WindowFrom = true, value, from
-			return
-		}
-		w = parsed
+// window is the workload's change window: its annotation, else
+// --change-window (nil: always open), and where it is set. An annotation
+// that does not parse is an error naming it.
+func (d *decider) window() (*Window, string, error) {
+	value, on, ok := d.o.Names.ChangeWindowFor(d.w)
+	if !ok {
+		return d.o.ChangeWindow, "--change-window", nil
 	}
+	from := d.o.Names.ChangeWindow + " on the " + on
+	w, err := ParseWindow(value)
+	if err != nil {
+		return &Window{Spec: value}, from, fmt.Errorf("%s: %w; reloads wait until it is fixed", from, err)
+	}
+	return w, from, nil
+}
+
+// holdForWindow holds the due reloads of out until w opens. An invalid
+// window, or one that never opens again, holds them until it is changed
+// (fail closed).
+func (d *decider) holdForWindow(out *Decision, w *Window, from string, err error) {
 	if w == nil {
 		return
 	}
 	out.WindowSpec, out.WindowFrom = w.Spec, from
+	if err != nil {
+		out.WindowInvalid = true
+		return
+	}
 	switch in := w.OpensIn(d.now); {
 	case in < 0:
 		out.Problems = append(out.Problems, fmt.Sprintf("%s %q never opens again; reloads wait until it is changed", from, w.Spec))

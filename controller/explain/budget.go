@@ -5,7 +5,9 @@ import (
 	"fmt"
 	"slices"
 
+	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
 
 	"github.com/reloader-dev/reloader/controller"
 	"github.com/reloader-dev/reloader/controller/budget"
@@ -25,41 +27,41 @@ func budgetHolds(ctx context.Context, cl Clients, co controller.Options, v workl
 	if len(namespaces) == 0 {
 		namespaces = []string{metav1.NamespaceAll}
 	}
-	cluster, here := 0, 0
-	count := func(ns string, obj any, name string) {
-		if ns == v.Object.GetNamespace() && name == v.Object.GetName() && objKind(obj) == v.Kind {
-			return
-		}
-		if budget.Rolling(obj) && !slices.Contains(co.NamespacesToIgnore, ns) {
-			cluster++
-			if ns == v.Object.GetNamespace() {
-				here++
-			}
-		}
-	}
 	apps := cl.Kube.AppsV1()
+	lists := map[workload.Kind]func(ns string) (runtime.Object, error){
+		workload.Deployment: func(ns string) (runtime.Object, error) {
+			return apps.Deployments(ns).List(ctx, metav1.ListOptions{})
+		},
+		workload.StatefulSet: func(ns string) (runtime.Object, error) {
+			return apps.StatefulSets(ns).List(ctx, metav1.ListOptions{})
+		},
+		workload.DaemonSet: func(ns string) (runtime.Object, error) {
+			return apps.DaemonSets(ns).List(ctx, metav1.ListOptions{})
+		},
+	}
+	self := v.Key()
+	cluster, here := 0, 0
 	for _, ns := range namespaces {
-		ds, err := apps.Deployments(ns).List(ctx, metav1.ListOptions{})
-		if err == nil {
-			for i := range ds.Items {
-				count(ds.Items[i].Namespace, &ds.Items[i], ds.Items[i].Name)
+		for kind, list := range lists {
+			l, err := list(ns)
+			var objs []runtime.Object
+			if err == nil {
+				objs, err = meta.ExtractList(l)
 			}
-		}
-		ss, err2 := apps.StatefulSets(ns).List(ctx, metav1.ListOptions{})
-		if err2 == nil {
-			for i := range ss.Items {
-				count(ss.Items[i].Namespace, &ss.Items[i], ss.Items[i].Name)
+			if err != nil {
+				rd.notes = append(rd.notes, fmt.Sprintf("the %ss rolling out could not be counted (the rollout budget may hold this reload): %v", kind, err))
+				return nil
 			}
-		}
-		dss, err3 := apps.DaemonSets(ns).List(ctx, metav1.ListOptions{})
-		if err3 == nil {
-			for i := range dss.Items {
-				count(dss.Items[i].Namespace, &dss.Items[i], dss.Items[i].Name)
+			for _, obj := range objs {
+				w, err := workload.ViewOf(obj)
+				if err != nil || w.Key() == self || slices.Contains(co.NamespacesToIgnore, w.Key().Namespace) || !budget.Rolling(obj) {
+					continue
+				}
+				cluster++
+				if w.Key().Namespace == self.Namespace {
+					here++
+				}
 			}
-		}
-		if err := firstErr(err, err2, err3); err != nil {
-			rd.notes = append(rd.notes, fmt.Sprintf("the rollouts in progress could not be counted (the rollout budget may hold this reload): %v", err))
-			return nil
 		}
 	}
 	var out []string
@@ -70,21 +72,4 @@ func budgetHolds(ctx context.Context, cl Clients, co controller.Options, v workl
 		out = append(out, fmt.Sprintf("the rollout budget (--max-concurrent-rollouts-per-namespace=%d) holds it: %d rolling out in namespace %s; it starts when one finishes", co.Budget.PerNamespace, here, v.Object.GetNamespace()))
 	}
 	return out
-}
-
-func objKind(obj any) workload.Kind {
-	v, err := workload.ViewOf(obj)
-	if err != nil {
-		return ""
-	}
-	return v.Kind
-}
-
-func firstErr(errs ...error) error {
-	for _, err := range errs {
-		if err != nil {
-			return err
-		}
-	}
-	return nil
 }

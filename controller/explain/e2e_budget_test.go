@@ -8,6 +8,7 @@ import (
 	"time"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/kubernetes"
 
 	"github.com/reloader-dev/reloader/controller/explain"
 	"github.com/reloader-dev/reloader/test/reloadertest"
@@ -27,14 +28,7 @@ func TestExplainShowsTheRolloutBudgetHolding(t *testing.T) {
 		deployment("web", ann(auto, "true"), nil, envFromCM("app-config")), deployment("other", nil, nil))
 	c := startController(t, ns, "--max-concurrent-rollouts=1")
 	waitRecorded(t, cs, ns, "web")
-	cm, err := cs.CoreV1().ConfigMaps(ns).Get(ctx, "app-config", metav1.GetOptions{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	cm.Data = map[string]string{"k": "2"}
-	if _, err := cs.CoreV1().ConfigMaps(ns).Update(ctx, cm, metav1.UpdateOptions{}); err != nil {
-		t.Fatal(err)
-	}
+	setConfigMapData(t, cs, ns, "app-config", map[string]string{"k": "2"})
 	var msgs []string
 	reloadertest.Eventually(t, 30*time.Second, func() (bool, string) {
 		msgs = nil
@@ -73,7 +67,6 @@ func TestExplainShowsTheRolloutBudgetHolding(t *testing.T) {
 // blocked until the window opens, with the time it opens.
 func TestExplainShowsWhenTheChangeWindowOpens(t *testing.T) {
 	requireControlPlane(t)
-	ctx := context.Background()
 	cs := cp.AdminClient(t)
 	ns := cp.Namespace(t)
 	// Open for a minute at the start of each year: closed now, whatever the date.
@@ -82,14 +75,7 @@ func TestExplainShowsWhenTheChangeWindowOpens(t *testing.T) {
 		deployment("web", ann(auto, "true", "reloader.stakater.com/change-window", window), nil, envFromCM("app-config")))
 	c := startController(t, ns)
 	waitRecorded(t, cs, ns, "web")
-	cm, err := cs.CoreV1().ConfigMaps(ns).Get(ctx, "app-config", metav1.GetOptions{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	cm.Data = map[string]string{"k": "2"}
-	if _, err := cs.CoreV1().ConfigMaps(ns).Update(ctx, cm, metav1.UpdateOptions{}); err != nil {
-		t.Fatal(err)
-	}
+	setConfigMapData(t, cs, ns, "app-config", map[string]string{"k": "2"})
 	berlin, err := time.LoadLocation("Europe/Berlin")
 	if err != nil {
 		t.Fatal(err)
@@ -101,4 +87,19 @@ func TestExplainShowsWhenTheChangeWindowOpens(t *testing.T) {
 		r := runExplain(t, reloaderBin, cp.AdminKubeconfig, args...)
 		return r.code == explain.ExitPending && strings.Contains(r.stdout, "but blocked: "+want), fmt.Sprintf("exit %d, want %d and %q:\n%s%s", r.code, explain.ExitPending, want, r.stdout, r.stderr)
 	})
+}
+
+// setConfigMapData replaces the data of ConfigMap ns/name: a change the
+// controller sees as due.
+func setConfigMapData(t *testing.T, cs kubernetes.Interface, ns, name string, data map[string]string) {
+	t.Helper()
+	ctx := context.Background()
+	cm, err := cs.CoreV1().ConfigMaps(ns).Get(ctx, name, metav1.GetOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	cm.Data = data
+	if _, err := cs.CoreV1().ConfigMaps(ns).Update(ctx, cm, metav1.UpdateOptions{}); err != nil {
+		t.Fatal(err)
+	}
 }
