@@ -109,6 +109,7 @@ func (c *Controller) wakeWaiters() {
 		if i >= n {
 			break
 		}
+		c.lanes.Urgent(key)
 		c.queue.Add(key)
 	}
 }

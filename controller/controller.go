@@ -28,6 +28,7 @@ import (
 	"github.com/reloader-dev/reloader/controller/audit"
 	"github.com/reloader-dev/reloader/controller/budget"
 	"github.com/reloader-dev/reloader/controller/decide"
+	"github.com/reloader-dev/reloader/controller/lanes"
 	"github.com/reloader-dev/reloader/controller/metrics"
 	"github.com/reloader-dev/reloader/controller/refs"
 	"github.com/reloader-dev/reloader/controller/rollout"
@@ -123,9 +124,11 @@ type Options struct {
 
 // Controller is the reload engine.
 type Controller struct {
-	o      Options
-	cs     kubernetes.Interface
-	queue  workqueue.TypedRateLimitingInterface[workload.Key]
+	o     Options
+	cs    kubernetes.Interface
+	queue workqueue.TypedRateLimitingInterface[workload.Key]
+	// lanes orders the queue: changes ahead of adoption and retries.
+	lanes  *lanes.Queue[workload.Key]
 	scopes map[string]*scope // namespace ("" for cluster-wide) -> informers
 	nsInf  cache.SharedIndexInformer
 
@@ -187,14 +190,8 @@ func New(cs kubernetes.Interface, o Options) (*Controller, error) {
 	if (o.ArgoRollouts || o.OpenShift || o.CSI) && o.Dynamic == nil {
 		return nil, errors.New("controller options: Argo Rollouts, OpenShift and CSI support need a dynamic client")
 	}
-	c := &Controller{
-		o:  o,
-		cs: cs,
-		queue: workqueue.NewTypedRateLimitingQueueWithConfig(
-			workqueue.DefaultTypedControllerRateLimiter[workload.Key](),
-			workqueue.TypedRateLimitingQueueConfig[workload.Key]{Name: "reloader", MetricsProvider: depthOnly{o.Metrics.QueueDepth}}),
-		scopes: map[string]*scope{},
-	}
+	c := &Controller{o: o, cs: cs, scopes: map[string]*scope{}}
+	c.queue, c.lanes = newQueue(o.Metrics.QueueDepth)
 	if o.Budget.Enabled() {
 		c.gate = budget.New(o.Budget)
 	}
@@ -381,6 +378,9 @@ func (c *Controller) processNext(ctx context.Context) bool {
 		c.o.Metrics.Syncs.WithLabelValues("success").Inc()
 		c.queue.Forget(key)
 		if out.requeueAfter > 0 {
+			// A held reload (a window, the budget, a pause): due when it
+			// comes back, so it goes ahead of background work then.
+			c.lanes.Urgent(key)
 			c.queue.AddAfter(key, out.requeueAfter)
 		}
 		// As in the original, a reconcile is the handling of a change: syncs
@@ -395,6 +395,7 @@ func (c *Controller) processNext(ctx context.Context) bool {
 		// one reconcile).
 		c.o.Metrics.Syncs.WithLabelValues("requeue").Inc()
 		c.o.Metrics.RetriesTotal.Inc()
+		c.lanes.Urgent(key) // a write lost to a race, not a failure: still a change
 		c.queue.AddRateLimited(key)
 	default:
 		c.o.Metrics.Syncs.WithLabelValues("error").Inc()
@@ -407,12 +408,20 @@ func (c *Controller) processNext(ctx context.Context) bool {
 	return true
 }
 
-// enqueue adds a workload key, remembering when its first pending event came
-// (for reloader_action_latency_seconds).
+// enqueue adds a workload key for background work (adoption at start-up),
+// remembering when its first pending event came (for
+// reloader_action_latency_seconds).
 func (c *Controller) enqueue(key workload.Key) {
 	c.keys.onEvent(key, c.o.Now())
 	c.queue.Add(key)
 	c.o.Metrics.QueueAdds.Inc()
+}
+
+// enqueueChange adds a workload key because something it uses, or the
+// workload itself, changed: it goes ahead of background work.
+func (c *Controller) enqueueChange(key workload.Key) {
+	c.lanes.Urgent(key)
+	c.enqueue(key)
 }
 
 func (c *Controller) ignoredNamespace(ns string) bool { return c.decideOptions().NamespaceIgnored(ns) }

@@ -29,7 +29,11 @@ func (c *Controller) workloadHandler() cache.ResourceEventHandler {
 				}
 				// Before the enqueue: the sync this Add asks for finds it.
 				c.keys.onAdd(v.Key(), v.Object.GetUID(), b)
-				c.enqueue(v.Key())
+				if isInInitialList {
+					c.enqueue(v.Key()) // adoption: background work
+				} else {
+					c.enqueueChange(v.Key())
+				}
 			}
 		},
 		UpdateFunc: func(old, cur any) {
@@ -48,7 +52,7 @@ func (c *Controller) workloadHandler() cache.ResourceEventHandler {
 				o.Object.GetDeletionTimestamp().Equal(n.Object.GetDeletionTimestamp()) {
 				return
 			}
-			c.enqueue(n.Key())
+			c.enqueueChange(n.Key())
 		},
 		DeleteFunc: func(obj any) {
 			if d, ok := obj.(cache.DeletedFinalStateUnknown); ok {
@@ -186,7 +190,7 @@ func (c *Controller) configChangedName(kind refs.Kind, ns, name string, searchTo
 		}
 		for _, o := range objs {
 			m := o.(metav1.Object)
-			c.enqueue(workload.Key{Kind: wk, Namespace: m.GetNamespace(), Name: m.GetName()})
+			c.enqueueChange(workload.Key{Kind: wk, Namespace: m.GetNamespace(), Name: m.GetName()})
 			n++
 		}
 	}
@@ -205,7 +209,7 @@ func (c *Controller) namespaceChanged(obj any) {
 			continue
 		}
 		for _, o := range objs {
-			c.enqueue(workload.Key{Kind: wk, Namespace: ns, Name: o.(metav1.Object).GetName()})
+			c.enqueueChange(workload.Key{Kind: wk, Namespace: ns, Name: o.(metav1.Object).GetName()})
 		}
 	}
 }

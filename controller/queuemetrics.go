@@ -3,6 +3,9 @@ package controller
 import (
 	"github.com/prometheus/client_golang/prometheus"
 	"k8s.io/client-go/util/workqueue"
+
+	"github.com/reloader-dev/reloader/controller/lanes"
+	"github.com/reloader-dev/reloader/controller/workload"
 )
 
 // depthOnly gives the workqueue our depth gauge, which it moves under its
@@ -29,3 +32,17 @@ func (noMetric) Inc()            {}
 func (noMetric) Dec()            {}
 func (noMetric) Set(float64)     {}
 func (noMetric) Observe(float64) {}
+
+// newQueue is the controller's workqueue: client-go's rate-limited,
+// delaying queue, in the order lanes gives (changes first).
+func newQueue(depth prometheus.Gauge) (workqueue.TypedRateLimitingInterface[workload.Key], *lanes.Queue[workload.Key]) {
+	l := lanes.New[workload.Key](lanes.DefaultBurst)
+	base := workqueue.NewTypedWithConfig(workqueue.TypedQueueConfig[workload.Key]{
+		Name: "reloader", MetricsProvider: depthOnly{depth}, Queue: l,
+	})
+	q := workqueue.NewTypedRateLimitingQueueWithConfig(workqueue.DefaultTypedControllerRateLimiter[workload.Key](),
+		workqueue.TypedRateLimitingQueueConfig[workload.Key]{
+			DelayingQueue: workqueue.NewTypedDelayingQueueWithConfig(workqueue.TypedDelayingQueueConfig[workload.Key]{Queue: base}),
+		})
+	return q, l
+}
