@@ -164,10 +164,16 @@ func (c *Controller) configChanged(kind refs.Kind, obj metav1.Object, searchToo 
 	c.configChangedName(kind, obj.GetNamespace(), obj.GetName(), searchToo)
 }
 
-// configChangedName returns how many workloads it enqueued.
+// configChangedName returns how many workloads it enqueued. Until the caches
+// have synced, what it sees is the initial list, and what it enqueues is
+// adoption (background work); after, a change.
 func (c *Controller) configChangedName(kind refs.Kind, ns, name string, searchToo bool) int {
 	if c.ignoredNamespace(ns) {
 		return 0
+	}
+	enqueue := c.enqueue
+	if c.ready.Load() {
+		enqueue = c.enqueueChange
 	}
 	s := c.scopeFor(ns)
 	if s == nil {
@@ -190,7 +196,7 @@ func (c *Controller) configChangedName(kind refs.Kind, ns, name string, searchTo
 		}
 		for _, o := range objs {
 			m := o.(metav1.Object)
-			c.enqueueChange(workload.Key{Kind: wk, Namespace: m.GetNamespace(), Name: m.GetName()})
+			enqueue(workload.Key{Kind: wk, Namespace: m.GetNamespace(), Name: m.GetName()})
 			n++
 		}
 	}
