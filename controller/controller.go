@@ -28,6 +28,7 @@ import (
 	"github.com/reloader-dev/reloader/controller/audit"
 	"github.com/reloader-dev/reloader/controller/budget"
 	"github.com/reloader-dev/reloader/controller/decide"
+	"github.com/reloader-dev/reloader/controller/hash"
 	"github.com/reloader-dev/reloader/controller/lanes"
 	"github.com/reloader-dev/reloader/controller/metrics"
 	"github.com/reloader-dev/reloader/controller/refs"
@@ -115,6 +116,9 @@ type Options struct {
 	Workers int
 	// FieldManager names the controller in managedFields (default "reloader").
 	FieldManager string
+	// Hash digests the data fingerprints (default hash.SHA1, stakater's;
+	// hash.SHA256 in FIPS 140-only mode).
+	Hash hash.Algorithm
 	Recorder     record.EventRecorder
 	Metrics      *metrics.Collectors
 	Logger       *slog.Logger
@@ -168,6 +172,12 @@ func New(cs kubernetes.Interface, o Options) (*Controller, error) {
 	}
 	if o.Workers <= 0 {
 		o.Workers = 4
+	}
+	if o.Hash == "" {
+		o.Hash = hash.SHA1
+	}
+	if err := o.Hash.Usable(); err != nil {
+		return nil, fmt.Errorf("controller options: %w", err)
 	}
 	if o.FieldManager == "" {
 		o.FieldManager = "reloader"

@@ -48,9 +48,13 @@ func (s *spcStatus) DeepCopyObject() runtime.Object {
 	return out
 }
 
-// spcStatusFromUnstructured hashes a pod status as the original does and
-// keeps nothing else of it.
-func spcStatusFromUnstructured(obj any) (any, error) {
+// spcStatusFromUnstructured is the transform that hashes a pod status as
+// the original does, with a, and keeps nothing else of it.
+func spcStatusFromUnstructured(a hash.Algorithm) cache.TransformFunc {
+	return func(obj any) (any, error) { return spcStatusOf(a, obj) }
+}
+
+func spcStatusOf(a hash.Algorithm, obj any) (any, error) {
 	u, ok := obj.(*unstructured.Unstructured)
 	if !ok {
 		return obj, nil
@@ -71,7 +75,7 @@ func spcStatusFromUnstructured(obj any) (any, error) {
 		version, _ := m["version"].(string)
 		objects[id] = version
 	}
-	return &spcStatus{Meta: *meta.(*workload.Meta), Class: class, Hash: hash.SecretProviderClassPodStatus(class, objects)}, nil
+	return &spcStatus{Meta: *meta.(*workload.Meta), Class: class, Hash: a.SecretProviderClassPodStatus(class, objects)}, nil
 }
 
 // addCSI builds the CSI informers of s from f (a deferred factory while the
@@ -95,7 +99,7 @@ func (c *Controller) addCSI(s *scope, f dynamicinformer.DynamicSharedInformerFac
 	s.config[refs.SecretProviderClass] = spc
 
 	st := f.ForResource(spcpsGVR()).Informer()
-	if err := st.SetTransform(spcStatusFromUnstructured); err != nil {
+	if err := st.SetTransform(spcStatusFromUnstructured(c.o.Hash)); err != nil {
 		return fmt.Errorf("caching SecretProviderClassPodStatuses: %w", err)
 	}
 	if err := st.AddIndexers(cache.Indexers{indexClass: func(obj any) ([]string, error) {

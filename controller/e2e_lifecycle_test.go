@@ -144,7 +144,7 @@ func TestReloadOnCreateAndDeleteOfNamedResources(t *testing.T) {
 	reloadertest.MustCreate(t, cs, ns, reloadertest.ConfigMap("unmatched-late", cmData))
 	reloadertest.MustCreate(t, cs, ns, reloadertest.Secret("typed-late", map[string]string{"password": "secret"}))
 
-	cmHash := hash.ConfigMap(cmData, nil)
+	cmHash := hash.SHA1.ConfigMap(cmData, nil)
 	t.Run("ConfigMap created", func(t *testing.T) {
 		wantReloadedFrom(t, reloadedFrom(t, cs, ns, "create-cm", 2), "CONFIGMAP", "late-cm", cmHash)
 	})
@@ -152,10 +152,10 @@ func TestReloadOnCreateAndDeleteOfNamedResources(t *testing.T) {
 		wantReloadedFrom(t, reloadedFrom(t, cs, ns, "create-secret", 2), "SECRET", "late-secret", hashOfSecret(map[string]string{"password": "secret"}))
 	})
 	t.Run("ConfigMap deleted", func(t *testing.T) {
-		wantReloadedFrom(t, reloadedFrom(t, cs, ns, "delete-cm", 2), "CONFIGMAP", "doomed-cm", hash.Empty())
+		wantReloadedFrom(t, reloadedFrom(t, cs, ns, "delete-cm", 2), "CONFIGMAP", "doomed-cm", hash.SHA1.Empty())
 	})
 	t.Run("Secret deleted", func(t *testing.T) {
-		wantReloadedFrom(t, reloadedFrom(t, cs, ns, "delete-secret", 2), "SECRET", "doomed-secret", hash.Empty())
+		wantReloadedFrom(t, reloadedFrom(t, cs, ns, "delete-secret", 2), "SECRET", "doomed-secret", hash.SHA1.Empty())
 	})
 	t.Run("search workload, used ConfigMap created with match", func(t *testing.T) {
 		wantReloadedFrom(t, reloadedFrom(t, cs, ns, "search", 2), "CONFIGMAP", "matched-late", cmHash)
@@ -167,11 +167,11 @@ func TestReloadOnCreateAndDeleteOfNamedResources(t *testing.T) {
 		waitRevision(t, cs, ns, "search-nomatch", 1, 0)
 	})
 	t.Run("name matched by a regex: created, deleted, created again", func(t *testing.T) {
-		wantReloadedFrom(t, reloadedFrom(t, cs, ns, "by-regex", 2), "CONFIGMAP", "feature-a", hash.ConfigMap(map[string]string{"on": "1"}, nil))
+		wantReloadedFrom(t, reloadedFrom(t, cs, ns, "by-regex", 2), "CONFIGMAP", "feature-a", hash.SHA1.ConfigMap(map[string]string{"on": "1"}, nil))
 		mustDelete(t, cs, ns, refs.ConfigMap, "feature-a")
-		wantReloadedFrom(t, reloadedFrom(t, cs, ns, "by-regex", 3), "CONFIGMAP", "feature-a", hash.Empty())
+		wantReloadedFrom(t, reloadedFrom(t, cs, ns, "by-regex", 3), "CONFIGMAP", "feature-a", hash.SHA1.Empty())
 		reloadertest.MustCreate(t, cs, ns, reloadertest.ConfigMap("feature-a", map[string]string{"on": "2"}))
-		wantReloadedFrom(t, reloadedFrom(t, cs, ns, "by-regex", 4), "CONFIGMAP", "feature-a", hash.ConfigMap(map[string]string{"on": "2"}, nil))
+		wantReloadedFrom(t, reloadedFrom(t, cs, ns, "by-regex", 4), "CONFIGMAP", "feature-a", hash.SHA1.ConfigMap(map[string]string{"on": "2"}, nil))
 		// A name that comes and goes leaves nothing behind in the record:
 		// the wildcard entry stands for every match not listed.
 		mustDelete(t, cs, ns, refs.ConfigMap, "feature-a")
@@ -327,7 +327,7 @@ func TestJobChangedRightAfterCreationIsRecreated(t *testing.T) {
 				return j.UID != uids[c.name], "Job " + c.name + " not recreated"
 			})
 			recreated[c.name] = j.UID
-			want := hash.ConfigMap(map[string]string{"k": "updated"}, nil)
+			want := hash.SHA1.ConfigMap(map[string]string{"k": "updated"}, nil)
 			kind := "CONFIGMAP"
 			if c.kind == refs.Secret {
 				want, kind = hashOfSecret(map[string]string{"k": "updated"}), "SECRET"
@@ -385,7 +385,7 @@ func TestChangeRightAfterCreationIsNeverLost(t *testing.T) {
 	}
 	t.Logf("changes acknowledged %v (median) and %v (max) after their Deployment's creation; %d of %d within 10 ms",
 		gaps[n/2].Round(100*time.Microsecond), gaps[n-1].Round(100*time.Microsecond), within, n)
-	want := hash.ConfigMap(map[string]string{"k": "after"}, nil)
+	want := hash.SHA1.ConfigMap(map[string]string{"k": "after"}, nil)
 	reloadertest.Eventually(t, 60*time.Second, func() (bool, string) {
 		for i := range n {
 			d := getDeployment(t, cs, ns, name(i))

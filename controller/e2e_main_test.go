@@ -220,5 +220,5 @@ func hashOfSecret(data map[string]string) string {
 	for k, v := range data {
 		b[k] = []byte(v)
 	}
-	return hash.Secret(b)
+	return hash.SHA1.Secret(b)
 }

@@ -269,7 +269,7 @@ func TestEnvVarHoldsTheOriginalsHash(t *testing.T) {
 	waitRevision(t, cs, ns, "web", 2, 0)
 	d := getDeployment(t, cs, ns, "web")
 	got, _ := reloadertest.EnvOf(d, "app", "STAKATER_APP_CONFIGMAP")
-	if want := hash.ConfigMap(map[string]string{"a": "2", "b": "3"}, nil); got != want {
+	if want := hash.SHA1.ConfigMap(map[string]string{"a": "2", "b": "3"}, nil); got != want {
 		t.Fatalf("STAKATER_APP_CONFIGMAP = %q, want %q", got, want)
 	}
 	// A new ReplicaSet exists for the new template: the rollout is real.
@@ -299,7 +299,7 @@ func TestAnnotationsStrategy(t *testing.T) {
 	waitRevision(t, cs, ns, "api", 2, 500*time.Millisecond)
 	d := getDeployment(t, cs, ns, "api")
 	v := d.Spec.Template.Annotations["reloader.stakater.com/last-reloaded-from"]
-	for _, want := range []string{`"type":"SECRET"`, `"name":"creds"`, `"namespace":"` + ns + `"`, `"hash":"` + hash.Secret(map[string][]byte{"p": []byte("2")}) + `"`, `"containerRefs":["app"]`} {
+	for _, want := range []string{`"type":"SECRET"`, `"name":"creds"`, `"namespace":"` + ns + `"`, `"hash":"` + hash.SHA1.Secret(map[string][]byte{"p": []byte("2")}) + `"`, `"containerRefs":["app"]`} {
 		if !strings.Contains(v, want) {
 			t.Fatalf("last-reloaded-from %s lacks %s", v, want)
 		}

@@ -133,7 +133,7 @@ func TestASyncBeforeTheWorkloadsAddWaitsForIt(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := hash.ConfigMap(cm.Data, nil)
+	want := hash.SHA1.ConfigMap(cm.Data, nil)
 	if v, _ := reloadertest.EnvOf(got, "app", EnvVarName(refs.ConfigMap, "app-config")); v != want {
 		t.Fatalf("after the Add, %s = %q, want %q: the change made after the creation was not rolled", EnvVarName(refs.ConfigMap, "app-config"), v, want)
 	}

@@ -22,7 +22,7 @@ func TestInspectDecidesAsASyncWould(t *testing.T) {
 	cm := func(v string) *corev1.ConfigMap {
 		return &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: "app-config", Namespace: "ns"}, Data: map[string]string{"k": v}}
 	}
-	h1, h2 := hash.ConfigMap(map[string]string{"k": "1"}, nil), hash.ConfigMap(map[string]string{"k": "2"}, nil)
+	h1, h2 := hash.SHA1.ConfigMap(map[string]string{"k": "1"}, nil), hash.SHA1.ConfigMap(map[string]string{"k": "2"}, nil)
 	web := func(meta map[string]string, env ...corev1.EnvVar) workload.View {
 		d := &appsv1.Deployment{ObjectMeta: metav1.ObjectMeta{Name: "web", Namespace: "ns", Annotations: meta}}
 		d.Spec.Template.Spec.Containers = []corev1.Container{{Name: "app", Env: env, EnvFrom: []corev1.EnvFromSource{

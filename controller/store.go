@@ -158,19 +158,19 @@ func metaOf(obj any) metav1.Object {
 
 // stripConfig is the informer transform turning a ConfigMap or Secret into
 // its configEntry before it enters the cache.
-func (c *Controller) stripConfig(obj any) (any, error) { return stripConfig(c.o.Names, obj), nil }
+func (c *Controller) stripConfig(obj any) (any, error) { return stripConfig(c.o.Names, c.o.Hash, obj), nil }
 
 // stripConfig keeps of a ConfigMap or Secret what the decision reads, with
 // the annotations of n that steer reloads.
-func stripConfig(n annotations.Names, obj any) any {
+func stripConfig(n annotations.Names, a hash.Algorithm, obj any) any {
 	var m metav1.Object
 	var h string
 	var keys hash.Keys
 	switch o := obj.(type) {
 	case *corev1.ConfigMap:
-		m, h, keys = o, hashConfigMap(o), hash.ConfigMapKeys(o.Data, o.BinaryData)
+		m, h, keys = o, a.ConfigMap(o.Data, o.BinaryData), hash.ConfigMapKeys(o.Data, o.BinaryData)
 	case *corev1.Secret:
-		m, h, keys = o, hashSecret(o), hash.SecretKeys(o.Data)
+		m, h, keys = o, a.Secret(o.Data), hash.SecretKeys(o.Data)
 	default:
 		return obj // already an entry, or a tombstone
 	}

@@ -10,6 +10,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/reloader-dev/reloader/controller/annotations"
+	"github.com/reloader-dev/reloader/controller/hash"
 )
 
 // What the cache retains per ConfigMap with the per-key digests, against
@@ -33,13 +34,13 @@ func BenchmarkConfigEntryRetained(b *testing.B) {
 				with, without := retained(func() []any {
 					out := make([]any, n)
 					for i, o := range objs {
-						out[i] = stripConfig(names, o)
+						out[i] = stripConfig(names, hash.SHA1, o)
 					}
 					return out
 				}), retained(func() []any {
 					out := make([]any, n)
 					for i, o := range objs {
-						e := stripConfig(names, o).(*configEntry)
+						e := stripConfig(names, hash.SHA1, o).(*configEntry)
 						e.keys = nil
 						out[i] = e
 					}

@@ -14,15 +14,12 @@ import (
 	"github.com/reloader-dev/reloader/controller/annotations"
 	"github.com/reloader-dev/reloader/controller/audit"
 	"github.com/reloader-dev/reloader/controller/decide"
-	"github.com/reloader-dev/reloader/controller/hash"
 	"github.com/reloader-dev/reloader/controller/metrics"
 	"github.com/reloader-dev/reloader/controller/refs"
 	"github.com/reloader-dev/reloader/controller/rollout"
 	"github.com/reloader-dev/reloader/controller/workload"
 )
 
-func hashConfigMap(o *corev1.ConfigMap) string { return hash.ConfigMap(o.Data, o.BinaryData) }
-func hashSecret(o *corev1.Secret) string       { return hash.Secret(o.Data) }
 
 // LastReload is our annotation, on the workload's metadata, holding when the
 // controller last rolled it: the durable clock of storm control.
@@ -135,7 +132,7 @@ func (o Options) DecideOptions() decide.Options {
 	return decide.Options{Names: o.Names, Strategy: o.Strategy, AutoReloadAll: o.AutoReloadAll,
 		ReloadOnCreate: o.ReloadOnCreate, ReloadOnDelete: o.ReloadOnDelete,
 		IgnoreConfigMaps: o.IgnoreConfigMaps, IgnoreSecrets: o.IgnoreSecrets, CSI: o.CSI,
-		Filtered: o.ResourceSelector != "", MinReloadInterval: o.MinReloadInterval, UsedKeysOnly: o.UsedKeysOnly, FieldManager: o.FieldManager,
+		Filtered: o.ResourceSelector != "", MinReloadInterval: o.MinReloadInterval, UsedKeysOnly: o.UsedKeysOnly, FieldManager: o.FieldManager, Hash: o.Hash,
 		ChangeWindow:       o.ChangeWindow,
 		NamespacesToIgnore: o.NamespacesToIgnore, NamespaceSelector: o.NamespaceSelector}
 }

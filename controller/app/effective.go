@@ -1,5 +1,7 @@
 package app
 
+import "github.com/reloader-dev/reloader/controller/hash"
+
 // effectiveOptions are the options as published in reloader-meta-info, with
 // the original's JSON field names. Secrets are redacted: the ConfigMap is
 // readable by anyone who can read ConfigMaps in the controller's namespace.
@@ -41,6 +43,9 @@ type effectiveOptions struct {
 	MaxConcurrentRollouts              int      `json:"maxConcurrentRollouts,omitempty"`
 	MaxConcurrentRolloutsPerNamespace  int      `json:"maxConcurrentRolloutsPerNamespace,omitempty"`
 	ChangeWindow                       string   `json:"changeWindow,omitempty"`
+	// HashAlgorithm is published only when not stakater's sha1, so explain
+	// hashes as the controller does (FIPS 140-only mode).
+	HashAlgorithm string `json:"hashAlgorithm,omitempty"`
 }
 
 func (o *Options) effective(r *Resolved) effectiveOptions {
@@ -88,5 +93,13 @@ func (o *Options) effective(r *Resolved) effectiveOptions {
 		MaxConcurrentRollouts:              c.Budget.Max,
 		MaxConcurrentRolloutsPerNamespace:  c.Budget.PerNamespace,
 		ChangeWindow:                       o.ChangeWindow,
+		HashAlgorithm:                      nonDefaultHash(c.Hash),
 	}
+}
+
+func nonDefaultHash(a hash.Algorithm) string {
+	if a == hash.SHA1 {
+		return ""
+	}
+	return string(a)
 }

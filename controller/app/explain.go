@@ -440,5 +440,6 @@ func (e effectiveOptions) options() *Options {
 	o.UsedKeysOnly = e.ReloadOnUsedKeysOnly
 	o.MaxRollouts, o.MaxRolloutsPerNamespace = e.MaxConcurrentRollouts, e.MaxConcurrentRolloutsPerNamespace
 	o.ChangeWindow = e.ChangeWindow
+	o.HashAlgorithm = e.HashAlgorithm
 	return o
 }

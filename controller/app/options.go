@@ -22,6 +22,7 @@ import (
 	"github.com/reloader-dev/reloader/controller/audit"
 	"github.com/reloader-dev/reloader/controller/budget"
 	"github.com/reloader-dev/reloader/controller/decide"
+	"github.com/reloader-dev/reloader/controller/hash"
 	"github.com/reloader-dev/reloader/controller/workload"
 )
 
@@ -61,6 +62,8 @@ type Options struct {
 	MaxRollouts, MaxRolloutsPerNamespace int
 	// ChangeWindow is the default change window (decide.ParseWindow).
 	ChangeWindow string
+	// HashAlgorithm digests the data fingerprints (hash.ParseAlgorithm).
+	HashAlgorithm string
 
 	EnablePProf bool
 	PProfAddr   string
@@ -123,6 +126,7 @@ func (o *Options) AddFlags(fs *pflag.FlagSet) {
 	fs.BoolVar(&o.UsedKeysOnly, "reload-on-used-keys-only", o.UsedKeysOnly, "Reload a workload only when a key it uses changes (keyRefs, volume items; envFrom and whole volumes count whole unless configmap|secret.reloader.stakater.com/keys lists keys); a workload chooses with reloader.stakater.com/reload-on-used-keys-only. Switching rolls nothing")
 	fs.BoolVar(&o.AuditLog, "audit-log", o.AuditLog, "Write one JSON line (schema reloader.dev/audit/v1) per reload, deferral, skip and refused write to stdout: workload, resource and resourceVersion, the field manager of the write that changed it, hash prefixes, decision and reason; never a value. Logs stay on stderr")
 	fs.IntVar(&o.MaxRollouts, "max-concurrent-rollouts", o.MaxRollouts, "Most Deployments, StatefulSets and DaemonSets rolling out at once, cluster-wide: a due reload waits while that many are (observedGeneration, updated and available replicas), in the order the reloads became due (0: no limit)")
+	fs.StringVar(&o.HashAlgorithm, "hash-algorithm", o.HashAlgorithm, "Digest of the ConfigMap and Secret fingerprints: sha1 (stakater's, so its STAKATER_* values stay valid) or sha256; empty: sha256 in FIPS 140-only mode (GODEBUG=fips140=only, where SHA-1 is refused), else sha1. Switching rolls each managed workload once")
 	fs.StringVar(&o.ChangeWindow, "change-window", o.ChangeWindow, "Default change window of workloads without reloader.stakater.com/change-window: reloads due outside it are applied when it opens. A cron schedule of the window's starts (optional CRON_TZ=<zone>) and how long it stays open, several separated by ';', e.g. 'CRON_TZ=Europe/Berlin 0 22 * * 1-5 8h' (empty: always open)")
 	fs.IntVar(&o.MaxRolloutsPerNamespace, "max-concurrent-rollouts-per-namespace", o.MaxRolloutsPerNamespace, "As --max-concurrent-rollouts, within each namespace (0: no limit)")
 	fs.DurationVar(&o.MinReloadInterval, "min-reload-interval", o.MinReloadInterval, "Least time between two reloads of one workload; changes arriving sooner are coalesced into the next reload (0: no limit)")
@@ -235,6 +239,11 @@ func (o *Options) resolveReload(co *controller.Options, bad func(string, ...any)
 		bad("--change-window: %v", err)
 	} else {
 		co.ChangeWindow = w
+	}
+	if a, err := hash.ParseAlgorithm(o.HashAlgorithm); err != nil {
+		bad("--hash-algorithm: %v", err)
+	} else {
+		co.Hash = a
 	}
 	co.Budget = budget.Options{Max: o.MaxRollouts, PerNamespace: o.MaxRolloutsPerNamespace}
 	if o.APIPollInterval <= 0 {

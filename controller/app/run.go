@@ -61,7 +61,7 @@ a healthy workload and never misses a change made while the controller was down.
   kubectl annotate deployment/web reloader.stakater.com/auto=true`,
 		SilenceUsage:  true,
 		SilenceErrors: true,
-		Version:       buildinfo.Get().Version,
+		Version:       versionLine(buildinfo.Get()),
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			r, err := o.Resolve(os.Getenv)
 			if err != nil {
@@ -120,7 +120,7 @@ func Run(ctx context.Context, o *Options, r *Resolved) error {
 		return err
 	}
 	defer stop()
-	log.Info("starting reloader", "version", buildinfo.Get().Version, "namespaces", co.Namespaces,
+	log.Info("starting reloader", "version", buildinfo.Get().Version, "fips140", buildinfo.Get().FIPS140, "hash", co.Hash, "namespaces", co.Namespaces,
 		"strategy", co.Strategy, "ha", o.EnableHA, "metrics", o.MetricsAddr)
 
 	if err := c.Start(ctx); err != nil {
@@ -345,4 +345,14 @@ func shutdown(srv *http.Server) {
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 	defer cancel()
 	_ = srv.Shutdown(ctx)
+}
+
+// versionLine is what --version prints after the name: the version, and
+// the FIPS 140 mode when the binary runs Go's FIPS module, so an auditor can
+// check the mode of the binary the image runs.
+func versionLine(i buildinfo.Info) string {
+	if i.FIPS140 == "off" {
+		return i.Version
+	}
+	return i.Version + " (fips140=" + i.FIPS140 + ")"
 }

@@ -9,7 +9,6 @@ import (
 	corev1 "k8s.io/api/core/v1"
 
 	"github.com/reloader-dev/reloader/controller/annotations"
-	"github.com/reloader-dev/reloader/controller/hash"
 	"github.com/reloader-dev/reloader/controller/refs"
 	"github.com/reloader-dev/reloader/controller/workload"
 )
@@ -69,7 +68,7 @@ func (d *decider) buildChange(reloads []Reload, skips []Skip, nextText string) c
 		case Annotations:
 			h := r.Hash
 			if r.Change == Deleted {
-				h = hash.Empty()
+				h = d.o.Hash.Empty()
 			}
 			// Strings and an integer: encoding cannot fail.
 			src, _ := json.Marshal(reloadSource{

@@ -5,6 +5,7 @@ import (
 	"strings"
 
 	"github.com/reloader-dev/reloader/controller/annotations"
+	"github.com/reloader-dev/reloader/controller/hash"
 	"github.com/reloader-dev/reloader/controller/refs"
 )
 
@@ -56,6 +57,7 @@ func (d *decider) usedKeysOnly(ps *problems) (on bool, offWhy string) {
 // keyRules is what the scopes are computed from, read once per decision.
 type keyRules struct {
 	names  annotations.Names
+	hash   hash.Algorithm
 	on     bool
 	uses   map[Resource]refs.KeyUse
 	listed map[refs.Kind]map[string][]string
@@ -65,7 +67,7 @@ type keyRules struct {
 }
 
 func (d *decider) readKeyRules(ps *problems) keyRules {
-	kr := keyRules{names: d.o.Names, uses: map[Resource]refs.KeyUse{},
+	kr := keyRules{names: d.o.Names, hash: d.o.Hash, uses: map[Resource]refs.KeyUse{},
 		listed: map[refs.Kind]map[string][]string{}, texts: map[refs.Kind]string{}}
 	kr.on, kr.offWhy = d.usedKeysOnly(ps)
 	for _, u := range refs.KeyUses(&d.v.Template.Spec) {
@@ -119,13 +121,13 @@ func (kr keyRules) watchedKeys(wt *Watched, st State) {
 	if !kr.on {
 		wt.Scope = KeyScope{Why: kr.offWhy}
 		if sc.PerKey && st.Exists {
-			wt.AltHash = st.Keys.Subset(sc.Keys)
+			wt.AltHash = st.Keys.Subset(kr.hash, sc.Keys)
 		}
 		return
 	}
 	wt.Scope = sc
 	if sc.PerKey && st.Exists {
-		wt.AltHash, wt.Hash = wt.Hash, st.Keys.Subset(sc.Keys)
+		wt.AltHash, wt.Hash = wt.Hash, st.Keys.Subset(kr.hash, sc.Keys)
 	}
 }
 

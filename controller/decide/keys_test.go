@@ -33,7 +33,7 @@ func keyedWorkload(t *testing.T, meta map[string]string, env ...corev1.EnvVar) w
 }
 
 func cmState(data map[string]string) State {
-	st := existing(hash.ConfigMap(data, nil))
+	st := existing(hash.SHA1.ConfigMap(data, nil))
 	st.Keys = hash.ConfigMapKeys(data, nil)
 	return st
 }
@@ -43,7 +43,7 @@ func secretState(data map[string]string) State {
 	for k, v := range data {
 		b[k] = []byte(v)
 	}
-	st := existing(hash.Secret(b))
+	st := existing(hash.SHA1.Secret(b))
 	st.Keys = hash.SecretKeys(b)
 	return st
 }
@@ -73,10 +73,10 @@ func reloaded(d Decision) []string {
 }
 
 func TestPerKeyReloads(t *testing.T) {
-	cmKeys := func(data map[string]string) string { return hash.ConfigMapKeys(data, nil).Subset(logLevelKey) }
-	cmWhole := func(data map[string]string) string { return hash.ConfigMap(data, nil) }
+	cmKeys := func(data map[string]string) string { return hash.ConfigMapKeys(data, nil).Subset(hash.SHA1, logLevelKey) }
+	cmWhole := func(data map[string]string) string { return hash.SHA1.ConfigMap(data, nil) }
 	sWhole := func(data map[string]string) string { return secretState(data).Hash }
-	sKeys := func(data map[string]string) string { return secretState(data).Keys.Subset([]string{"password"}) }
+	sKeys := func(data map[string]string) string { return secretState(data).Keys.Subset(hash.SHA1, []string{"password"}) }
 	for _, tc := range []struct {
 		name        string
 		flag        bool
@@ -146,14 +146,14 @@ func TestPerKeyReloads(t *testing.T) {
 // A workload migrated from the original carries no record, only its
 // STAKATER_* variable holding the whole hash: per-key mode adopts it.
 func TestPerKeyModeAdoptsAReloadMarkerOfTheWholeHash(t *testing.T) {
-	marker := corev1.EnvVar{Name: EnvVarName(appCM.Kind, appCM.Name), Value: hash.ConfigMap(cmV1, nil)}
+	marker := corev1.EnvVar{Name: EnvVarName(appCM.Kind, appCM.Name), Value: hash.SHA1.ConfigMap(cmV1, nil)}
 	sMarker := corev1.EnvVar{Name: EnvVarName(creds.Kind, creds.Name), Value: secretState(sV1).Hash}
 	r := &testReader{states: map[Resource]State{appCM: cmState(cmV1), creds: secretState(sV1)}}
 	d := Decide(Options{UsedKeysOnly: true}, keyedWorkload(t, with(names.Auto, "true"), marker, sMarker), r, now)
 	if len(d.Reloads) > 0 || len(d.Skips) > 0 {
 		t.Errorf("reloads %v, skips %v: want none", d.Reloads, d.Skips)
 	}
-	if !d.RecordOnly || !strings.Contains(d.NextRecord, hash.ConfigMapKeys(cmV1, nil).Subset(logLevelKey)) {
+	if !d.RecordOnly || !strings.Contains(d.NextRecord, hash.ConfigMapKeys(cmV1, nil).Subset(hash.SHA1, logLevelKey)) {
 		t.Errorf("record-only %v, next record %s: want the subset hash recorded", d.RecordOnly, d.NextRecord)
 	}
 }
@@ -191,7 +191,7 @@ func TestKeyScopesSayWhy(t *testing.T) {
 func TestInvalidKeyAnnotationsAreProblems(t *testing.T) {
 	r := &testReader{states: map[Resource]State{appCM: cmState(cmV1), creds: secretState(sOtherKey)}}
 	meta := with(names.Auto, "true", names.UsedKeysOnly, "yes", names.SecretKeys, "creds/password,bad",
-		"reloader.dev/applied-hashes", recordOf(hash.ConfigMapKeys(cmV1, nil).Subset(logLevelKey), secretState(sV1).Keys.Subset([]string{"password"})))
+		"reloader.dev/applied-hashes", recordOf(hash.ConfigMapKeys(cmV1, nil).Subset(hash.SHA1, logLevelKey), secretState(sV1).Keys.Subset(hash.SHA1, []string{"password"})))
 	d := Decide(Options{UsedKeysOnly: true}, keyedWorkload(t, meta), r, now)
 	if len(d.Problems) != 2 {
 		t.Errorf("problems = %q, want the boolean and the entry", d.Problems)

@@ -7,6 +7,7 @@ import (
 	"k8s.io/apimachinery/pkg/labels"
 
 	"github.com/reloader-dev/reloader/controller/annotations"
+	"github.com/reloader-dev/reloader/controller/hash"
 	"github.com/reloader-dev/reloader/controller/refs"
 )
 
@@ -46,12 +47,18 @@ type Options struct {
 	// FieldManager is the controller's field manager (default "reloader"):
 	// the pause watchdog resumes a pause it owns.
 	FieldManager string
+	// Hash digests the data fingerprints (--hash-algorithm; zero: SHA-1,
+	// stakater's). It must be the one the cache's hashes were made with.
+	Hash hash.Algorithm
 }
 
 // WithDefaults fills what the zero value leaves to the original's defaults.
 func (o Options) WithDefaults() Options {
 	if o.Strategy == "" {
 		o.Strategy = EnvVars
+	}
+	if o.Hash == "" {
+		o.Hash = hash.SHA1
 	}
 	if o.Names == (annotations.Names{}) {
 		o.Names = annotations.Defaults()

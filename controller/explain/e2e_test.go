@@ -179,12 +179,12 @@ func TestExplainAgreesWithTheControllerThatReloads(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	oldHash := hash.ConfigMap(cm.Data, nil)
+	oldHash := hash.SHA1.ConfigMap(cm.Data, nil)
 	cm.Data["k"] = "2"
 	if _, err := cs.CoreV1().ConfigMaps(ns).Update(ctx, cm, metav1.UpdateOptions{}); err != nil {
 		t.Fatal(err)
 	}
-	newHash := hash.ConfigMap(cm.Data, nil)
+	newHash := hash.SHA1.ConfigMap(cm.Data, nil)
 
 	r := runExplain(t, reloaderBin, cp.AdminKubeconfig, args...)
 	if r.code != explain.ExitPending || !strings.Contains(r.stdout, "but blocked: no controller is running") ||

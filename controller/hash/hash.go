@@ -3,11 +3,11 @@
 // The algorithm is stakater/Reloader's, bit for bit (SHA-1 hex over the
 // sorted "key=value" pairs joined by ";", binaryData base64-encoded), so a
 // cluster migrating from it sees equal hashes in the STAKATER_* variables it
-// left behind and restarts nothing.
+// left behind and restarts nothing. In FIPS 140-only mode, where SHA-1 is
+// refused, the same input is digested with SHA-256 (algorithm.go).
 package hash
 
 import (
-	"crypto/sha1" //nolint:gosec // compatibility fingerprint, not a security boundary
 	"encoding/base64"
 	"encoding/hex"
 	"io"
@@ -17,7 +17,7 @@ import (
 )
 
 // ConfigMap fingerprints data and binaryData.
-func ConfigMap(data map[string]string, binaryData map[string][]byte) string {
+func (a Algorithm) ConfigMap(data map[string]string, binaryData map[string][]byte) string {
 	pairs := make([]pair, 0, len(data)+len(binaryData))
 	for k, v := range data {
 		pairs = append(pairs, pair{k, v})
@@ -25,28 +25,28 @@ func ConfigMap(data map[string]string, binaryData map[string][]byte) string {
 	for k, v := range binaryData {
 		pairs = append(pairs, pair{k, base64.StdEncoding.EncodeToString(v)})
 	}
-	return sum(pairs)
+	return a.sum(pairs)
 }
 
 // Secret fingerprints a Secret's data (stringData is folded into data by the
 // apiserver, so it is covered).
-func Secret(data map[string][]byte) string {
+func (a Algorithm) Secret(data map[string][]byte) string {
 	pairs := make([]pair, 0, len(data))
 	for k, v := range data {
 		// unsafe.String would avoid this copy too; a Secret value is at most
 		// 1 MiB and this runs once per change, so keep it plain.
 		pairs = append(pairs, pair{k, string(v)})
 	}
-	return sum(pairs)
+	return a.sum(pairs)
 }
 
 // Of fingerprints a ConfigMap or Secret.
-func Of(obj any) (string, bool) {
+func (a Algorithm) Of(obj any) (string, bool) {
 	switch o := obj.(type) {
 	case *corev1.ConfigMap:
-		return ConfigMap(o.Data, o.BinaryData), true
+		return a.ConfigMap(o.Data, o.BinaryData), true
 	case *corev1.Secret:
-		return Secret(o.Data), true
+		return a.Secret(o.Data), true
 	}
 	return "", false
 }
@@ -54,21 +54,21 @@ func Of(obj any) (string, bool) {
 // SecretProviderClassPodStatus fingerprints what a Secrets Store CSI mount
 // holds, as the original does: every object's "id=version" and the class
 // name.
-func SecretProviderClassPodStatus(className string, objects map[string]string) string {
+func (a Algorithm) SecretProviderClassPodStatus(className string, objects map[string]string) string {
 	pairs := make([]pair, 0, len(objects)+1)
 	for id, version := range objects {
 		pairs = append(pairs, pair{id, version})
 	}
 	pairs = append(pairs, pair{"SecretProviderClassName", className})
-	return sum(pairs)
+	return a.sum(pairs)
 }
 
 // Empty is the fingerprint of a resource with no data: what the original
 // records when a resource is deleted under the annotations strategy.
-func Empty() string { return sum(nil) }
+func (a Algorithm) Empty() string { return a.sum(nil) }
 
 // pair is one "key=value" of the original's hash input, kept apart so the
-// input is streamed into SHA-1 instead of being joined into one large copy.
+// input is streamed into the digest instead of being joined into one large copy.
 type pair struct{ k, v string }
 
 // less orders pairs as the original's sort of the joined "k=v" strings.
@@ -108,9 +108,9 @@ func compareJoined(a, b pair) int {
 	}
 }
 
-func sum(pairs []pair) string {
+func (a Algorithm) sum(pairs []pair) string {
 	sort.Slice(pairs, func(i, j int) bool { return less(pairs[i], pairs[j]) })
-	h := sha1.New() //nolint:gosec // see package comment
+	h := a.new()
 	for i, p := range pairs {
 		if i > 0 {
 			_, _ = io.WriteString(h, ";")

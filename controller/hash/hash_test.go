@@ -2,6 +2,7 @@ package hash
 
 import (
 	"crypto/sha1" //nolint:gosec
+	"crypto/sha256"
 	"encoding/hex"
 	"sort"
 	"strings"
@@ -16,7 +17,7 @@ func sha1hex(s string) string {
 // The fingerprint must equal stakater/Reloader's so migrated workloads whose
 // STAKATER_* variables it wrote are recognised as up to date.
 func TestConfigMapHashMatchesTheOriginal(t *testing.T) {
-	got := ConfigMap(map[string]string{"b": "2", "a": "1"}, map[string][]byte{"bin": {0xff, 0x00}})
+	got := SHA1.ConfigMap(map[string]string{"b": "2", "a": "1"}, map[string][]byte{"bin": {0xff, 0x00}})
 	want := sha1hex("a=1;b=2;bin=/wA=")
 	if got != want {
 		t.Fatalf("ConfigMap hash = %s, want %s", got, want)
@@ -24,7 +25,7 @@ func TestConfigMapHashMatchesTheOriginal(t *testing.T) {
 }
 
 func TestSecretHashMatchesTheOriginal(t *testing.T) {
-	got := Secret(map[string][]byte{"password": []byte("s3cr3t"), "user": []byte("admin")})
+	got := SHA1.Secret(map[string][]byte{"password": []byte("s3cr3t"), "user": []byte("admin")})
 	want := sha1hex("password=s3cr3t;user=admin")
 	if got != want {
 		t.Fatalf("Secret hash = %s, want %s", got, want)
@@ -32,18 +33,18 @@ func TestSecretHashMatchesTheOriginal(t *testing.T) {
 }
 
 func TestEmptyResourcesShareTheEmptyHash(t *testing.T) {
-	if ConfigMap(nil, nil) != Empty() || Secret(map[string][]byte{}) != Empty() {
-		t.Fatal("empty ConfigMap/Secret must hash to Empty()")
+	if SHA1.ConfigMap(nil, nil) != SHA1.Empty() || SHA1.Secret(map[string][]byte{}) != SHA1.Empty() {
+		t.Fatal("empty ConfigMap/Secret must hash to SHA1.Empty()")
 	}
-	if Empty() != sha1hex("") {
-		t.Fatalf("Empty() = %s, want sha1 of the empty string", Empty())
+	if SHA1.Empty() != sha1hex("") {
+		t.Fatalf("SHA1.Empty() = %s, want sha1 of the empty string", SHA1.Empty())
 	}
 }
 
 func TestHashIgnoresMapOrderButNotContent(t *testing.T) {
-	a := ConfigMap(map[string]string{"x": "1", "y": "2"}, nil)
-	b := ConfigMap(map[string]string{"y": "2", "x": "1"}, nil)
-	c := ConfigMap(map[string]string{"x": "1", "y": "3"}, nil)
+	a := SHA1.ConfigMap(map[string]string{"x": "1", "y": "2"}, nil)
+	b := SHA1.ConfigMap(map[string]string{"y": "2", "x": "1"}, nil)
+	c := SHA1.ConfigMap(map[string]string{"x": "1", "y": "3"}, nil)
 	if a != b || a == c {
 		t.Fatalf("order must not matter and content must: %s %s %s", a, b, c)
 	}
@@ -53,7 +54,7 @@ func TestHashIgnoresMapOrderButNotContent(t *testing.T) {
 // does, including keys that are prefixes of others ('.' sorts before '=').
 func TestOrderMatchesSortingJoinedPairs(t *testing.T) {
 	data := map[string]string{"a": "1", "a.b": "2", "a=": "3", "": "x", "b": ""}
-	got := ConfigMap(data, nil)
+	got := SHA1.ConfigMap(data, nil)
 	want := sha1hex("=x;a.b=2;a=1;a==3;b=")
 	if got != want {
 		t.Fatalf("hash %s, want %s", got, want)
@@ -69,8 +70,32 @@ func FuzzHashEqualsJoinedSort(f *testing.F) {
 			joined = append(joined, k+"="+v)
 		}
 		sort.Strings(joined)
-		if got, want := ConfigMap(m, nil), sha1hex(strings.Join(joined, ";")); got != want {
+		if got, want := SHA1.ConfigMap(m, nil), sha1hex(strings.Join(joined, ";")); got != want {
 			t.Fatalf("hash of %v = %s, want %s", m, got, want)
 		}
 	})
+}
+
+// SHA-256 digests the same input as stakater's SHA-1 (for FIPS 140-only
+// mode); the algorithm is chosen by name and a wrong name is an error.
+func TestSHA256DigestsTheSameInput(t *testing.T) {
+	data := map[string]string{"b": "2", "a": "1"}
+	sum := sha256.Sum256([]byte("a=1;b=2"))
+	if got, want := SHA256.ConfigMap(data, nil), hex.EncodeToString(sum[:]); got != want {
+		t.Fatalf("SHA256.ConfigMap = %s, want %s", got, want)
+	}
+	if SHA256.ConfigMap(data, nil) == SHA1.ConfigMap(data, nil) {
+		t.Fatal("the two algorithms must give different fingerprints")
+	}
+	for _, name := range []string{"sha1", "sha256"} {
+		if a, err := ParseAlgorithm(name); err != nil || string(a) != name {
+			t.Errorf("ParseAlgorithm(%q) = %q, %v", name, a, err)
+		}
+	}
+	if a, err := ParseAlgorithm(""); err != nil || a != SHA1 {
+		t.Errorf("ParseAlgorithm(\"\") outside FIPS 140-only mode = %q, %v; want stakater's sha1", a, err)
+	}
+	if _, err := ParseAlgorithm("md5"); err == nil || !strings.Contains(err.Error(), `"md5"`) {
+		t.Errorf("ParseAlgorithm(md5) = %v, want an error naming it", err)
+	}
 }

@@ -1,7 +1,6 @@
 package hash
 
 import (
-	"crypto/sha1" //nolint:gosec // see package comment
 	"crypto/sha256"
 	"encoding/binary"
 	"encoding/hex"
@@ -82,14 +81,14 @@ func (d *digester) string(v string) uint64 {
 	return binary.BigEndian.Uint64(d.h.Sum(d.sum[:0])[:8])
 }
 
-// Subset fingerprints the keys named in used (sorted, no duplicates): SHA-1
-// hex over "key=digest" of each used key present, in key order, joined by
+// Subset fingerprints the keys named in used (sorted, no duplicates): a's
+// hex digest over "key=digest" of each used key present, in key order, joined by
 // ";", after a "keys:" prefix that keeps it apart from a whole-resource
 // hash. Key names are part of the input, so a key renamed away counts as a
 // change; a used key that is absent contributes nothing, so its appearance
 // is one too.
-func (k Keys) Subset(used []string) string {
-	h := sha1.New() //nolint:gosec // see package comment
+func (k Keys) Subset(a Algorithm, used []string) string {
+	h := a.new()
 	_, _ = io.WriteString(h, "keys:")
 	var raw [8]byte
 	var hexed [16]byte

@@ -11,10 +11,10 @@ func TestSubsetChangesOnlyWithTheKeysItNames(t *testing.T) {
 	otherChanged := ConfigMapKeys(map[string]string{"LOG_LEVEL": "info", "URL": "http://a", "OTHER": "y"}, nil)
 	usedChanged := ConfigMapKeys(map[string]string{"LOG_LEVEL": "debug", "URL": "http://a", "OTHER": "x"}, nil)
 	used := []string{"LOG_LEVEL", "URL"}
-	if before.Subset(used) != otherChanged.Subset(used) {
+	if before.Subset(SHA1, used) != otherChanged.Subset(SHA1, used) {
 		t.Error("a change to an unused key changed the subset hash")
 	}
-	if before.Subset(used) == usedChanged.Subset(used) {
+	if before.Subset(SHA1, used) == usedChanged.Subset(SHA1, used) {
 		t.Error("a change to a used key left the subset hash alone")
 	}
 }
@@ -24,20 +24,20 @@ func TestSubsetCountsAKeyAppearingDisappearingOrRenamed(t *testing.T) {
 	with := SecretKeys(map[string][]byte{"a": []byte("1"), "b": []byte("2")})
 	without := SecretKeys(map[string][]byte{"b": []byte("2")})
 	renamed := SecretKeys(map[string][]byte{"A": []byte("1"), "b": []byte("2")})
-	if with.Subset(used) == without.Subset(used) {
+	if with.Subset(SHA1, used) == without.Subset(SHA1, used) {
 		t.Error("a used key's disappearance is not a change")
 	}
-	if with.Subset(used) == renamed.Subset(used) {
+	if with.Subset(SHA1, used) == renamed.Subset(SHA1, used) {
 		t.Error("renaming a used key is not a change")
 	}
-	if without.Subset(used) != renamed.Subset(used) {
+	if without.Subset(SHA1, used) != renamed.Subset(SHA1, used) {
 		t.Error("two resources without the used key differ in the subset hash")
 	}
 }
 
 func TestSubsetNeverEqualsTheWholeHash(t *testing.T) {
 	data := map[string]string{"a": "1"}
-	if got, whole := ConfigMapKeys(data, nil).Subset([]string{"a"}), ConfigMap(data, nil); got == whole {
+	if got, whole := ConfigMapKeys(data, nil).Subset(SHA1, []string{"a"}), SHA1.ConfigMap(data, nil); got == whole {
 		t.Errorf("subset of every key = whole hash %s; the two formulas must not be confused", got)
 	}
 }
@@ -45,7 +45,7 @@ func TestSubsetNeverEqualsTheWholeHash(t *testing.T) {
 func TestBinaryDataAndDataDigestTheSameBytesAlike(t *testing.T) {
 	a := ConfigMapKeys(map[string]string{"k": "v"}, nil)
 	b := ConfigMapKeys(nil, map[string][]byte{"k": []byte("v")})
-	if a.Subset([]string{"k"}) != b.Subset([]string{"k"}) {
+	if a.Subset(SHA1, []string{"k"}) != b.Subset(SHA1, []string{"k"}) {
 		t.Error("the same bytes in data and binaryData digest differently")
 	}
 }
@@ -69,7 +69,7 @@ func BenchmarkWholeConfigMap(b *testing.B) {
 	data := benchData(10, 100)
 	b.ReportAllocs()
 	for b.Loop() {
-		ConfigMap(data, nil)
+		SHA1.ConfigMap(data, nil)
 	}
 }
 
@@ -85,7 +85,7 @@ func BenchmarkWholeSecret50KiB(b *testing.B) {
 	data := benchSecret(5, 10<<10)
 	b.ReportAllocs()
 	for b.Loop() {
-		Secret(data)
+		SHA1.Secret(data)
 	}
 }
 
@@ -102,7 +102,7 @@ func BenchmarkSubset(b *testing.B) {
 	used := []string{"key-3", "key-7"}
 	b.ReportAllocs()
 	for b.Loop() {
-		k.Subset(used)
+		k.Subset(SHA1, used)
 	}
 }
 

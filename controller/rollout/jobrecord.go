@@ -2,7 +2,7 @@ package rollout
 
 import (
 	"context"
-	"crypto/sha1" //nolint:gosec // a name suffix, not a security boundary
+	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
 	"fmt"
@@ -45,7 +45,7 @@ func recordName(old *batchv1.Job, c workload.Change) string {
 	if len(prefix) > 45 {
 		prefix = strings.TrimRight(prefix[:45], "-.")
 	}
-	sum := sha1.Sum([]byte(changeID(c) + "/" + string(old.UID))) //nolint:gosec // a name suffix
+	sum := sha256.Sum256([]byte(changeID(c) + "/" + string(old.UID)))
 	return prefix + "-reload-" + hex.EncodeToString(sum[:])[:10]
 }
 

@@ -28,9 +28,12 @@ import (
 // binaries hold one build of ./cmd/reloader per flavour (plain, -race) for
 // the life of the test process. They are package state on purpose: "once
 // per process" is the point, and sync.OnceValues makes it safe.
-var binaries = [2]func() (string, error){
-	sync.OnceValues(func() (string, error) { return build(false) }),
-	sync.OnceValues(func() (string, error) { return build(true) }),
+var binaries = [3]func() (string, error){
+	sync.OnceValues(func() (string, error) { return build("plain", nil) }),
+	sync.OnceValues(func() (string, error) { return build("race", nil, "-race") }),
+	// Go's CMVP-certified FIPS 140-3 module (the snapshot GOFIPS140=certified
+	// names in the toolchain), as the -fips images are built.
+	sync.OnceValues(func() (string, error) { return build("fips", []string{"GOFIPS140=certified"}) }),
 }
 
 // BuildBinary returns the reloader binary built from this checkout, with the
@@ -41,6 +44,18 @@ func BuildBinary(race bool) (string, error) {
 		return binaries[1]()
 	}
 	return binaries[0]()
+}
+
+// FIPSBinary is the reloader binary built against Go's certified FIPS 140-3
+// module: run it with GODEBUG=fips140=only to refuse every non-approved
+// algorithm.
+func FIPSBinary(t testing.TB) string {
+	t.Helper()
+	bin, err := binaries[2]()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return bin
 }
 
 // Binary is BuildBinary failing t on error.
@@ -57,14 +72,10 @@ func Binary(t testing.TB, race bool) string {
 // stable one (one per checkout and flavour), so test processes running side
 // by side never see a half-written file, runs do not pile up binaries, and
 // two checkouts never run each other's build.
-func build(race bool) (string, error) {
+func build(flavour string, env []string, flags ...string) (string, error) {
 	root, err := tools.RepoRoot()
 	if err != nil {
 		return "", err
-	}
-	flavour, flags := "plain", []string(nil)
-	if race {
-		flavour, flags = "race", []string{"-race"}
 	}
 	stable := filepath.Join(os.TempDir(), "reloadertest-bin", fmt.Sprintf("%x", sha256.Sum256([]byte(root)))[:16], flavour)
 	if err := os.MkdirAll(stable, 0o755); err != nil {
@@ -76,7 +87,7 @@ func build(race bool) (string, error) {
 	}
 	defer os.RemoveAll(tmp)
 	out := filepath.Join(tmp, "reloader")
-	if err := tools.GoBuild(context.Background(), "./cmd/reloader", out, flags...); err != nil {
+	if err := tools.GoBuildEnv(context.Background(), env, "./cmd/reloader", out, flags...); err != nil {
 		return "", fmt.Errorf("building the reloader binary (%s): %w", flavour, err)
 	}
 	bin := filepath.Join(stable, "reloader")

@@ -3,6 +3,7 @@ package tools
 import (
 	"context"
 	"fmt"
+	"os"
 	"os/exec"
 )
 
@@ -12,6 +13,12 @@ import (
 // commands; a release-shaped binary (trimmed, stamped, cross-built) comes
 // from release/build instead.
 func GoBuild(ctx context.Context, pkg, out string, flags ...string) error {
+	return GoBuildEnv(ctx, nil, pkg, out, flags...)
+}
+
+// GoBuildEnv is GoBuild with variables added to go build's environment
+// (GOFIPS140=certified for the FIPS flavour).
+func GoBuildEnv(ctx context.Context, env []string, pkg, out string, flags ...string) error {
 	root, err := RepoRoot()
 	if err != nil {
 		return err
@@ -19,6 +26,9 @@ func GoBuild(ctx context.Context, pkg, out string, flags ...string) error {
 	args := append(append([]string{"build"}, flags...), "-o", out, pkg)
 	build := exec.CommandContext(ctx, "go", args...)
 	build.Dir = root
+	if len(env) > 0 {
+		build.Env = append(os.Environ(), env...)
+	}
 	if msg, err := build.CombinedOutput(); err != nil {
 		return fmt.Errorf("building %s: %w\n%s", pkg, err, msg)
 	}
