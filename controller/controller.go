@@ -118,10 +118,10 @@ type Options struct {
 	FieldManager string
 	// Hash digests the data fingerprints (default hash.SHA1, stakater's;
 	// hash.SHA256 in FIPS 140-only mode).
-	Hash hash.Algorithm
-	Recorder     record.EventRecorder
-	Metrics      *metrics.Collectors
-	Logger       *slog.Logger
+	Hash     hash.Algorithm
+	Recorder record.EventRecorder
+	Metrics  *metrics.Collectors
+	Logger   *slog.Logger
 	// Now is the clock (tests); default time.Now.
 	Now func() time.Time
 }

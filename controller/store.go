@@ -158,7 +158,9 @@ func metaOf(obj any) metav1.Object {
 
 // stripConfig is the informer transform turning a ConfigMap or Secret into
 // its configEntry before it enters the cache.
-func (c *Controller) stripConfig(obj any) (any, error) { return stripConfig(c.o.Names, c.o.Hash, obj), nil }
+func (c *Controller) stripConfig(obj any) (any, error) {
+	return stripConfig(c.o.Names, c.o.Hash, obj), nil
+}
 
 // stripConfig keeps of a ConfigMap or Secret what the decision reads, with
 // the annotations of n that steer reloads.

@@ -20,7 +20,6 @@ import (
 	"github.com/reloader-dev/reloader/controller/workload"
 )
 
-
 // LastReload is our annotation, on the workload's metadata, holding when the
 // controller last rolled it: the durable clock of storm control.
 const LastReload = decide.LastReload

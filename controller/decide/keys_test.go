@@ -73,10 +73,14 @@ func reloaded(d Decision) []string {
 }
 
 func TestPerKeyReloads(t *testing.T) {
-	cmKeys := func(data map[string]string) string { return hash.ConfigMapKeys(data, nil).Subset(hash.SHA1, logLevelKey) }
+	cmKeys := func(data map[string]string) string {
+		return hash.ConfigMapKeys(data, nil).Subset(hash.SHA1, logLevelKey)
+	}
 	cmWhole := func(data map[string]string) string { return hash.SHA1.ConfigMap(data, nil) }
 	sWhole := func(data map[string]string) string { return secretState(data).Hash }
-	sKeys := func(data map[string]string) string { return secretState(data).Keys.Subset(hash.SHA1, []string{"password"}) }
+	sKeys := func(data map[string]string) string {
+		return secretState(data).Keys.Subset(hash.SHA1, []string{"password"})
+	}
 	for _, tc := range []struct {
 		name        string
 		flag        bool
