@@ -1,0 +1,78 @@
+package main
+
+import (
+	"context"
+	"debug/buildinfo"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"runtime/debug"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/reloader-dev/reloader/release/releasetest"
+	"github.com/reloader-dev/reloader/test/tools"
+)
+
+// reloader-mirror built against Go's certified FIPS 140-3 module and run
+// with GODEBUG=fips140=only (every non-approved algorithm refused) verifies a
+// key-signed release offline: cosign's ECDSA P-256 signatures over SHA-256
+// digests are FIPS-approved end to end. A signature by another key is still
+// refused (exit 3): the mode changes which algorithms run, never whether a
+// verification may be skipped.
+func TestVerifyInFIPS140OnlyMode(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds reloader-mirror with GOFIPS140")
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute)
+	defer cancel()
+	dir := t.TempDir()
+	bin := filepath.Join(dir, "reloader-mirror")
+	if err := tools.GoBuildEnv(ctx, []string{"GOFIPS140=certified"}, "./cmd/mirror", bin); err != nil {
+		t.Fatal(err)
+	}
+	if bi, err := buildinfo.ReadFile(bin); err != nil || !slices.ContainsFunc(bi.Settings, func(s debug.BuildSetting) bool {
+		return s.Key == "GOFIPS140" && strings.HasPrefix(s.Value, "v1.0.0")
+	}) {
+		t.Fatalf("the binary does not carry the certified module (GOFIPS140=v1.0.0-…): %v %v", bi, err)
+	}
+	src := startRegistry(t)
+	s, err := releasetest.NewKeySigner(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	other, err := releasetest.NewKeySigner(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	rel, err := releasetest.Publish(ctx, releasetest.Options{Registry: src.Host, Signer: s, Seed: 7})
+	if err != nil {
+		t.Fatal(err)
+	}
+	key, otherKey := filepath.Join(dir, "cosign.pub"), filepath.Join(dir, "other.pub")
+	if err := os.WriteFile(key, s.PublicKeyPEM(), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(otherKey, other.PublicKeyPEM(), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	verify := func(key string) (int, string) {
+		cmd := exec.CommandContext(ctx, bin, "verify", "--lock-ref", rel.LockRef, "--key", key, "--allow-unscanned", "--allow-no-provenance")
+		cmd.Env = append(os.Environ(), "GODEBUG=fips140=only")
+		out, err := cmd.CombinedOutput()
+		if ee, ok := err.(*exec.ExitError); ok {
+			return ee.ExitCode(), string(out)
+		} else if err != nil {
+			t.Fatal(err)
+		}
+		return 0, string(out)
+	}
+	if code, out := verify(key); code != 0 || !strings.Contains(out, "verified offline") || strings.Contains(out, "panic") {
+		t.Fatalf("verify under fips140=only: exit %d, want 0:\n%s", code, out)
+	}
+	if code, out := verify(otherKey); code != 3 || strings.Contains(out, "panic") {
+		t.Fatalf("verify with another key under fips140=only: exit %d, want 3 (refused):\n%s", code, out)
+	}
+}
