@@ -60,6 +60,9 @@ func TestCLIReview(t *testing.T) {
 	if want := len(rel.Lock.Find(release.KindImage, "")); len(r.Images) != want || len(r.Components) == 0 {
 		t.Errorf("%d images, %d components: want the release's %d platform images", len(r.Images), len(r.Components), want)
 	}
+	if r.Profile != review.DefaultProfile || len(r.MinimumElements) == 0 || r.MinimumElements[0].Profile != review.DefaultProfile {
+		t.Errorf("review.json profile %q (SBOMs %+v), want the default %s", r.Profile, r.MinimumElements, review.DefaultProfile)
+	}
 	if r.Diff == nil || !r.Diff.Empty() {
 		t.Errorf("a release against itself: %+v", r.Diff)
 	}
@@ -72,6 +75,10 @@ func TestCLIReview(t *testing.T) {
 		written bool
 	}{
 		{"a real release passes --fail-on minimum-elements", []string{"--key", key, "--fail-on", "minimum-elements"}, cli.ExitOK, "", true},
+		{"a real release passes --profile cisa-2025", []string{"--key", key, "--fail-on", "minimum-elements", "--profile", "cisa-2025"}, cli.ExitOK, "", true},
+		{"a real release passes --profile ntia-2021", []string{"--key", key, "--fail-on", "minimum-elements", "--profile", "ntia-2021"}, cli.ExitOK, "", true},
+		{"bsi-tr-03183-2 names what a real release lacks", []string{"--key", key, "--fail-on", "minimum-elements", "--profile", "bsi-tr-03183-2"}, cli.ExitRefused, "lack minimum elements of bsi-tr-03183-2", true},
+		{"unknown profile", []string{"--key", key, "--profile", "ntia"}, cli.ExitUsage, `--profile "ntia"`, false},
 		{"licence findings fail --fail-on licence", []string{"--key", key, "--fail-on", "licence"}, cli.ExitRefused, "licence:", true},
 		{"an unscanned release fails --fail-on vulnerability", []string{"--key", key, "--fail-on", "minimum-elements,vulnerability"}, cli.ExitRefused, "vulnerability: the signed lock says the release was made without a vulnerability scan", true},
 		{"unknown check", []string{"--key", key, "--fail-on", "cves"}, cli.ExitUsage, `"cves"`, false},
