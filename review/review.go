@@ -185,12 +185,13 @@ type Review struct {
 	Components      []Component      `json:"components"`
 	Licences        []LicenceCount   `json:"licences"`
 	LicenceFindings []LicenceFinding `json:"licenceFindings"`
-	// Profile is the minimum elements the SBOMs were checked against.
-	Profile         Profile         `json:"profile"`
-	MinimumElements []SBOMCheck     `json:"minimumElements"`
-	Vulnerabilities Vulnerabilities `json:"vulnerabilities"`
+	MinimumElements []SBOMCheck      `json:"minimumElements"`
+	Vulnerabilities Vulnerabilities  `json:"vulnerabilities"`
 	// Diff is set when the review compares against a previous release.
 	Diff *Diff `json:"diff,omitempty"`
+
+	// Profile is the minimum elements the SBOMs were checked against.
+	Profile Profile `json:"profile"`
 }
 
 // Input is everything a review is made from. Lock must be verified.
