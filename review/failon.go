@@ -63,7 +63,7 @@ func (r *Review) Failures(checks []string) []string {
 				}
 			}
 			if bad > 0 {
-				out = append(out, fmt.Sprintf("minimum-elements: %d of %d SBOMs lack NTIA minimum elements (%s)", bad, len(r.MinimumElements), strings.Join(what, "; ")))
+				out = append(out, fmt.Sprintf("minimum-elements: %d of %d SBOMs lack minimum elements of %s (%s)", bad, len(r.MinimumElements), r.profile(), strings.Join(what, "; ")))
 			}
 		case CheckVulnerability:
 			v := r.Vulnerabilities
@@ -99,4 +99,13 @@ func verdictCounts(fs []LicenceFinding) string {
 		parts = append(parts, fmt.Sprintf("%d %s", counts[k], k))
 	}
 	return strings.Join(parts, ", ")
+}
+
+// profile is the profile the review was checked against, DefaultProfile
+// for a review read from before profiles were recorded.
+func (r *Review) profile() Profile {
+	if r.Profile == "" {
+		return DefaultProfile
+	}
+	return r.Profile
 }

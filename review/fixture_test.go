@@ -146,10 +146,17 @@ func repoLicencePolicy(t *testing.T) *LicencePolicy {
 	return p
 }
 
-// build reviews a fixture with the repository's licence policy.
+// build reviews a fixture with the repository's licence policy, checking
+// the SBOMs against NTIA 2021: the fixture's own module declares no licence,
+// which CISA 2025 requires (buildProfile).
 func build(t *testing.T, f *fixture, res *gate.Result, rp *gate.Policy) *Review {
 	t.Helper()
-	r, err := Build(Input{Lock: f.lock, SBOMs: f.sboms, Gate: res, ReleasePolicy: rp, Licences: repoLicencePolicy(t),
+	return buildProfile(t, f, res, rp, ProfileNTIA2021)
+}
+
+func buildProfile(t *testing.T, f *fixture, res *gate.Result, rp *gate.Policy, p Profile) *Review {
+	t.Helper()
+	r, err := Build(Input{Lock: f.lock, SBOMs: f.sboms, Gate: res, ReleasePolicy: rp, Licences: repoLicencePolicy(t), Profile: p,
 		Identity: Identity{Signer: "public key sha256:test", LockDigest: "sha256:" + strings.Repeat("d", 64), Verification: "verified in test"},
 		Now:      fixtureCreated})
 	if err != nil {

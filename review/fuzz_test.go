@@ -8,6 +8,8 @@ import "testing"
 func FuzzParseSBOM(f *testing.F) {
 	f.Add(true, []byte(`{"spdxVersion":"SPDX-2.3","SPDXID":"SPDXRef-DOCUMENT","creationInfo":{"created":"2026-11-30T12:00:00Z","creators":["Organization: x"]},"packages":[{"name":"a","SPDXID":"SPDXRef-a","versionInfo":"1","licenseDeclared":"MIT","supplier":"NOASSERTION","externalRefs":[{"referenceCategory":"PACKAGE-MANAGER","referenceType":"purl","referenceLocator":"pkg:golang/a@1"}]}],"relationships":[{"spdxElementId":"SPDXRef-DOCUMENT","relatedSpdxElement":"SPDXRef-a","relationshipType":"DESCRIBES"}]}`))
 	f.Add(false, []byte(`{"bomFormat":"CycloneDX","specVersion":"1.6","metadata":{"timestamp":"2026-11-30T12:00:00Z"},"components":[{"type":"library","name":"a","version":"1","purl":"pkg:golang/a@1","licenses":[{"expression":"MIT OR Apache-2.0"}]}],"dependencies":[{"ref":"x","dependsOn":["a"]}]}`))
+	f.Add(true, []byte(completeSPDX))
+	f.Add(false, []byte(completeCycloneDX))
 	f.Add(true, []byte(`{"spdxVersion":"SPDX-2.3","packages":[null]}`))
 	f.Add(false, []byte(`{"bomFormat":"CycloneDX","components":[{"licenses":[{"license":{}}]}]}`))
 	f.Fuzz(func(t *testing.T, spdx bool, data []byte) {
@@ -22,6 +24,13 @@ func FuzzParseSBOM(f *testing.F) {
 		p := &LicencePolicy{Allow: []string{"MIT"}, Deny: []string{"GPL-3.0-only"}}
 		for _, c := range d.Components {
 			p.Judge(c.LicenceDeclared)
+		}
+		for _, pr := range Profiles() {
+			for _, m := range d.Check(pr) {
+				if m.Element == "" || m.Source == "" || m.Detail == "" {
+					t.Fatalf("%s: a missing element without name, source or detail: %+v", pr, m)
+				}
+			}
 		}
 	})
 }

@@ -151,9 +151,10 @@ th{background:#f4f4f4}code{font-size:12px;word-break:break-all}
 {{range .Exceptions}}<tr><td>{{.ID}}</td><td>{{.Package}}</td><td>{{.Justification}}</td><td{{if .Expired}} class="bad"{{end}}>{{.Expires}}{{if .Expired}} (expired){{end}}</td><td>{{.Source}}</td></tr>{{end}}</table>
 <p>The unexpired exceptions are also published as <a href="openvex.json">openvex.json</a> (OpenVEX), which Trivy reads with <code>--vex</code>.</p>{{else}}<p>The release policy accepts no vulnerability.</p>{{end}}{{end}}
 
-<h2 id="minimum-elements">NTIA minimum elements</h2>
+<h2 id="minimum-elements">SBOM minimum elements</h2>
+<p id="profile">Profile <b>{{.Profile}}</b>: {{.Profile.Title}}</p>
 <table id="ntia"><tr><th>Image</th><th>Format</th><th>SBOM</th><th>Missing</th></tr>
-{{range .MinimumElements}}<tr><td>{{.Image}} {{.Platform}}</td><td>{{.Format}}</td><td><code>{{.Digest}}</code></td><td>{{range .Missing}}<b>{{.Element}}</b>: {{.Detail}}<br>{{else}}<span class="ok">all present</span>{{end}}</td></tr>
+{{range .MinimumElements}}<tr><td>{{.Image}} {{.Platform}}</td><td>{{.Format}}</td><td><code>{{.Digest}}</code></td><td>{{range .Missing}}<b>{{.Element}}</b> ({{.Source}}): {{.Detail}}<br>{{else}}<span class="ok">all present</span>{{end}}</td></tr>
 {{end}}</table>
 
 <script>
@@ -245,7 +246,9 @@ Release gate {{if .Passed}}passed{{else}}FAILED{{end}} with {{len .Findings}} fi
 - {{.ID}} in {{md .Package}}, until {{.Expires}}{{if .Expired}} (EXPIRED){{end}} ({{.Source}}): {{md .Justification}}{{else}}
 None.{{end}}
 {{end}}
-## NTIA minimum elements
+## SBOM minimum elements
+
+Profile {{.Profile}}: {{.Profile.Title}}
 
 | Image | Format | Missing |
 |---|---|---|

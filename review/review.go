@@ -76,12 +76,14 @@ type Image struct {
 	SBOMs      []SBOMCheck `json:"sboms"`
 }
 
-// SBOMCheck is the NTIA minimum-elements verdict on one SBOM document.
+// SBOMCheck is the minimum-elements verdict of one profile on one SBOM
+// document.
 type SBOMCheck struct {
 	Image    string           `json:"image"`
 	Platform string           `json:"platform"`
 	Format   string           `json:"format"`
 	Digest   string           `json:"digest"`
+	Profile  Profile          `json:"profile"`
 	Missing  []MissingElement `json:"missing"`
 }
 
@@ -187,6 +189,9 @@ type Review struct {
 	Vulnerabilities Vulnerabilities  `json:"vulnerabilities"`
 	// Diff is set when the review compares against a previous release.
 	Diff *Diff `json:"diff,omitempty"`
+
+	// Profile is the minimum elements the SBOMs were checked against.
+	Profile Profile `json:"profile"`
 }
 
 // Input is everything a review is made from. Lock must be verified.
@@ -200,6 +205,9 @@ type Input struct {
 	// ReleasePolicy supplies the exceptions; nil when not given.
 	ReleasePolicy *gate.Policy
 	Licences      *LicencePolicy
+	// Profile is the minimum elements every SBOM is checked against;
+	// empty is DefaultProfile.
+	Profile Profile
 	// Now judges exception expiry.
 	Now time.Time
 }
@@ -213,7 +221,10 @@ func Build(in Input) (*Review, error) {
 	if in.Licences == nil {
 		return nil, errors.New("building the review: no licence policy")
 	}
-	r := &Review{Release: in.Identity}
+	if in.Profile == "" {
+		in.Profile = DefaultProfile
+	}
+	r := &Review{Release: in.Identity, Profile: in.Profile}
 	r.Release.Version, r.Release.Commit, r.Release.Source, r.Release.Created = in.Lock.Version, in.Lock.Commit, in.Lock.Source, in.Lock.Created.UTC()
 	bySubject := map[string][]SBOM{}
 	for _, s := range in.SBOMs {
@@ -239,7 +250,7 @@ func Build(in Input) (*Review, error) {
 			if err != nil {
 				return nil, fmt.Errorf("building the review: %w", err)
 			}
-			img.SBOMs = append(img.SBOMs, SBOMCheck{Image: a.Name, Platform: a.Platform, Format: d.Format, Digest: s.Artifact.Digest, Missing: d.Missing})
+			img.SBOMs = append(img.SBOMs, SBOMCheck{Image: a.Name, Platform: a.Platform, Format: d.Format, Digest: s.Artifact.Digest, Profile: in.Profile, Missing: d.Check(in.Profile)})
 			if i > 0 {
 				continue
 			}

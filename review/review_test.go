@@ -89,10 +89,31 @@ func TestReviewListsEveryComponentWithLicenceSupplierAndWhereItWasFound(t *testi
 	}
 }
 
+// Against CISA 2025 the SBOMs sbom.Generate makes carry a hash for every
+// component (the go.sum hash of each module, the binary's for the standard
+// library and the main module), the tools and the generation context; the
+// fixture's own module declares no licence, and the check says so, naming
+// it, rather than the SBOM claiming one.
+func TestCISA2025NamesTheComponentWhoseLicenceNobodyDeclared(t *testing.T) {
+	r := buildProfile(t, releases(t)[newSync], nil, nil, ProfileCISA2025)
+	for _, s := range r.MinimumElements {
+		if s.Profile != ProfileCISA2025 || len(s.Missing) != 1 {
+			t.Fatalf("%s: profile %s, missing %+v, want only the licence", s.Format, s.Profile, s.Missing)
+		}
+		if m := s.Missing[0]; m.Element != "License" || !strings.Contains(m.Detail, "1 of 3 components have no licence: example.com/app") {
+			t.Errorf("%s: missing %+v, want the License of example.com/app", s.Format, m)
+		}
+	}
+	got := r.Failures([]string{CheckMinimumElements})
+	if len(got) != 1 || !strings.Contains(got[0], "of cisa-2025") || !strings.Contains(got[0], "example.com/app") {
+		t.Errorf("failures %q, want cisa-2025 naming example.com/app", got)
+	}
+}
+
 func TestMinimumElementsAreCheckedInEverySBOM(t *testing.T) {
 	r := build(t, releases(t)[newSync], nil, nil)
 	// The SBOMs we generate name a supplier for every component and an
-	// author: nothing is missing in either format.
+	// author: no NTIA element is missing in either format.
 	want := map[string][]string{
 		"SPDX-2.3":      nil,
 		"CycloneDX 1.7": nil,
@@ -384,7 +405,7 @@ func TestRenderedReviewIsSelfContained(t *testing.T) {
 		t.Fatal(err)
 	}
 	page := string(html)
-	for _, want := range []string{"default-src 'none'", `<svg id="licence-chart"`, "golang.org/x/sync", "BSD-3-Clause", "upgraded", "CVE-2099-0001", "Supplier Name", "Fails --fail-on"} {
+	for _, want := range []string{"default-src 'none'", `<svg id="licence-chart"`, "golang.org/x/sync", "BSD-3-Clause", "upgraded", "CVE-2099-0001", "Supplier Name", "Profile <b>ntia-2021</b>", "Fails --fail-on"} {
 		if !strings.Contains(page, want) {
 			t.Errorf("page lacks %q", want)
 		}

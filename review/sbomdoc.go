@@ -3,7 +3,6 @@ package review
 import (
 	"bytes"
 	"fmt"
-	"sort"
 	"strings"
 
 	cdx "github.com/CycloneDX/cyclonedx-go"
@@ -29,35 +28,43 @@ type Document struct {
 	Format string
 	// Components are the packages the SBOM lists, without the image itself.
 	Components []Component
-	// Missing lists the NTIA minimum elements the document lacks.
-	Missing []MissingElement
+	// facts are the document-level fields it carries, evidence per
+	// component the component-level fields only a profile check reads;
+	// evidence[i] describes Components[i].
+	facts    map[field]bool
+	evidence []evidence
 }
 
-// MissingElement is one NTIA minimum element an SBOM does not carry.
+// evidence is what a component carries beyond what Component holds.
+type evidence struct {
+	// hashes are the algorithms of its hashes, as CycloneDX names them
+	// ("SHA-256").
+	hashes []string
+	// related: the SBOM relates it to another component (contains,
+	// depends on, or the reverse).
+	related bool
+	// creatorContact: its supplier or creator has an email address or URL.
+	creatorContact bool
+	// filename: the SBOM names its file.
+	filename bool
+}
+
+// MissingElement is one minimum element of a profile an SBOM does not
+// carry.
 type MissingElement struct {
-	// Element is one of the NTIA names: "Supplier Name", "Component Name",
-	// "Version of the Component", "Other Unique Identifiers", "Dependency
-	// Relationship", "Author of SBOM Data", "Timestamp".
+	// Element is the name the profile's document gives it ("Supplier
+	// Name", "Component Hash", "Component creator").
 	Element string `json:"element"`
-	// Detail says how much is missing and names examples.
+	// Source is the document and section it comes from.
+	Source string `json:"source,omitempty"`
+	// Detail says how much is missing and names the components.
 	Detail string `json:"detail"`
 }
 
-// The NTIA minimum data fields (The Minimum Elements For a Software Bill
-// of Materials, NTIA 2021), in the order the report lists them.
-const (
-	ElementSupplier     = "Supplier Name"
-	ElementName         = "Component Name"
-	ElementVersion      = "Version of the Component"
-	ElementIdentifier   = "Other Unique Identifiers"
-	ElementRelationship = "Dependency Relationship"
-	ElementAuthor       = "Author of SBOM Data"
-	ElementTimestamp    = "Timestamp"
-)
-
 // ParseSBOM reads an SPDX JSON document with spdx/tools-golang or a
-// CycloneDX JSON document with CycloneDX/cyclonedx-go, and checks the NTIA
-// minimum elements. what names the document in errors.
+// CycloneDX JSON document with CycloneDX/cyclonedx-go, keeping what the
+// minimum-elements profiles check (Document.Check). what names the
+// document in errors.
 func ParseSBOM(mediaType string, data []byte, what string) (*Document, error) {
 	if len(data) > maxSBOMBytes {
 		return nil, fmt.Errorf("SBOM %s is %d bytes, more than the %d accepted", what, len(data), maxSBOMBytes)
@@ -97,20 +104,23 @@ func fromSPDX(doc *spdx.Document, what string) (*Document, error) {
 	if doc == nil || doc.SPDXVersion == "" {
 		return nil, fmt.Errorf("SPDX SBOM %s has no spdxVersion", what)
 	}
-	d := &Document{Format: doc.SPDXVersion}
+	d := &Document{Format: doc.SPDXVersion, facts: map[field]bool{}}
 	described := map[string]bool{}
-	hasDeps := false
+	related := map[string]bool{}
 	for _, r := range doc.Relationships {
 		if r == nil {
 			continue
 		}
+		a, b := string(r.RefA.ElementRefID), string(r.RefB.ElementRefID)
 		switch strings.ToUpper(r.Relationship) {
 		case "DESCRIBES":
-			if string(r.RefA.ElementRefID) == "DOCUMENT" {
-				described[string(r.RefB.ElementRefID)] = true
+			if a == "DOCUMENT" {
+				described[b] = true
 			}
 		case "CONTAINS", "DEPENDS_ON", "DEPENDENCY_OF", "DYNAMIC_LINK", "STATIC_LINK", "RUNTIME_DEPENDENCY_OF", "BUILD_DEPENDENCY_OF", "CONTAINED_BY":
-			hasDeps = true
+			if a != b {
+				related[a], related[b] = true, true
+			}
 		}
 	}
 	for _, p := range doc.Packages {
@@ -118,33 +128,72 @@ func fromSPDX(doc *spdx.Document, what string) (*Document, error) {
 			return nil, fmt.Errorf("SPDX SBOM %s lists a null package", what)
 		}
 		// The package the document describes is the image, not a component.
-		if described[string(p.PackageSPDXIdentifier)] {
+		id := string(p.PackageSPDXIdentifier)
+		if described[id] {
 			continue
 		}
 		c := Component{Name: p.PackageName, Version: p.PackageVersion, Source: sourceOf(purlOf(p), p.PackageSourceInfo)}
 		c.PURL = purlOf(p)
 		c.CPE = cpeOf(p)
+		e := evidence{related: related[id], filename: strings.TrimSpace(p.PackageFileName) != ""}
 		if p.PackageSupplier != nil && p.PackageSupplier.Supplier != noAssertion {
 			c.Supplier = strings.TrimSpace(p.PackageSupplier.SupplierType + ": " + p.PackageSupplier.Supplier)
 			c.Supplier = strings.TrimPrefix(c.Supplier, ": ")
+			e.creatorContact = hasEmail(p.PackageSupplier.Supplier)
+		}
+		if o := p.PackageOriginator; o != nil && hasEmail(o.Originator) {
+			e.creatorContact = true
+		}
+		for _, h := range p.PackageChecksums {
+			if strings.TrimSpace(h.Value) != "" {
+				e.hashes = append(e.hashes, spdxAlgorithm(string(h.Algorithm)))
+			}
 		}
 		c.LicenceDeclared = licenceOrEmpty(p.PackageLicenseDeclared)
 		if c.LicenceDeclared == "" {
 			c.LicenceDeclared = licenceOrEmpty(p.PackageLicenseConcluded)
 		}
 		d.Components = append(d.Components, c)
+		d.evidence = append(d.evidence, e)
 	}
-	var author, timestamp bool
 	if ci := doc.CreationInfo; ci != nil {
-		timestamp = strings.TrimSpace(ci.Created) != ""
+		d.facts[fieldTimestamp] = strings.TrimSpace(ci.Created) != ""
+		// SPDX 2 has no field for the lifecycle phase: the creation
+		// comment carries it (as sbomqs and the CISA mapping read it).
+		d.facts[fieldContext] = strings.TrimSpace(ci.CreatorComment) != ""
 		for _, c := range ci.Creators {
-			if (c.CreatorType == "Organization" || c.CreatorType == "Person") && strings.TrimSpace(c.Creator) != "" {
-				author = true
+			who := strings.TrimSpace(c.Creator)
+			if who == "" {
+				continue
+			}
+			switch c.CreatorType {
+			case "Organization", "Person":
+				d.facts[fieldAuthor] = true
+				if hasEmail(who) {
+					d.facts[fieldAuthorContact] = true
+				}
+			case "Tool":
+				d.facts[fieldTool] = true
 			}
 		}
 	}
-	d.Missing = minimumElements(d.Components, hasDeps, author, timestamp)
 	return d, nil
+}
+
+// hasEmail reports an SPDX "name (email)" actor with an email address.
+func hasEmail(actor string) bool {
+	open := strings.LastIndex(actor, "(")
+	return open >= 0 && strings.Contains(actor[open:], "@") && strings.HasSuffix(strings.TrimSpace(actor), ")")
+}
+
+// spdxAlgorithm names an SPDX checksum algorithm ("SHA256") as CycloneDX
+// does ("SHA-256"), so both formats are checked alike.
+func spdxAlgorithm(a string) string {
+	a = strings.ToUpper(strings.TrimSpace(a))
+	if rest, ok := strings.CutPrefix(a, "SHA"); ok && rest != "" && strings.Trim(rest, "0123456789") == "" {
+		return "SHA-" + rest
+	}
+	return a
 }
 
 func purlOf(p *spdx.Package) string {
@@ -169,7 +218,20 @@ func fromCycloneDX(bom *cdx.BOM, what string) (*Document, error) {
 	if bom.BOMFormat != "CycloneDX" {
 		return nil, fmt.Errorf("CycloneDX SBOM %s has bomFormat %q", what, bom.BOMFormat)
 	}
-	d := &Document{Format: "CycloneDX " + bom.SpecVersion.String()}
+	d := &Document{Format: "CycloneDX " + bom.SpecVersion.String(), facts: map[field]bool{}}
+	related := map[string]bool{}
+	if bom.Dependencies != nil {
+		for _, dep := range *bom.Dependencies {
+			if dep.Dependencies == nil {
+				continue
+			}
+			for _, on := range *dep.Dependencies {
+				if on != "" && on != dep.Ref {
+					related[dep.Ref], related[on] = true, true
+				}
+			}
+		}
+	}
 	if bom.Components != nil {
 		for _, k := range *bom.Components {
 			// Files are what packages were found in, not components; SPDX
@@ -181,39 +243,84 @@ func fromCycloneDX(bom *cdx.BOM, what string) (*Document, error) {
 				continue
 			}
 			c := Component{Name: k.Name, Version: k.Version, PURL: k.PackageURL, CPE: k.CPE}
+			e := evidence{related: k.BOMRef != "" && related[k.BOMRef]}
 			if k.Supplier != nil && strings.TrimSpace(k.Supplier.Name) != "" {
 				c.Supplier = k.Supplier.Name
+			}
+			e.creatorContact = hasContact(k.Supplier) || hasContact(k.Manufacturer)
+			if k.Hashes != nil {
+				for _, h := range *k.Hashes {
+					if strings.TrimSpace(h.Value) != "" {
+						e.hashes = append(e.hashes, strings.ToUpper(string(h.Algorithm)))
+					}
+				}
 			}
 			c.LicenceDeclared = cdxLicence(k.Licenses)
 			loc := ""
 			if k.Properties != nil {
 				for _, p := range *k.Properties {
-					if p.Name == "syft:location:0:path" {
+					switch p.Name {
+					case "syft:location:0:path":
 						loc = p.Value
+					case "bsi:component:filename":
+						e.filename = strings.TrimSpace(p.Value) != ""
 					}
 				}
 			}
 			c.Source = sourceOf(c.PURL, loc)
 			d.Components = append(d.Components, c)
+			d.evidence = append(d.evidence, e)
 		}
 	}
-	hasDeps := false
-	if bom.Dependencies != nil {
-		for _, dep := range *bom.Dependencies {
-			if dep.Dependencies != nil && len(*dep.Dependencies) > 0 {
-				hasDeps = true
+	if md := bom.Metadata; md != nil {
+		d.facts[fieldTimestamp] = strings.TrimSpace(md.Timestamp) != ""
+		d.facts[fieldAuthor] = md.Authors != nil && len(*md.Authors) > 0 ||
+			md.Manufacturer != nil && md.Manufacturer.Name != "" ||
+			md.Supplier != nil && md.Supplier.Name != ""
+		d.facts[fieldAuthorContact] = hasContact(md.Manufacturer) || hasContact(md.Supplier)
+		if md.Authors != nil {
+			for _, a := range *md.Authors {
+				if strings.Contains(a.Email, "@") {
+					d.facts[fieldAuthorContact] = true
+				}
+			}
+		}
+		if t := md.Tools; t != nil {
+			d.facts[fieldTool] = t.Components != nil && len(*t.Components) > 0 ||
+				t.Services != nil && len(*t.Services) > 0 ||
+				t.Tools != nil && len(*t.Tools) > 0
+		}
+		if md.Lifecycles != nil {
+			for _, l := range *md.Lifecycles {
+				if l.Phase != "" || strings.TrimSpace(l.Name) != "" {
+					d.facts[fieldContext] = true
+				}
 			}
 		}
 	}
-	var author, timestamp bool
-	if md := bom.Metadata; md != nil {
-		timestamp = strings.TrimSpace(md.Timestamp) != ""
-		author = md.Authors != nil && len(*md.Authors) > 0 ||
-			md.Manufacturer != nil && md.Manufacturer.Name != "" ||
-			md.Supplier != nil && md.Supplier.Name != ""
-	}
-	d.Missing = minimumElements(d.Components, hasDeps, author, timestamp)
 	return d, nil
+}
+
+// hasContact reports an organisation with a URL or a contact's email.
+func hasContact(o *cdx.OrganizationalEntity) bool {
+	if o == nil {
+		return false
+	}
+	if o.URL != nil {
+		for _, u := range *o.URL {
+			if strings.TrimSpace(u) != "" {
+				return true
+			}
+		}
+	}
+	if o.Contact != nil {
+		for _, c := range *o.Contact {
+			if strings.Contains(c.Email, "@") {
+				return true
+			}
+		}
+	}
+	return false
 }
 
 // cdxLicence joins a CycloneDX licence choice into one SPDX expression.
@@ -274,43 +381,4 @@ func sourceOf(purl, location string) string {
 		return kind + " in " + location
 	}
 	return kind
-}
-
-func minimumElements(cs []Component, hasDeps, author, timestamp bool) []MissingElement {
-	var out []MissingElement
-	count := func(element string, lacks func(Component) bool, noun string) {
-		var names []string
-		for _, c := range cs {
-			if lacks(c) {
-				names = append(names, c.Name)
-			}
-		}
-		if len(names) == 0 {
-			return
-		}
-		sort.Strings(names)
-		ex := names
-		if len(ex) > 5 {
-			ex = append(ex[:5:5], "…")
-		}
-		out = append(out, MissingElement{Element: element,
-			Detail: fmt.Sprintf("%d of %d components have no %s: %s", len(names), len(cs), noun, strings.Join(ex, ", "))})
-	}
-	count(ElementSupplier, func(c Component) bool { return c.Supplier == "" }, "supplier")
-	count(ElementName, func(c Component) bool { return strings.TrimSpace(c.Name) == "" }, "name")
-	count(ElementVersion, func(c Component) bool { return strings.TrimSpace(c.Version) == "" }, "version")
-	count(ElementIdentifier, func(c Component) bool { return c.PURL == "" && c.CPE == "" }, "PURL or CPE")
-	if len(cs) == 0 {
-		out = append(out, MissingElement{Element: ElementName, Detail: "the SBOM lists no components"})
-	}
-	if !hasDeps {
-		out = append(out, MissingElement{Element: ElementRelationship, Detail: "no relationship between components is recorded"})
-	}
-	if !author {
-		out = append(out, MissingElement{Element: ElementAuthor, Detail: "no person or organisation is named as the SBOM's author (a tool alone is not an author)"})
-	}
-	if !timestamp {
-		out = append(out, MissingElement{Element: ElementTimestamp, Detail: "no creation time"})
-	}
-	return out
 }

@@ -116,11 +116,15 @@ func Generate(ctx context.Context, img v1.Image, opts Options) ([]Document, erro
 	if err := declareModuleLicence(ctx, s, opts.ModuleLicenceFile); err != nil {
 		return nil, fmt.Errorf("generating SBOMs for %s %s: %w", opts.Name, dgst, err)
 	}
-	spdx, err := encodeSPDX(*s, opts, dgst)
+	digests, err := rpmDigests(s, src, dir)
+	if err != nil {
+		return nil, fmt.Errorf("generating SBOMs for %s %s: %w", opts.Name, dgst, err)
+	}
+	spdx, err := encodeSPDX(*s, opts, dgst, digests)
 	if err != nil {
 		return nil, fmt.Errorf("generating the SPDX SBOM for %s %s: %w", opts.Name, dgst, err)
 	}
-	cdx, err := encodeCycloneDX(*s, opts, dgst)
+	cdx, err := encodeCycloneDX(*s, opts, dgst, digests)
 	if err != nil {
 		return nil, fmt.Errorf("generating the CycloneDX SBOM for %s %s: %w", opts.Name, dgst, err)
 	}
@@ -240,7 +244,7 @@ func GoModCache(ctx context.Context, dir string) (string, error) {
 	return strings.TrimSpace(string(out)), nil
 }
 
-func encodeSPDX(s sbom.SBOM, opts Options, dgst v1.Hash) ([]byte, error) {
+func encodeSPDX(s sbom.SBOM, opts Options, dgst v1.Hash, rpmMD5 map[string]string) ([]byte, error) {
 	cfg := spdxjson.DefaultEncoderConfig()
 	cfg.Version = "2.3"
 	enc, err := spdxjson.NewFormatEncoderWithConfig(cfg)
@@ -253,10 +257,11 @@ func encodeSPDX(s sbom.SBOM, opts Options, dgst v1.Hash) ([]byte, error) {
 		}
 		doc["documentNamespace"] = fmt.Sprintf("%s/%s/%s-%s", opts.Namespace, opts.Name, opts.Version, dgst.Hex)
 		supplySPDX(doc, opts)
+		completeSPDX(doc, opts, rpmMD5)
 	})
 }
 
-func encodeCycloneDX(s sbom.SBOM, opts Options, dgst v1.Hash) ([]byte, error) {
+func encodeCycloneDX(s sbom.SBOM, opts Options, dgst v1.Hash, rpmMD5 map[string]string) ([]byte, error) {
 	enc, err := cyclonedxjson.NewFormatEncoderWithConfig(cyclonedxjson.DefaultEncoderConfig())
 	if err != nil {
 		return nil, err
@@ -267,6 +272,7 @@ func encodeCycloneDX(s sbom.SBOM, opts Options, dgst v1.Hash) ([]byte, error) {
 			md["timestamp"] = opts.Created.UTC().Format(time.RFC3339)
 		}
 		supplyCycloneDX(doc, opts)
+		completeCycloneDX(doc, opts, rpmMD5)
 	})
 }
 

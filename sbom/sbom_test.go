@@ -15,6 +15,7 @@ import (
 	"github.com/reloader-dev/reloader/internal/image"
 
 	"github.com/reloader-dev/reloader/release/build"
+	"github.com/reloader-dev/reloader/review"
 )
 
 // The real controller in a release image, built as the release builds it
@@ -50,7 +51,7 @@ func TestSBOMsAreSPDX23AndCycloneDXAndRepeatExactly(t *testing.T) {
 	}
 	opts := Options{Name: "reloader", Version: "v1.2.3", Created: time.Date(2026, 11, 30, 12, 0, 0, 0, time.UTC),
 		Namespace: "https://github.com/reloader-dev/reloader/sbom", WorkDir: t.TempDir(), GoModCache: modCache,
-		ModuleLicenceFile: filepath.Join("..", "LICENSE")}
+		ModuleLicenceFile: filepath.Join("..", "LICENSE"), MainModule: "github.com/reloader-dev/reloader", Producer: "Reloader project"}
 	first, err := Generate(context.Background(), img, opts)
 	if err != nil {
 		t.Fatal(err)
@@ -117,6 +118,24 @@ func TestSBOMsAreSPDX23AndCycloneDXAndRepeatExactly(t *testing.T) {
 	}
 	if !strings.Contains(strings.Join(names, " "), "stdlib") {
 		t.Errorf("the Go binary's packages are missing from the SBOM: %v", names)
+	}
+	// Both documents carry every element of NTIA 2021 and CISA 2025 for
+	// every component: the go.sum hash of each module, the binary's hash
+	// for the standard library and our module, the tools, the generation
+	// context and our producer as the author.
+	for _, d := range first {
+		doc, err := review.ParseSBOM(d.MediaType, d.Data, "controller")
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, p := range []review.Profile{review.ProfileNTIA2021, review.ProfileCISA2025} {
+			if missing := doc.Check(p); len(missing) > 0 {
+				t.Errorf("%s lacks %s elements: %+v", doc.Format, p, missing)
+			}
+		}
+	}
+	if !bytes.Contains(first[0].Data, []byte(`"Organization: Reloader project"`)) || bytes.Contains(first[0].Data, []byte("Anchore")) {
+		t.Errorf("SPDX creators do not name our producer alone as the author")
 	}
 	var cdx struct {
 		BOMFormat    string `json:"bomFormat"`

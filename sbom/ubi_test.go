@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/reloader-dev/reloader/release/local"
+	"github.com/reloader-dev/reloader/review"
 	"github.com/reloader-dev/reloader/sbom"
 )
 
@@ -35,7 +36,7 @@ func TestRPMPackagesOfTheUBIBaseAreCataloguedWithTheirLicences(t *testing.T) {
 			t.Fatal(err)
 		}
 		docs, err := sbom.Generate(ctx, base, sbom.Options{Name: "ubi-stand-in", Version: "v1.2.3", Created: time.Date(2026, 11, 30, 12, 0, 0, 0, time.UTC),
-			Namespace: "https://example.com/sbom", WorkDir: t.TempDir()})
+			Namespace: "https://example.com/sbom", WorkDir: t.TempDir(), Producer: "Reloader project"})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -44,7 +45,11 @@ func TestRPMPackagesOfTheUBIBaseAreCataloguedWithTheirLicences(t *testing.T) {
 				Name            string `json:"name"`
 				VersionInfo     string `json:"versionInfo"`
 				LicenseDeclared string `json:"licenseDeclared"`
-				ExternalRefs    []struct {
+				Checksums       []struct {
+					Algorithm string `json:"algorithm"`
+					Value     string `json:"checksumValue"`
+				} `json:"checksums"`
+				ExternalRefs []struct {
 					Locator string `json:"referenceLocator"`
 				} `json:"externalRefs"`
 			} `json:"packages"`
@@ -56,6 +61,11 @@ func TestRPMPackagesOfTheUBIBaseAreCataloguedWithTheirLicences(t *testing.T) {
 		purls := map[string]string{}
 		for _, p := range spdx.Packages {
 			got[p.Name] = p.VersionInfo + " " + p.LicenseDeclared
+			// Each RPM carries the package digest its database entry
+			// records (SIGMD5).
+			if p.Name != "ubi-stand-in" && (len(p.Checksums) != 1 || p.Checksums[0].Algorithm != "MD5" || len(p.Checksums[0].Value) != 32) {
+				t.Errorf("%s: checksums %+v, want the RPM database's MD5", p.Name, p.Checksums)
+			}
 			for _, r := range p.ExternalRefs {
 				if strings.HasPrefix(r.Locator, "pkg:") {
 					purls[p.Name] = r.Locator
@@ -73,6 +83,26 @@ func TestRPMPackagesOfTheUBIBaseAreCataloguedWithTheirLicences(t *testing.T) {
 		}
 		if !strings.HasPrefix(purls["bash"], "pkg:rpm/") || !strings.Contains(purls["bash"], "arch=x86_64") {
 			t.Errorf("bash PURL %q, want an RPM PURL for x86_64", purls["bash"])
+		}
+		// Both documents carry every CISA 2025 element; BSI TR-03183-2
+		// wants what an RPM database does not hold.
+		for _, d := range docs {
+			doc, err := review.ParseSBOM(d.MediaType, d.Data, "UBI stand-in")
+			if err != nil {
+				t.Fatal(err)
+			}
+			if missing := doc.Check(review.ProfileCISA2025); len(missing) > 0 {
+				t.Errorf("%s lacks CISA 2025 elements: %+v", doc.Format, missing)
+			}
+			bsi := map[string]bool{}
+			for _, m := range doc.Check(review.ProfileBSI) {
+				bsi[m.Element] = true
+			}
+			for _, e := range []string{"Hash value of the executable component", "Component creator"} {
+				if !bsi[e] {
+					t.Errorf("%s: BSI TR-03183-2 does not name %q missing: %v", doc.Format, e, bsi)
+				}
+			}
 		}
 		return
 	}

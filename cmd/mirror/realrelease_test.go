@@ -77,4 +77,26 @@ func TestValuesOnARealLocalRelease(t *testing.T) {
 			t.Errorf("%s variant installs with %s, want %s…", iv.Variant, iv.Chart, want[iv.Variant])
 		}
 	}
+
+	// The SBOMs of the real controller, both variants, carry every CISA
+	// 2025 element; BSI TR-03183-2 names what they lack.
+	review := []string{"review", "--lock", res.LockPath, "--lock-bundle", res.BundlePath, "--key", res.PublicKey, "--allow-unscanned", "--fail-on", "minimum-elements", "-o", "json"}
+	code, out, errs = runCLI(t, append(review, "--out", filepath.Join(dir, "review-cisa"), "--profile", "cisa-2025")...)
+	if code != cli.ExitOK {
+		t.Errorf("review --fail-on minimum-elements --profile cisa-2025 on the real controller: exit %d: %s", code, errs)
+	}
+	var rv struct {
+		Review struct {
+			Profile    string
+			Components []struct{ Name string }
+		}
+	}
+	if err := json.Unmarshal([]byte(out), &rv); err != nil || rv.Review.Profile != "cisa-2025" {
+		t.Errorf("review json: profile %q, %v", rv.Review.Profile, err)
+	}
+	code, _, errs = runCLI(t, append(review, "--out", filepath.Join(dir, "review-bsi"), "--profile", "bsi-tr-03183-2")...)
+	if code != cli.ExitRefused || !strings.Contains(errs, "Component creator") {
+		t.Errorf("review --profile bsi-tr-03183-2: exit %d, want 3 naming the component creator: %s", code, errs)
+	}
+	t.Logf("%d components pass cisa-2025; bsi-tr-03183-2: %s", len(rv.Review.Components), errs)
 }

@@ -41,6 +41,8 @@ type reviewFlags struct {
 	out, against, gate, againstGate, releasePolicy, licencePolicy string
 	failOn                                                        []string
 	printLicencePolicy                                            bool
+
+	profile string
 }
 
 // reviewCmd is the review subcommand. Most of its length is the help text
@@ -57,7 +59,7 @@ SBOMs the lock lists and writes, into --out:
   index.html      one self-contained page (no external fetch; opens from disk
                   without network): release identity, licence chart,
                   licence findings, components per image and platform,
-                  vulnerabilities and exceptions, NTIA minimum elements,
+                  vulnerabilities and exceptions, SBOM minimum elements,
                   and the changes since --against
   review.md       the same in Markdown
   components.csv  one row per image and component
@@ -71,6 +73,14 @@ states none); all but allowed are findings. The policy is built into the
 binary (--print-licence-policy prints it); --licence-policy replaces it with
 a file. Its osPackages lists judge the base image's OS packages (RPMs) apart
 from the modules linked into our binaries.
+
+Every SBOM is checked, document and each component, against the minimum
+elements of --profile: ntia-2021 (NTIA 2021), cisa-2025 (CISA's 2025 draft:
+adds component hash, licence, tool name, generation context) or
+bsi-tr-03183-2 (BSI TR-03183-2: creator contacts, SHA-512 of executables,
+file names). The default, cisa-2025, is the strictest our releases pass; a
+field an SBOM lacks is missing even when nobody could know it, and the
+review names the components.
 
 The vulnerability scan is read from the signed lock: scanner and version,
 database digest and build time, findings by severity, and the exceptions the
@@ -91,7 +101,11 @@ written; stderr names the checks. A release that does not verify also exits
 
   # In a pipeline: fail when a licence or an SBOM is not acceptable
   reloader-mirror review --lock-ref harbor.corp.example/platform/reloader/reloader-release:v1.2.3 \
-      --key cosign.pub --out review --fail-on licence,minimum-elements -o json`,
+      --key cosign.pub --out review --fail-on licence,minimum-elements -o json
+
+  # Hold the SBOMs to BSI TR-03183-2 instead of the default cisa-2025
+  reloader-mirror review -f reloader-v1.2.3.tar.zst --key cosign.pub --out review \
+      --fail-on minimum-elements --profile bsi-tr-03183-2`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			if f.printLicencePolicy {
@@ -99,6 +113,10 @@ written; stderr names the checks. A release that does not verify also exits
 				return err
 			}
 			checks, err := review.ParseChecks(f.failOn)
+			if err != nil {
+				return cli.Usage(err)
+			}
+			profile, err := review.ParseProfile(f.profile)
 			if err != nil {
 				return cli.Usage(err)
 			}
@@ -110,7 +128,7 @@ written; stderr names the checks. A release that does not verify also exits
 			// than refusing to look at the release.
 			g.reviewing = true
 			return g.withRelease(cmd, func(cl *registry.Client, in *releaseInput) error {
-				return g.runReview(cmd.Context(), cl, in, f, checks)
+				return g.runReview(cmd.Context(), cl, in, f, checks, profile)
 			})
 		},
 	}
@@ -122,11 +140,12 @@ written; stderr names the checks. A release that does not verify also exits
 	fl.StringVar(&f.releasePolicy, "release-policy", "", "release policy whose exceptions (justification, expiry) the review lists")
 	fl.StringVar(&f.licencePolicy, "licence-policy", "", "licence policy file (allow and deny lists of SPDX identifiers) replacing the built-in one")
 	fl.BoolVar(&f.printLicencePolicy, "print-licence-policy", false, "print the built-in licence policy and exit (a starting point for --licence-policy)")
+	fl.StringVar(&f.profile, "profile", string(review.DefaultProfile), "SBOM minimum elements to check: ntia-2021, cisa-2025 or bsi-tr-03183-2")
 	fl.StringSliceVar(&f.failOn, "fail-on", nil, "exit 3 (refused) when these checks fail: licence, minimum-elements, vulnerability")
 	return c
 }
 
-func (g *globals) runReview(ctx context.Context, cl *registry.Client, in *releaseInput, f *reviewFlags, checks []string) error {
+func (g *globals) runReview(ctx context.Context, cl *registry.Client, in *releaseInput, f *reviewFlags, checks []string, profile review.Profile) error {
 	lp, err := licencePolicy(f.licencePolicy)
 	if err != nil {
 		return cli.Usage(err)
@@ -138,7 +157,7 @@ func (g *globals) runReview(ctx context.Context, cl *registry.Client, in *releas
 		}
 	}
 	now := time.Now()
-	cur, l, err := g.reviewRelease(ctx, in, lp, rp, f.gate, now)
+	cur, l, err := g.reviewRelease(ctx, in, lp, rp, f.gate, now, profile)
 	if err != nil {
 		return err
 	}
@@ -148,7 +167,7 @@ func (g *globals) runReview(ctx context.Context, cl *registry.Client, in *releas
 			return err
 		}
 		defer old.close()
-		prev, _, err := g.reviewRelease(ctx, old, lp, rp, f.againstGate, now)
+		prev, _, err := g.reviewRelease(ctx, old, lp, rp, f.againstGate, now, profile)
 		if err != nil {
 			return fmt.Errorf("reviewing the release to compare with (%s): %w", f.against, err)
 		}
@@ -205,7 +224,7 @@ func writeReviewSummary(w io.Writer, r *review.Review, dir string) {
 	}
 	fmt.Fprintf(w, "Review of %s (%s) written to %s\n", r.Release.Version, r.Release.Verification, filepath.Join(dir, review.FileHTML))
 	fmt.Fprintf(w, "  %d images, %d components, %d licences, %d licence findings\n", len(r.Images), len(r.Components), len(r.Licences), len(r.LicenceFindings))
-	fmt.Fprintf(w, "  SBOMs lacking NTIA minimum elements: %d of %d; %s; %d exceptions\n", incomplete, len(r.MinimumElements), gate, len(r.Vulnerabilities.Exceptions))
+	fmt.Fprintf(w, "  SBOMs lacking %s minimum elements: %d of %d; %s; %d exceptions\n", r.Profile, incomplete, len(r.MinimumElements), gate, len(r.Vulnerabilities.Exceptions))
 	if d := r.Diff; d != nil {
 		fmt.Fprintf(w, "  since %s: %d components changed, %d licence changes, %d new and %d resolved vulnerabilities\n",
 			d.Against.Version, len(d.Components), len(d.Licences), len(d.NewCVEs), len(d.Resolved))
@@ -214,7 +233,7 @@ func writeReviewSummary(w io.Writer, r *review.Review, dir string) {
 
 // reviewRelease verifies the release completely (as verify does), reads the
 // SBOMs the lock lists through the verified graph, and builds the review.
-func (g *globals) reviewRelease(ctx context.Context, in *releaseInput, lp *review.LicencePolicy, rp *gate.Policy, gatePath string, now time.Time) (*review.Review, *release.Lock, error) {
+func (g *globals) reviewRelease(ctx context.Context, in *releaseInput, lp *review.LicencePolicy, rp *gate.Policy, gatePath string, now time.Time, profile review.Profile) (*review.Review, *release.Lock, error) {
 	prep, err := mirror.Verify(ctx, in.src, in.lockJSON, in.lockBundle, in.verifier)
 	if err != nil {
 		return nil, nil, err
@@ -244,7 +263,7 @@ func (g *globals) reviewRelease(ctx context.Context, in *releaseInput, lp *revie
 		Verification: fmt.Sprintf("lock signature and all %d signed artifacts verified offline from %s; SBOMs checked against the signed lock's digests",
 			len(prep.Verification.Subjects), in.src),
 	}
-	r, err := review.Build(review.Input{Lock: prep.Lock, Identity: id, SBOMs: sboms, Gate: gate, ReleasePolicy: rp, Licences: lp, Now: now})
+	r, err := review.Build(review.Input{Lock: prep.Lock, Identity: id, SBOMs: sboms, Gate: gate, ReleasePolicy: rp, Licences: lp, Profile: profile, Now: now})
 	if err != nil {
 		return nil, nil, err
 	}

@@ -3,12 +3,17 @@ package main
 import (
 	"context"
 	"encoding/json"
+	"io"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 
+	"github.com/google/go-containerregistry/pkg/name"
+	"github.com/google/go-containerregistry/pkg/v1/remote"
+
 	"github.com/reloader-dev/reloader/internal/cli"
+	"github.com/reloader-dev/reloader/internal/exitcode"
 	"github.com/reloader-dev/reloader/release"
 	"github.com/reloader-dev/reloader/release/releasetest"
 	"github.com/reloader-dev/reloader/review"
@@ -60,6 +65,9 @@ func TestCLIReview(t *testing.T) {
 	if want := len(rel.Lock.Find(release.KindImage, "")); len(r.Images) != want || len(r.Components) == 0 {
 		t.Errorf("%d images, %d components: want the release's %d platform images", len(r.Images), len(r.Components), want)
 	}
+	if r.Profile != review.DefaultProfile || len(r.MinimumElements) == 0 || r.MinimumElements[0].Profile != review.DefaultProfile {
+		t.Errorf("review.json profile %q (SBOMs %+v), want the default %s", r.Profile, r.MinimumElements, review.DefaultProfile)
+	}
 	if r.Diff == nil || !r.Diff.Empty() {
 		t.Errorf("a release against itself: %+v", r.Diff)
 	}
@@ -72,6 +80,10 @@ func TestCLIReview(t *testing.T) {
 		written bool
 	}{
 		{"a real release passes --fail-on minimum-elements", []string{"--key", key, "--fail-on", "minimum-elements"}, cli.ExitOK, "", true},
+		{"a real release passes --profile cisa-2025", []string{"--key", key, "--fail-on", "minimum-elements", "--profile", "cisa-2025"}, cli.ExitOK, "", true},
+		{"a real release passes --profile ntia-2021", []string{"--key", key, "--fail-on", "minimum-elements", "--profile", "ntia-2021"}, cli.ExitOK, "", true},
+		{"bsi-tr-03183-2 names what a real release lacks", []string{"--key", key, "--fail-on", "minimum-elements", "--profile", "bsi-tr-03183-2"}, cli.ExitRefused, "lack minimum elements of bsi-tr-03183-2", true},
+		{"unknown profile", []string{"--key", key, "--profile", "ntia"}, cli.ExitUsage, `--profile "ntia"`, false},
 		{"licence findings fail --fail-on licence", []string{"--key", key, "--fail-on", "licence"}, cli.ExitRefused, "licence:", true},
 		{"an unscanned release fails --fail-on vulnerability", []string{"--key", key, "--fail-on", "minimum-elements,vulnerability"}, cli.ExitRefused, "vulnerability: the signed lock says the release was made without a vulnerability scan", true},
 		{"unknown check", []string{"--key", key, "--fail-on", "cves"}, cli.ExitUsage, `"cves"`, false},
@@ -90,6 +102,7 @@ func TestCLIReview(t *testing.T) {
 			}
 		})
 	}
+	t.Run("one supplier removed fails cisa-2025 naming the component", func(t *testing.T) { checkOneSupplierRemoved(t, rel) })
 }
 
 // A reviewer needs no source tree: the policy is built in, printed on
@@ -110,5 +123,101 @@ func TestCLIReviewPrintsTheBuiltInLicencePolicy(t *testing.T) {
 	}
 	if _, err := licencePolicy(filepath.Join(t.TempDir(), "none.yaml")); err == nil || !strings.Contains(err.Error(), "reading the licence policy") {
 		t.Errorf("a missing --licence-policy file: %v, want a reading error", err)
+	}
+}
+
+// readReleaseSBOMs reads the SBOM documents the lock of rel lists from its
+// registry, as the review reads them.
+func readReleaseSBOMs(t *testing.T, rel *releasetest.Release) []review.SBOM {
+	t.Helper()
+	var out []review.SBOM
+	for _, a := range rel.Lock.Artifacts {
+		if a.Kind != release.KindSBOM || (a.ArtifactType != review.MediaTypeSPDX && a.ArtifactType != review.MediaTypeCycloneDX) {
+			continue
+		}
+		ref, err := name.NewDigest(a.Repository + "@" + a.Digest)
+		if err != nil {
+			t.Fatal(err)
+		}
+		img, err := remote.Image(ref)
+		if err != nil {
+			t.Fatalf("reading SBOM %s: %v", ref, err)
+		}
+		layers, err := img.Layers()
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, l := range layers {
+			mt, err := l.MediaType()
+			if err != nil || string(mt) != a.ArtifactType {
+				continue
+			}
+			rc, err := l.Compressed()
+			if err != nil {
+				t.Fatal(err)
+			}
+			data, err := io.ReadAll(rc)
+			rc.Close()
+			if err != nil {
+				t.Fatal(err)
+			}
+			out = append(out, review.SBOM{Artifact: a, Data: data})
+		}
+	}
+	return out
+}
+
+// An SBOM of a release made by the pipeline with one supplier removed
+// fails --fail-on minimum-elements under cisa-2025, naming the component,
+// and that failure exits 3.
+func checkOneSupplierRemoved(t *testing.T, rel *releasetest.Release) {
+	t.Helper()
+	sboms := readReleaseSBOMs(t, rel)
+	lp, err := review.DefaultLicencePolicy()
+	if err != nil {
+		t.Fatal(err)
+	}
+	in := review.Input{Lock: rel.Lock, SBOMs: sboms, Licences: lp, Profile: review.ProfileCISA2025, Now: rel.Lock.Created}
+	r, err := review.Build(in)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if f := r.Failures([]string{review.CheckMinimumElements}); len(f) > 0 {
+		t.Fatalf("the release as made fails cisa-2025: %q", f)
+	}
+	removed := ""
+	for i, s := range sboms {
+		if s.Artifact.ArtifactType != review.MediaTypeSPDX || removed != "" {
+			continue
+		}
+		var doc map[string]any
+		if err := json.Unmarshal(s.Data, &doc); err != nil {
+			t.Fatal(err)
+		}
+		for _, p := range doc["packages"].([]any) {
+			pkg := p.(map[string]any)
+			if sup, _ := pkg["supplier"].(string); removed == "" && strings.HasPrefix(sup, "Organization: ") && pkg["versionInfo"] != nil {
+				pkg["supplier"] = "NOASSERTION"
+				removed = pkg["name"].(string) + "@" + pkg["versionInfo"].(string)
+			}
+		}
+		if sboms[i].Data, err = json.Marshal(doc); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if removed == "" {
+		t.Fatal("no SPDX package with a supplier to remove")
+	}
+	in.SBOMs = sboms
+	if r, err = review.Build(in); err != nil {
+		t.Fatal(err)
+	}
+	f := r.Failures([]string{review.CheckMinimumElements})
+	if len(f) != 1 || !strings.Contains(f[0], "Software Producer: 1 of") || !strings.Contains(f[0], removed) {
+		t.Errorf("failures %q, want the Software Producer of %s", f, removed)
+	}
+	t.Logf("with the supplier of %s removed: %s", removed, f)
+	if code := exitcode.Of(reviewFailed{f}); code != exitcode.Refused {
+		t.Errorf("a failed review exits %d, want %d (refused)", code, exitcode.Refused)
 	}
 }

@@ -8,6 +8,7 @@ package rpmdb
 import (
 	"bytes"
 	"context"
+	"crypto/md5"
 	"database/sql"
 	"encoding/binary"
 	"errors"
@@ -34,6 +35,7 @@ type Package struct {
 
 // RPM header tags and types (rpm's lib/rpmtag.h).
 const (
+	tagSigMD5    = 261
 	tagName      = 1000
 	tagVersion   = 1001
 	tagRelease   = 1002
@@ -46,6 +48,7 @@ const (
 
 	typeInt32  = 4
 	typeString = 6
+	typeBin    = 7
 )
 
 type entry struct {
@@ -53,10 +56,20 @@ type entry struct {
 	data     []byte
 }
 
+// count is the entry's element count: bytes for binary data, else one.
+func (e entry) count() int32 {
+	if e.typ == typeBin {
+		return int32(len(e.data))
+	}
+	return 1
+}
+
 // Header encodes p as an RPM header blob as the database stores it: the
 // index length and data length, the index entries sorted by tag, then the
 // data, each int32 aligned to four bytes. It has no immutable region, which
-// readers accept as a legacy header.
+// readers accept as a legacy header. Its SIGMD5, rpm's digest of a package
+// (header and payload), is the MD5 of the header without it: a stand-in
+// package has no payload.
 func Header(p Package) ([]byte, error) {
 	if p.Name == "" || p.Version == "" || p.Release == "" || p.Arch == "" {
 		return nil, fmt.Errorf("RPM header for %q: name, version, release and arch are required", p.Name)
@@ -71,6 +84,13 @@ func Header(p Package) ([]byte, error) {
 			es = append(es, str(tag, s))
 		}
 	}
+	digest := md5.Sum(encode(es))
+	return encode(append(es, entry{tagSigMD5, typeBin, digest[:]})), nil
+}
+
+// encode writes the entries as a header blob, sorted by tag.
+func encode(es []entry) []byte {
+	es = append([]entry(nil), es...)
 	sort.Slice(es, func(i, j int) bool { return es[i].tag < es[j].tag })
 	var index, data bytes.Buffer
 	for _, e := range es {
@@ -79,7 +99,7 @@ func Header(p Package) ([]byte, error) {
 				data.WriteByte(0)
 			}
 		}
-		for _, v := range []int32{e.tag, e.typ, int32(data.Len()), 1} {
+		for _, v := range []int32{e.tag, e.typ, int32(data.Len()), e.count()} {
 			_ = binary.Write(&index, binary.BigEndian, v)
 		}
 		data.Write(e.data)
@@ -89,7 +109,7 @@ func Header(p Package) ([]byte, error) {
 	_ = binary.Write(&out, binary.BigEndian, int32(data.Len()))
 	out.Write(index.Bytes())
 	out.Write(data.Bytes())
-	return out.Bytes(), nil
+	return out.Bytes()
 }
 
 // SQLite returns the bytes of a database holding pkgs, made in a scratch

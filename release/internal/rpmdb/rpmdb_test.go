@@ -44,6 +44,9 @@ func TestTheDatabaseReadsBackWithTheRPMReaderSyftUses(t *testing.T) {
 		b.Vendor != "Red Hat, Inc." || b.SourceRpm != "bash-5.1.8-9.el9.src.rpm" || b.Size != 7738634 {
 		t.Errorf("bash read back as %+v", b)
 	}
+	if len(b.SigMD5) != 32 || b.SigMD5 == got[1].SigMD5 {
+		t.Errorf("package digests %q and %q: want one MD5 per package (SIGMD5)", b.SigMD5, got[1].SigMD5)
+	}
 	if got[1].Name != "tzdata" || got[1].License != "LicenseRef-Fedora-Public-Domain" {
 		t.Errorf("tzdata read back as %+v", got[1])
 	}
