@@ -19,7 +19,10 @@ type OpenedArchive struct {
 	// in the archive, if any.
 	PublicKeyPEM    []byte
 	TrustedRootJSON []byte
-	cleanup         func() error
+	// Delta is set when the archive is a delta: what it leaves out, which
+	// the target must already hold (CheckDeltaBase).
+	Delta   *archive.Delta
+	cleanup func() error
 }
 
 // Close removes what OpenArchive unpacked.
@@ -69,7 +72,8 @@ func OpenArchiveLimited(ctx context.Context, path, workDir string, limits Archiv
 		}
 	}
 	out.Layout = &archive.Layout{Dir: dir}
-	if err := archive.VerifyChecksums(ctx, dir); err != nil {
+	declared, err := archive.VerifyChecksumsDeclared(ctx, dir)
+	if err != nil {
 		out.Close()
 		return nil, fmt.Errorf("archive %s: %w", path, err)
 	}
@@ -90,5 +94,32 @@ func OpenArchiveLimited(ctx context.Context, path, workDir string, limits Archiv
 	}
 	out.PublicKeyPEM, _ = read(archive.KeyFile, false)
 	out.TrustedRootJSON, _ = read(archive.TrustedRootFile, false)
+	if out.Delta, err = readDelta(out.Layout, declared); err != nil {
+		out.Close()
+		return nil, fmt.Errorf("archive %s: %w", path, err)
+	}
 	return out, nil
+}
+
+// readDelta reads what a delta archive leaves out. The checksum manifest's
+// declaration and the delta file must agree on the base release: one
+// without the other is a damaged or altered archive.
+func readDelta(l *archive.Layout, d archive.Declared) (*archive.Delta, error) {
+	b, err := l.ReadFile(archive.DeltaFile)
+	switch {
+	case errors.Is(err, fs.ErrNotExist) && d.Since == "":
+		return nil, nil
+	case errors.Is(err, fs.ErrNotExist):
+		return nil, fmt.Errorf("%w: the checksum manifest declares a delta against %s but there is no %s", archive.ErrInvalid, d.Since, archive.DeltaFile)
+	case err != nil:
+		return nil, err
+	}
+	delta, err := archive.ParseDelta(b)
+	if err != nil {
+		return nil, err
+	}
+	if delta.Since.LockDigest != d.Since {
+		return nil, fmt.Errorf("%w: %s is a delta against lock %s, the checksum manifest declares %q", archive.ErrInvalid, archive.DeltaFile, delta.Since.LockDigest, d.Since)
+	}
+	return delta, nil
 }
