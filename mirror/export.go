@@ -28,6 +28,10 @@ type ExportOptions struct {
 	// does not, plus the lock and trust material to verify it, and the
 	// record of what was left out (archive.Delta).
 	Since *BaseRelease
+	// SplitSize, when positive, writes a .tar/.tar.zst as numbered parts
+	// of at most this many bytes and a part list (archive.PartList)
+	// instead of one file.
+	SplitSize int64
 }
 
 // ExportResult summarises an export.
@@ -44,6 +48,9 @@ type ExportResult struct {
 	OmittedManifests int                `json:"omittedManifests,omitempty"`
 	OmittedBlobs     int                `json:"omittedBlobs,omitempty"`
 	OmittedBytes     int64              `json:"omittedBytes,omitempty"`
+	// PartList and Parts name what a split export wrote.
+	PartList string   `json:"partList,omitempty"`
+	Parts    []string `json:"parts,omitempty"`
 }
 
 // Export writes the verified release to one archive. A directory export is
@@ -56,6 +63,9 @@ func (rel *Release) Export(ctx context.Context, opts ExportOptions) (*ExportResu
 		opts.Concurrency = 4
 	}
 	packed := strings.HasSuffix(opts.Path, ".tar") || strings.HasSuffix(opts.Path, ".tar.zst")
+	if opts.SplitSize > 0 && !packed {
+		return nil, fmt.Errorf("splitting needs an archive file (NAME.tar or NAME.tar.zst), not the directory %s", opts.Path)
+	}
 	dir := opts.Path
 	if packed {
 		dir = opts.Path + ".d"
@@ -111,8 +121,15 @@ func (rel *Release) Export(ctx context.Context, opts ExportOptions) (*ExportResu
 	if !packed {
 		return res, nil
 	}
-	if err := pack(ctx, opts, dir, rel.Lock.Created); err != nil {
+	pl, err := pack(ctx, opts, dir, rel.Lock.Created)
+	if err != nil {
 		return nil, err
+	}
+	if pl != nil {
+		res.PartList = opts.Path + archive.PartListSuffix
+		for _, p := range pl.Parts {
+			res.Parts = append(res.Parts, filepath.Join(filepath.Dir(opts.Path), p.Name))
+		}
 	}
 	return res, nil
 }
@@ -137,7 +154,11 @@ func (rel *Release) exportBlobs(ctx context.Context, opts ExportOptions, lay *ar
 			return fmt.Errorf("fetching blob %s@%s: %w", b.Repository, b.Digest, err)
 		}
 		defer rc.Close()
-		return lay.WriteBlob(b.Digest, b.Size, &countingReader{r: rc, add: opts.Progress.Add})
+		if err := lay.WriteBlob(b.Digest, b.Size, &countingReader{r: rc, add: opts.Progress.Add}); err != nil {
+			return err
+		}
+		opts.Progress.Item("exported "+b.Repository+"@"+b.Digest, b.Size)
+		return nil
 	})
 	if err != nil {
 		return err
@@ -208,28 +229,46 @@ func (rel *Release) writeLayout(ctx context.Context, opts ExportOptions, lay *ar
 }
 
 // pack writes the staged directory as one archive, through a .partial file
-// so that a file with the final name is always complete.
-func pack(ctx context.Context, opts ExportOptions, dir string, created time.Time) error {
+// so that a file with the final name is always complete, or as parts and a
+// part list when opts.SplitSize is set.
+func pack(ctx context.Context, opts ExportOptions, dir string, created time.Time) (*archive.PartList, error) {
 	opts.Progress.Phase("packing "+filepath.Base(opts.Path), 0, false)
 	defer opts.Progress.Done()
-	tmp := opts.Path + ".partial"
-	f, err := os.Create(tmp)
-	if err != nil {
-		return fmt.Errorf("creating %s: %w", opts.Path, err)
-	}
-	err = archive.Pack(ctx, dir, f, strings.HasSuffix(opts.Path, ".zst"), created)
-	if cerr := f.Close(); err == nil {
-		err = cerr
-	}
-	if err != nil {
-		os.Remove(tmp)
-		return err
-	}
-	if err := os.Rename(tmp, opts.Path); err != nil {
-		return fmt.Errorf("finishing %s: %w", opts.Path, err)
+	compress := strings.HasSuffix(opts.Path, ".zst")
+	var pl *archive.PartList
+	if opts.SplitSize > 0 {
+		sw, err := archive.NewSplitWriter(filepath.Dir(opts.Path), filepath.Base(opts.Path), opts.SplitSize)
+		if err != nil {
+			return nil, err
+		}
+		if err := archive.Pack(ctx, dir, sw, compress, created); err != nil {
+			sw.Abort()
+			return nil, err
+		}
+		if pl, err = sw.Close(); err != nil {
+			sw.Abort()
+			return nil, err
+		}
+	} else {
+		tmp := opts.Path + ".partial"
+		f, err := os.Create(tmp)
+		if err != nil {
+			return nil, fmt.Errorf("creating %s: %w", opts.Path, err)
+		}
+		err = archive.Pack(ctx, dir, f, compress, created)
+		if cerr := f.Close(); err == nil {
+			err = cerr
+		}
+		if err != nil {
+			os.Remove(tmp)
+			return nil, err
+		}
+		if err := os.Rename(tmp, opts.Path); err != nil {
+			return nil, fmt.Errorf("finishing %s: %w", opts.Path, err)
+		}
 	}
 	if err := os.RemoveAll(dir); err != nil {
-		return fmt.Errorf("removing the staging directory %s: %w", dir, err)
+		return nil, fmt.Errorf("removing the staging directory %s: %w", dir, err)
 	}
-	return nil
+	return pl, nil
 }

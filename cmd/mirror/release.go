@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io/fs"
 	"os"
+	"strings"
 
 	"github.com/spf13/cobra"
 
@@ -55,6 +56,13 @@ func (g *globals) open(ctx context.Context, c *registry.Client) (*releaseInput, 
 	if err := g.out.Check(); err != nil {
 		return nil, err
 	}
+	inputs := g.files
+	if len(inputs) == 0 && g.archive != "" {
+		inputs = []string{g.archive}
+	}
+	if len(inputs) > 0 {
+		g.archive = strings.Join(inputs, ", ")
+	}
 	n := 0
 	for _, s := range []string{g.archive, g.lock, g.lockRef} {
 		if s != "" {
@@ -74,10 +82,12 @@ func (g *globals) open(ctx context.Context, c *registry.Client) (*releaseInput, 
 	case g.archive != "":
 		// A path that is not there is the user's mistake (exit 2), not a
 		// failure of the archive (exit 1) or of its trust (exit 3).
-		if _, err := os.Stat(g.archive); errors.Is(err, fs.ErrNotExist) {
-			return nil, cli.Usage(fmt.Errorf("--file %s: no such archive", g.archive))
+		for _, f := range inputs {
+			if _, err := os.Stat(f); errors.Is(err, fs.ErrNotExist) {
+				return nil, cli.Usage(fmt.Errorf("--file %s: no such archive", f))
+			}
 		}
-		a, err := mirror.OpenArchiveLimited(ctx, g.archive, g.workDir, g.limits.limits())
+		a, err := mirror.OpenArchives(ctx, inputs, g.workDir, g.limits.limits())
 		if err != nil {
 			return nil, err
 		}
