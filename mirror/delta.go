@@ -192,3 +192,36 @@ func (s *FallbackSource) Blob(ctx context.Context, repo, digest string) (io.Read
 }
 
 func (s *FallbackSource) String() string { return s.First.String() + " and " + s.Then.String() }
+
+// CheckDeltaComplete is the second check of a delta import, after the
+// release verified: every blob of the verified release is in the archive
+// or already at the target (HEAD only). delta.json is not signed, so it
+// only gives the early answer; this one comes from the signed lock's
+// graph, and still before anything is pushed.
+func (rel *Release) CheckDeltaComplete(ctx context.Context, c *registry.Client, m *Mapping, lay *archive.Layout, d *archive.Delta) error {
+	var missing []string
+	for _, rb := range rel.Graph.Blobs() {
+		if lay.HasBlob(rb.Digest, rb.Size) {
+			continue
+		}
+		r, err := c.Repository(ctx, m.Repository(rb.Repository), false)
+		if err != nil {
+			return err
+		}
+		_, ok, err := r.HeadBlob(ctx, rb.Digest)
+		if err != nil {
+			return fmt.Errorf("checking blob %s@%s at the target: %w", r.Name, rb.Digest, err)
+		}
+		if !ok {
+			missing = append(missing, "blob "+r.Name+"@"+rb.Digest)
+		}
+	}
+	if len(missing) == 0 {
+		return nil
+	}
+	if len(missing) > 10 {
+		missing = append(missing[:10:10], fmt.Sprintf("and %d more", len(missing)-10))
+	}
+	return fmt.Errorf("%w: release %s needs %s, which neither this delta archive (against %s) nor %s holds; import release %s into %s first (nothing was pushed)",
+		ErrDeltaBaseMissing, rel.Lock.Version, strings.Join(missing, ", "), d.Since.Version, m.Target, d.Since.Version, m.Target)
+}

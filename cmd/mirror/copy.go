@@ -29,6 +29,11 @@ func (g *globals) mirrorRun(cmd *cobra.Command, in *releaseInput, cl *registry.C
 	if err != nil {
 		return err
 	}
+	if in.deltaMapping != nil {
+		if err := rel.CheckDeltaComplete(cmd.Context(), cl, in.deltaMapping, in.archive.Layout, in.archive.Delta); err != nil {
+			return err
+		}
+	}
 	rc, err := rel.Push(cmd.Context(), mirror.PushOptions{
 		Client: cl, Target: g.target, Repos: repos, Concurrency: g.concurrency, Retries: g.retries,
 		Progress: g.progress(), AllowDowngrade: g.expect.allowDowngrade,

@@ -2,6 +2,8 @@ package main
 
 import (
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
 	"encoding/json"
 	"io"
 	"net/http"
@@ -11,6 +13,7 @@ import (
 	"testing"
 
 	"github.com/reloader-dev/reloader/internal/cli"
+	"github.com/reloader-dev/reloader/mirror/archive"
 	"github.com/reloader-dev/reloader/release/releasetest"
 )
 
@@ -139,6 +142,8 @@ func TestDeltaArchiveOfTheNextRelease(t *testing.T) {
 		t.Fatalf("the refused delta import pushed to %v", repos)
 	}
 
+	refusedWithoutABlob(t, dir, key, refs, v1, delta, trustFlags)
+
 	target := startRegistry(t)
 	dst := target.Host + "/platform/reloader"
 	if code, _, errs := runCLI(t, append([]string{"import", "-f", v1, "--target", dst}, trustFlags...)...); code != cli.ExitOK {
@@ -163,5 +168,90 @@ func TestDeltaArchiveOfTheNextRelease(t *testing.T) {
 	}
 	if code, _, errs := runCLI(t, append([]string{"verify", "-f", delta}, trustFlags...)...); code != cli.ExitUsage || !strings.Contains(errs, "delta against release v1.2.3") {
 		t.Errorf("verify of a delta without --target: exit %d, want %d: %s", code, cli.ExitUsage, errs)
+	}
+}
+
+// A target holding v1.2.3 but for one blob the delta leaves out: the delta
+// is refused naming that blob, and refused again, from the verified
+// release's own blobs, when delta.json is edited to leave out nothing (it
+// is not signed); the release is not at the target after either.
+func refusedWithoutABlob(t *testing.T, dir, key string, refs [2]string, v1, delta string, trustFlags []string) {
+	t.Helper()
+	reg := startRegistry(t)
+	dst := reg.Host + "/platform/reloader"
+	if code, _, errs := runCLI(t, append([]string{"import", "-f", v1, "--target", dst}, trustFlags...)...); code != cli.ExitOK {
+		t.Fatalf("import v1.2.3: exit %d: %s", code, errs)
+	}
+	layoutDir := filepath.Join(dir, "delta-layout")
+	if code, _, errs := runCLI(t, append([]string{"export", "--lock-ref", refs[1], "--to", layoutDir, "--since", v1}, trustFlags...)...); code != cli.ExitOK {
+		t.Fatalf("export the delta as a directory: exit %d: %s", code, errs)
+	}
+	raw, err := os.ReadFile(filepath.Join(layoutDir, archive.DeltaFile))
+	if err != nil {
+		t.Fatal(err)
+	}
+	d, err := archive.ParseDelta(raw)
+	if err != nil || len(d.Blobs) == 0 {
+		t.Fatalf("delta.json: %v, %d blobs left out", err, len(d.Blobs))
+	}
+	gone := d.Blobs[0]
+	_, path, _ := strings.Cut(gone.Repository, "/reloader-dev/")
+	req, _ := http.NewRequest(http.MethodDelete, "http://"+reg.Host+"/v2/platform/reloader/"+path+"/blobs/"+gone.Digest, nil)
+	if resp, err := http.DefaultClient.Do(req); err != nil || resp.StatusCode != http.StatusAccepted {
+		t.Fatalf("deleting %s at the target: %v %v", gone.Digest, err, resp)
+	}
+	notThere := func(what string) {
+		t.Helper()
+		resp, err := http.Get("http://" + reg.Host + "/v2/platform/reloader/reloader-release/manifests/v1.2.4")
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+		if resp.StatusCode != http.StatusNotFound {
+			t.Errorf("%s: the target has release v1.2.4 (%s)", what, resp.Status)
+		}
+	}
+	code, _, errs := runCLI(t, append([]string{"import", "-f", delta, "--target", dst}, trustFlags...)...)
+	if code != cli.ExitRefused || !strings.Contains(errs, gone.Digest) {
+		t.Errorf("delta onto a target lacking %s: exit %d, want %d naming it: %s", gone.Digest, code, cli.ExitRefused, errs)
+	}
+	notThere("delta refused for a missing blob")
+
+	d.Blobs, d.Manifests = []archive.Omitted{}, []archive.Omitted{}
+	edited, _ := d.Marshal()
+	if err := os.WriteFile(filepath.Join(layoutDir, archive.DeltaFile), edited, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	resum(t, layoutDir)
+	code, _, errs = runCLI(t, append([]string{"import", "-f", layoutDir, "--target", dst}, trustFlags...)...)
+	if code != cli.ExitRefused || !strings.Contains(errs, gone.Digest) || !strings.Contains(errs, "neither this delta archive") {
+		t.Errorf("delta with an edited delta.json onto a target lacking %s: exit %d, want %d naming it: %s", gone.Digest, code, cli.ExitRefused, errs)
+	}
+	notThere("delta with an edited delta.json")
+}
+
+// resum rewrites a layout directory's checksum manifest for its files.
+func resum(t *testing.T, dir string) {
+	t.Helper()
+	b, err := os.ReadFile(filepath.Join(dir, archive.ChecksumFile))
+	if err != nil {
+		t.Fatal(err)
+	}
+	c, decl, _, err := archive.ParseManifest(b)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var total int64
+	for name := range c {
+		data, err := os.ReadFile(filepath.Join(dir, filepath.FromSlash(name)))
+		if err != nil {
+			t.Fatal(err)
+		}
+		sum := sha256.Sum256(data)
+		c[name] = hex.EncodeToString(sum[:])
+		total += int64(len(data))
+	}
+	if err := os.WriteFile(filepath.Join(dir, archive.ChecksumFile), c.MarshalDelta(total, decl.Since), 0o644); err != nil {
+		t.Fatal(err)
 	}
 }
