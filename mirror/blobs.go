@@ -93,6 +93,7 @@ func (w *writer) blob(ctx context.Context, rb RepoBlob) error {
 			w.stats.BlobsMounted++
 			w.mu.Unlock()
 			w.opts.Progress.Add(rb.Size)
+			w.opts.Progress.Item("mounted "+dst.Name+"@"+rb.Digest+" from "+from, rb.Size)
 			return nil
 		}
 	}
@@ -124,6 +125,7 @@ func (w *writer) blob(ctx context.Context, rb RepoBlob) error {
 	w.stats.BytesPushed += rb.Size
 	w.present[rb.Digest] = dst.Path()
 	w.mu.Unlock()
+	w.opts.Progress.Item("pushed "+dst.Name+"@"+rb.Digest, rb.Size)
 	return nil
 }
 

@@ -18,9 +18,21 @@ func (g *globals) mirrorRun(cmd *cobra.Command, in *releaseInput, cl *registry.C
 	if err != nil {
 		return err
 	}
+	if in.deltaMapping != nil {
+		// Before anything is read from the target or pushed to it: a
+		// delta needs its base there, checked by HEAD requests only.
+		if err := mirror.CheckDeltaBase(cmd.Context(), cl, in.deltaMapping, in.archive.Delta); err != nil {
+			return err
+		}
+	}
 	rel, err := mirror.Verify(cmd.Context(), in.src, in.lockJSON, in.lockBundle, in.verifier)
 	if err != nil {
 		return err
+	}
+	if in.deltaMapping != nil {
+		if err := rel.CheckDeltaComplete(cmd.Context(), cl, in.deltaMapping, in.archive.Layout, in.archive.Delta); err != nil {
+			return err
+		}
 	}
 	rc, err := rel.Push(cmd.Context(), mirror.PushOptions{
 		Client: cl, Target: g.target, Repos: repos, Concurrency: g.concurrency, Retries: g.retries,

@@ -1,27 +1,37 @@
 package main
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"io"
 	"os"
+	"strings"
 
 	"github.com/spf13/cobra"
 
 	"github.com/reloader-dev/reloader/internal/cli"
 	"github.com/reloader-dev/reloader/internal/progress"
 	"github.com/reloader-dev/reloader/mirror"
+	"github.com/reloader-dev/reloader/mirror/archive"
 	"github.com/reloader-dev/reloader/mirror/registry"
+	"github.com/reloader-dev/reloader/release/trust"
 )
 
 func (g *globals) exportCmd() *cobra.Command {
-	var out string
+	var out, since, split string
 	c := &cobra.Command{
 		Use:   "export",
 		Short: "Verify a release and write it to one archive for the air gap",
 		Example: `  reloader-mirror export --lock-ref ghcr.io/reloader-dev/reloader-release:v1.2.3 --key cosign.pub \
       --to reloader-v1.2.3.tar.zst
-  reloader-mirror export --lock reloader-release.json --key cosign.pub --to ./reloader-layout  # a directory; re-runs resume`,
+  reloader-mirror export --lock reloader-release.json --key cosign.pub --to ./reloader-layout  # a directory; re-runs resume
+  # Parts for removable media or a data diode; import takes them in any order
+  reloader-mirror export --lock-ref ghcr.io/reloader-dev/reloader-release:v1.2.3 --key cosign.pub \
+      --to reloader-v1.2.3.tar.zst --split-size 650MiB
+  # An upgrade: only what v1.2.3 lacks; import it where v1.2.3 was imported
+  reloader-mirror export --lock-ref ghcr.io/reloader-dev/reloader-release:v1.2.4 --key cosign.pub \
+      --since reloader-v1.2.3.tar.zst --to reloader-v1.2.4-since-v1.2.3.tar.zst`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			if out == "" {
@@ -30,6 +40,14 @@ func (g *globals) exportCmd() *cobra.Command {
 			return g.withRelease(cmd, func(cl *registry.Client, in *releaseInput) error {
 				eo := mirror.ExportOptions{Path: out, Concurrency: g.concurrency, Progress: g.progress()}
 				var err error
+				if split != "" {
+					if eo.SplitSize, err = archive.ParseSize(split); err != nil || eo.SplitSize <= 0 {
+						return cli.Usage(fmt.Errorf("--split-size: %v", orPositive(err)))
+					}
+					if !strings.HasSuffix(out, ".tar") && !strings.HasSuffix(out, ".tar.zst") {
+						return cli.Usage(fmt.Errorf("--split-size needs --to NAME.tar or NAME.tar.zst, not %s", out))
+					}
+				}
 				if g.trust.Key != "" {
 					if eo.PublicKeyPEM, err = os.ReadFile(g.trust.Key); err != nil {
 						return cli.Usage(fmt.Errorf("--key: %w", err))
@@ -44,17 +62,81 @@ func (g *globals) exportCmd() *cobra.Command {
 				if err != nil {
 					return err
 				}
+				if since != "" {
+					if eo.Since, err = g.loadBase(cmd.Context(), cl, in, since); err != nil {
+						return err
+					}
+				}
 				res, err := rel.Export(cmd.Context(), eo)
 				if err != nil {
 					return err
 				}
 				return g.emit(res, func(w io.Writer) {
 					fmt.Fprintf(w, "Exported %s to %s: %d manifests, %d blobs, %s (verified)\n", res.Version, res.Path, res.Manifests, res.Blobs, progress.Bytes(res.Bytes))
+					if res.PartList != "" {
+						fmt.Fprintf(w, "  in %d parts of at most %s, listed with their sha256 in %s\n", len(res.Parts), progress.Bytes(eo.SplitSize), res.PartList)
+					}
+					if res.Since != nil {
+						fmt.Fprintf(w, "  delta against %s (lock %s): left out %d manifests and %d blobs, %s, which the target must already hold\n",
+							res.Since.Version, res.Since.LockDigest, res.OmittedManifests, res.OmittedBlobs, progress.Bytes(res.OmittedBytes))
+					}
 				})
 			})
 		},
 	}
 	c.Flags().StringVar(&out, "to", "", "archive to write: NAME.tar, NAME.tar.zst (zstd) or a directory (OCI layout)")
 	c.Flags().IntVarP(&g.concurrency, "concurrency", "j", 4, "blobs fetched in parallel")
+	c.Flags().StringVar(&split, "split-size", "", "write NAME.tar[.zst] as numbered parts of at most this size (e.g. 650MiB, 4GB) and a part list NAME.tar[.zst].parts")
+	c.Flags().StringVar(&since, "since", "", "make a delta against the release the target already holds: its archive, its signed lock file (with LOCK.sigstore.json) or its lock reference; verified with the same trust flags")
 	return c
+}
+
+// loadBase resolves --since: an archive (a .tar, .tar.zst or layout
+// directory), a lock file with its bundle beside it, or a lock reference in
+// a registry. Its lock is verified with the user's trust flags (not bound
+// to the new release's version or scan policy: it is an older release) and
+// its manifests read by digest from where it is, then from the release's
+// source.
+func (g *globals) loadBase(ctx context.Context, cl *registry.Client, in *releaseInput, since string) (*mirror.BaseRelease, error) {
+	p := in.policy
+	p.Expect, p.Scan = trust.Binding{}, nil
+	v, err := trust.NewVerifier(p)
+	if err != nil {
+		return nil, cli.Usage(err)
+	}
+	st, statErr := os.Stat(since)
+	switch {
+	case statErr == nil && (st.IsDir() || strings.HasSuffix(since, ".tar") || strings.HasSuffix(since, ".tar.zst") || archive.IsPartList(since)):
+		a, err := mirror.OpenArchives(ctx, []string{since}, g.workDir, g.limits.limits())
+		if err != nil {
+			return nil, fmt.Errorf("--since %s: %w", since, err)
+		}
+		defer a.Close()
+		return mirror.LoadBase(ctx, a.LockJSON, a.LockBundle, &mirror.FallbackSource{First: a.Layout, Then: in.src}, v)
+	case statErr == nil:
+		lj, err := os.ReadFile(since)
+		if err != nil {
+			return nil, fmt.Errorf("--since: %w", err)
+		}
+		lb, err := os.ReadFile(since + ".sigstore.json")
+		if err != nil {
+			return nil, fmt.Errorf("--since %s: reading its signature bundle: %w", since, err)
+		}
+		return mirror.LoadBase(ctx, lj, lb, in.src, v)
+	case strings.HasSuffix(since, ".json") || strings.HasSuffix(since, ".tar") || strings.HasSuffix(since, ".tar.zst") || strings.HasPrefix(since, ".") || strings.HasPrefix(since, "/"):
+		return nil, cli.Usage(fmt.Errorf("--since %s: no such file", since))
+	default:
+		lj, lb, err := mirror.FetchLock(ctx, cl, since)
+		if err != nil {
+			return nil, fmt.Errorf("--since %s: %w", since, err)
+		}
+		return mirror.LoadBase(ctx, lj, lb, in.src, v)
+	}
+}
+
+func orPositive(err error) error {
+	if err != nil {
+		return err
+	}
+	return errors.New("a part must hold at least one byte")
 }

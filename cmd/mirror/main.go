@@ -55,7 +55,10 @@ type globals struct {
 	insecure, plain bool
 	// release location
 	lock, lockBundle, lockRef, archive, workDir string
-	limits                                      archiveLimits
+	// files are the -f values: one archive, or the parts of a split one
+	// (archive is then set from them, for messages).
+	files  []string
+	limits archiveLimits
 	// target
 	target      string
 	maps        []string
@@ -113,7 +116,7 @@ verifies again, and only then writes tags.` + advisoriesHelp + replayHelp + down
 	pf.StringVar(&g.lock, "lock", "", "release lock file (reloader-release.json)")
 	pf.StringVar(&g.lockBundle, "lock-bundle", "", "Sigstore bundle of the lock (default: <lock>.sigstore.json)")
 	pf.StringVar(&g.lockRef, "lock-ref", "", "release lock in a registry, e.g. ghcr.io/reloader-dev/reloader-release:v1.2.3")
-	pf.StringVarP(&g.archive, "file", "f", "", "release archive (.tar, .tar.zst or an OCI layout directory)")
+	pf.StringArrayVarP(&g.files, "file", "f", nil, "release archive (.tar, .tar.zst or an OCI layout directory); for a split archive its part list (NAME.parts) or a directory holding parts, repeated for parts in several places")
 	pf.StringVar(&g.workDir, "work-dir", "", "where to unpack archives (default: the system temporary directory)")
 	g.limits.register(pf)
 	g.adv.register(pf)

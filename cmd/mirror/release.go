@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io/fs"
 	"os"
+	"strings"
 
 	"github.com/spf13/cobra"
 
@@ -44,6 +45,8 @@ type releaseInput struct {
 	close                func()
 	// standing is what the advisories say about the release.
 	standing *mirror.Standing
+	// deltaMapping is set for a delta archive: where its base release is.
+	deltaMapping *mirror.Mapping
 }
 
 // open resolves --file, --lock or --lock-ref, and the trust policy. The
@@ -52,6 +55,13 @@ type releaseInput struct {
 func (g *globals) open(ctx context.Context, c *registry.Client) (*releaseInput, error) {
 	if err := g.out.Check(); err != nil {
 		return nil, err
+	}
+	inputs := g.files
+	if len(inputs) == 0 && g.archive != "" {
+		inputs = []string{g.archive}
+	}
+	if len(inputs) > 0 {
+		g.archive = strings.Join(inputs, ", ")
 	}
 	n := 0
 	for _, s := range []string{g.archive, g.lock, g.lockRef} {
@@ -72,10 +82,12 @@ func (g *globals) open(ctx context.Context, c *registry.Client) (*releaseInput, 
 	case g.archive != "":
 		// A path that is not there is the user's mistake (exit 2), not a
 		// failure of the archive (exit 1) or of its trust (exit 3).
-		if _, err := os.Stat(g.archive); errors.Is(err, fs.ErrNotExist) {
-			return nil, cli.Usage(fmt.Errorf("--file %s: no such archive", g.archive))
+		for _, f := range inputs {
+			if _, err := os.Stat(f); errors.Is(err, fs.ErrNotExist) {
+				return nil, cli.Usage(fmt.Errorf("--file %s: no such archive", f))
+			}
 		}
-		a, err := mirror.OpenArchiveLimited(ctx, g.archive, g.workDir, g.limits.limits())
+		a, err := mirror.OpenArchives(ctx, inputs, g.workDir, g.limits.limits())
 		if err != nil {
 			return nil, err
 		}
@@ -127,7 +139,30 @@ func (g *globals) open(ctx context.Context, c *registry.Client) (*releaseInput, 
 		in.close()
 		return nil, err
 	}
+	if in.archive != nil && in.archive.Delta != nil {
+		if err := g.deltaSource(c, in); err != nil {
+			in.close()
+			return nil, err
+		}
+	}
 	return in, nil
+}
+
+// deltaSource reads a delta archive together with the target, which must
+// hold the release the delta is against: what the archive leaves out is
+// read (and verified like the rest) from there.
+func (g *globals) deltaSource(c *registry.Client, in *releaseInput) error {
+	d := in.archive.Delta
+	if g.target == "" {
+		return cli.Usage(fmt.Errorf("--file %s is a delta against release %s: it holds only what %s lacks; give --target, the registry %s was imported into", g.archive, d.Since.Version, d.Since.Version, d.Since.Version))
+	}
+	l, m, err := g.lockAndMapping(in)
+	if err != nil {
+		return err
+	}
+	in.deltaMapping = m
+	in.src = &mirror.FallbackSource{First: in.archive.Layout, Then: &mirror.RegistrySource{Client: c, Map: m.Repository, Name: "target " + m.Target + " (holding " + d.Since.Version + ", the base of this delta of " + l.Version + ")"}}
+	return nil
 }
 
 // withRelease opens the registry client and the release the flags name (a

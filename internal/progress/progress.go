@@ -18,6 +18,10 @@ type Reporter interface {
 	Add(n int64)
 	// Logf reports an event worth a line of its own.
 	Logf(format string, args ...any)
+	// Item reports one artifact of the phase finished (size units of it):
+	// a line of its own where there is no bar to watch, nothing on a
+	// terminal, where the bar shows it.
+	Item(what string, size int64)
 	// Done ends the current phase.
 	Done()
 }
@@ -28,6 +32,7 @@ type Discard struct{}
 func (Discard) Phase(string, int64, bool) {}
 func (Discard) Add(int64)                 {}
 func (Discard) Logf(string, ...any)       {}
+func (Discard) Item(string, int64)        {}
 func (Discard) Done()                     {}
 
 // Options configures New.
@@ -86,8 +91,33 @@ func (p *writer) Add(n int64) {
 	}
 	if now.Sub(p.lastReport) >= p.opts.Interval {
 		p.lastReport = now
-		fmt.Fprintf(p.w, "%s: %s of %s\n", p.name, p.amount(p.n), p.amount(p.total))
+		fmt.Fprintf(p.w, "%s: %s of %s%s\n", p.name, p.amount(p.n), p.amount(p.total), p.pace(now))
 	}
+}
+
+// pace is ", <rate>/s, ETA <d>" for a byte phase under way, once a rate
+// can be told.
+func (p *writer) pace(now time.Time) string {
+	el := now.Sub(p.start)
+	if !p.bytes || el < 100*time.Millisecond || p.n <= 0 {
+		return ""
+	}
+	rate := float64(p.n) / el.Seconds()
+	s := ", " + Bytes(int64(rate)) + "/s"
+	if p.total > p.n {
+		eta := time.Duration(float64(p.total-p.n) / rate * float64(time.Second))
+		s += ", ETA " + eta.Round(time.Second).String()
+	}
+	return s
+}
+
+func (p *writer) Item(what string, size int64) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.opts.Terminal {
+		return
+	}
+	fmt.Fprintf(p.w, "  %s (%s)\n", what, p.amount(size))
 }
 
 func (p *writer) drawBar() {
@@ -100,7 +130,11 @@ func (p *writer) drawBar() {
 		frac = 1
 	}
 	filled := int(frac * width)
-	fmt.Fprintf(p.w, "\r%-18s [%s%s] %3.0f%% %s", p.name, strings.Repeat("=", filled), strings.Repeat(" ", width-filled), frac*100, p.amount(p.n))
+	of := ""
+	if p.total > 0 {
+		of = " of " + p.amount(p.total)
+	}
+	fmt.Fprintf(p.w, "\r%-18s [%s%s] %3.0f%% %s%s%s\033[K", p.name, strings.Repeat("=", filled), strings.Repeat(" ", width-filled), frac*100, p.amount(p.n), of, p.pace(p.opts.Now()))
 }
 
 func (p *writer) Logf(format string, args ...any) {

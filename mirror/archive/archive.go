@@ -42,6 +42,8 @@ const (
 	LockBundleFile  = "reloader-release.json.sigstore.json"
 	KeyFile         = "trust/cosign.pub"
 	TrustedRootFile = "trust/trusted_root.json"
+	// DeltaFile is in a delta archive only: what it omits (see Delta).
+	DeltaFile = "delta.json"
 )
 
 var blobName = regexp.MustCompile(`^blobs/sha256/[a-f0-9]{64}$`)
@@ -49,7 +51,7 @@ var blobName = regexp.MustCompile(`^blobs/sha256/[a-f0-9]{64}$`)
 // allowedFile reports whether name may appear in an archive.
 func allowedFile(name string) bool {
 	switch name {
-	case LayoutFile, IndexFile, ChecksumFile, LockFile, LockBundleFile, KeyFile, TrustedRootFile:
+	case LayoutFile, IndexFile, ChecksumFile, LockFile, LockBundleFile, KeyFile, TrustedRootFile, DeltaFile:
 		return true
 	}
 	return blobName.MatchString(name)

@@ -63,17 +63,24 @@ func (c Checksums) Marshal() []byte {
 // (truncation), extra (smuggled in) or different is an error naming it. A
 // blob's name is its digest, and that is checked too.
 func VerifyChecksums(ctx context.Context, dir string) error {
+	_, err := VerifyChecksumsDeclared(ctx, dir)
+	return err
+}
+
+// VerifyChecksumsDeclared is VerifyChecksums, returning what the manifest
+// declares (zero for a manifest that declares nothing).
+func VerifyChecksumsDeclared(ctx context.Context, dir string) (Declared, error) {
 	b, err := os.ReadFile(filepath.Join(dir, ChecksumFile))
 	if err != nil {
-		return fmt.Errorf("%w: archive has no readable checksum manifest: %w", ErrInvalid, err)
+		return Declared{}, fmt.Errorf("%w: archive has no readable checksum manifest: %w", ErrInvalid, err)
 	}
 	want, declared, ok, err := ParseManifest(b)
 	if err != nil {
-		return err
+		return Declared{}, err
 	}
 	files, err := listFiles(dir)
 	if err != nil {
-		return err
+		return Declared{}, err
 	}
 	present := map[string]bool{}
 	for _, f := range files {
@@ -82,7 +89,7 @@ func VerifyChecksums(ctx context.Context, dir string) error {
 		}
 		present[f] = true
 		if _, ok := want[f]; !ok {
-			return fmt.Errorf("%w: archive file %s is not in the checksum manifest", ErrInvalid, f)
+			return Declared{}, fmt.Errorf("%w: archive file %s is not in the checksum manifest", ErrInvalid, f)
 		}
 	}
 	names := make([]string, 0, len(want))
@@ -92,33 +99,33 @@ func VerifyChecksums(ctx context.Context, dir string) error {
 	sort.Strings(names)
 	for _, n := range names {
 		if !present[n] {
-			return fmt.Errorf("%w: archive lacks %s, which its checksum manifest lists (truncated?)", ErrInvalid, n)
+			return Declared{}, fmt.Errorf("%w: archive lacks %s, which its checksum manifest lists (truncated?)", ErrInvalid, n)
 		}
 	}
 	if ok {
 		if err := checkDeclaredSizes(dir, declared, names); err != nil {
-			return err
+			return Declared{}, err
 		}
 	}
 	for _, n := range names {
 		if err := ctx.Err(); err != nil {
-			return err
+			return Declared{}, err
 		}
 		if !present[n] {
-			return fmt.Errorf("%w: archive lacks %s, which its checksum manifest lists (truncated?)", ErrInvalid, n)
+			return Declared{}, fmt.Errorf("%w: archive lacks %s, which its checksum manifest lists (truncated?)", ErrInvalid, n)
 		}
 		got, err := fileSHA256(filepath.Join(dir, filepath.FromSlash(n)))
 		if err != nil {
-			return err
+			return Declared{}, err
 		}
 		if got != want[n] {
-			return fmt.Errorf("%w: archive file %s has sha256 %s, the checksum manifest says %s", ErrInvalid, n, got, want[n])
+			return Declared{}, fmt.Errorf("%w: archive file %s has sha256 %s, the checksum manifest says %s", ErrInvalid, n, got, want[n])
 		}
 		if blobName.MatchString(n) && path.Base(n) != got {
-			return fmt.Errorf("%w: archive blob %s holds content with sha256 %s", ErrInvalid, n, got)
+			return Declared{}, fmt.Errorf("%w: archive blob %s holds content with sha256 %s", ErrInvalid, n, got)
 		}
 	}
-	return nil
+	return declared, nil
 }
 
 func fileSHA256(p string) (string, error) {

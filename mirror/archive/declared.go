@@ -21,11 +21,21 @@ type Declared struct {
 	// (the manifest itself not included).
 	Files int
 	Bytes int64
+	// Since is set in a delta archive: the digest of the signed lock of
+	// the release it is a delta against (see DeltaFile), which the target
+	// must already hold.
+	Since string
 }
 
-func (d Declared) line() string {
-	return fmt.Sprintf("%sfiles=%d bytes=%d\n", declaredPrefix, d.Files, d.Bytes)
+func (d Declared) fields() string {
+	s := fmt.Sprintf("files=%d bytes=%d", d.Files, d.Bytes)
+	if d.Since != "" {
+		s += " since=" + d.Since
+	}
+	return s
 }
+
+func (d Declared) line() string { return declaredPrefix + d.fields() + "\n" }
 
 // splitDeclared separates the declaration line, if the manifest starts
 // with one, from the checksum lines. A manifest written before sizes were
@@ -37,17 +47,25 @@ func splitDeclared(b []byte) (d Declared, ok bool, rest []byte, err error) {
 	line, rest, _ := bytes.Cut(b, []byte("\n"))
 	fields, found := strings.CutPrefix(string(line), declaredPrefix)
 	f := strings.Fields(fields)
-	var files, size string
-	if found && len(f) == 2 {
+	var files, size, since string
+	if found && (len(f) == 2 || len(f) == 3) {
 		files, _ = strings.CutPrefix(f[0], "files=")
 		size, _ = strings.CutPrefix(f[1], "bytes=")
 	}
+	sinceOK := true
+	if found && len(f) == 3 {
+		since, sinceOK = strings.CutPrefix(f[2], "since=")
+		sinceOK = sinceOK && validDigest(since)
+	}
 	n, err1 := strconv.Atoi(files)
 	total, err2 := strconv.ParseInt(size, 10, 64)
-	if !found || err1 != nil || err2 != nil || n < 0 || total < 0 || fields != fmt.Sprintf("files=%d bytes=%d", n, total) {
-		return Declared{}, false, nil, fmt.Errorf("%w: checksum manifest line 1: not %q", ErrInvalid, declaredPrefix+"files=<n> bytes=<n>")
+	d = Declared{Files: n, Bytes: total, Since: since}
+	// The line must be exactly what fields() writes: no sign, no leading
+	// zero, no second spelling of the same declaration.
+	if !found || !sinceOK || err1 != nil || err2 != nil || n < 0 || total < 0 || fields != d.fields() {
+		return Declared{}, false, nil, fmt.Errorf("%w: checksum manifest line 1: not %q", ErrInvalid, declaredPrefix+"files=<n> bytes=<n> [since=sha256:<hex>]")
 	}
-	return Declared{Files: n, Bytes: total}, true, rest, nil
+	return d, true, rest, nil
 }
 
 // ParseManifest reads a checksum manifest and, if it has one, its
@@ -68,8 +86,12 @@ func ParseManifest(b []byte) (Checksums, Declared, bool, error) {
 }
 
 // MarshalDeclared writes the manifest with its declaration of sizes first.
-func (c Checksums) MarshalDeclared(totalBytes int64) []byte {
-	return append([]byte(Declared{Files: len(c), Bytes: totalBytes}.line()), c.Marshal()...)
+func (c Checksums) MarshalDeclared(totalBytes int64) []byte { return c.MarshalDelta(totalBytes, "") }
+
+// MarshalDelta is MarshalDeclared also declaring, when since is set, the
+// lock digest of the release a delta archive is against.
+func (c Checksums) MarshalDelta(totalBytes int64, since string) []byte {
+	return append([]byte(Declared{Files: len(c), Bytes: totalBytes, Since: since}.line()), c.Marshal()...)
 }
 
 // checkDeclaredSizes compares the declaration with the files of dir.

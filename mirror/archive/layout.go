@@ -8,6 +8,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"strings"
@@ -20,6 +21,9 @@ import (
 // Layout is an OCI image layout directory holding a release.
 type Layout struct {
 	Dir string
+	// Since is what Finish declares a delta archive is a delta against
+	// (the base release's lock digest); empty for a full archive.
+	Since string
 }
 
 func (l *Layout) blobPath(digest string) (string, error) {
@@ -164,7 +168,7 @@ func (l *Layout) Finish(ctx context.Context, entries []IndexEntry) error {
 		}
 		total += st.Size()
 	}
-	return l.WriteFile(ChecksumFile, sums.MarshalDeclared(total))
+	return l.WriteFile(ChecksumFile, sums.MarshalDelta(total, l.Since))
 }
 
 // Manifest returns the manifest with this digest; repo does not matter in a
@@ -202,7 +206,7 @@ func (l *Layout) Blob(_ context.Context, _ string, digest string) (io.ReadCloser
 	f, err := os.Open(p)
 	if err != nil {
 		if errors.Is(err, os.ErrNotExist) {
-			return nil, 0, fmt.Errorf("blob %s is not in the archive", digest)
+			return nil, 0, fmt.Errorf("blob %s is not in the archive: %w", digest, fs.ErrNotExist)
 		}
 		return nil, 0, fmt.Errorf("opening blob %s: %w", digest, err)
 	}

@@ -2,7 +2,9 @@
 // pipeline's output through a refused and an accepted vulnerability gate,
 // `reloader-mirror export`, `import` into two registries, `values`, a Helm
 // install pinned by digest and a running controller, and refuses every
-// tampered archive. The commands it runs are the README's air-gap section.
+// tampered archive; then it upgrades: the next release exported as a delta
+// against the first, imported, and installed with helm upgrade by digest
+// while the controller keeps reloading. The commands it runs are the README's air-gap section.
 package airgap
 
 import (

@@ -26,6 +26,7 @@ import (
 	"github.com/reloader-dev/reloader/release"
 	"github.com/reloader-dev/reloader/release/local"
 	"github.com/reloader-dev/reloader/test/airgap"
+	"github.com/reloader-dev/reloader/test/chartrun"
 	"github.com/reloader-dev/reloader/test/registry"
 	"github.com/reloader-dev/reloader/test/tools"
 	"github.com/reloader-dev/reloader/test/trivydb"
@@ -35,6 +36,8 @@ var updateReadme = flag.Bool("update-commands", false, "rewrite testdata/command
 
 const (
 	version = "v1.2.3"
+	// versionV2 is the release the drill upgrades to.
+	versionV2 = "v1.2.4"
 	// linkedModule is a module the controller really links; the advisory
 	// is filed against it at the version go.sum pins.
 	linkedModule = "k8s.io/client-go"
@@ -62,6 +65,10 @@ type drill struct {
 	valuesFile         string
 	policyDir          string
 	policyKubeconfig   string
+	// controller is the running controller, v1 until the upgrade.
+	controller *chartrun.Controller
+	// delta and valuesV2 are the upgrade's archive and values.
+	delta, valuesV2 string
 }
 
 // The air-gap drill, as a user runs it, on the real pipeline's real output
@@ -109,6 +116,12 @@ func TestAirGapDrill(t *testing.T) {
 	must("(f) tampered archives are refused with exit 3", d.tamper)
 	must("(f) forged keyless archive is refused with exit 3", d.forgedKeyless)
 	must("(e) with the policies removed, policy check exits 3 naming what was admitted", d.policiesRemoved)
+	must("(g) release "+versionV2+" (a new build, signed with the same key)", d.releaseV2)
+	must("(g) export "+versionV2+" --since "+version+": only what "+version+" lacks", d.exportDelta)
+	must("(g) the delta is refused where "+version+" is not, nothing pushed", d.deltaRefusedOnEmpty)
+	must("(g) import the delta into registry B, which holds "+version, d.importDelta)
+	must("(g) values for "+versionV2, d.valuesV2Step)
+	must("(g) helm upgrade by digest; a ConfigMap changed during the controller's rollout is applied once", d.upgrade)
 
 	got := d.rec.Script()
 	if *updateReadme {
@@ -243,11 +256,15 @@ func (d *drill) writePolicy(file string, expires time.Time) (string, error) {
 
 // release runs `reloader-release local` the way a user does, from the
 // checkout, into registry A.
-func (d *drill) release(out, policyFile string, doc bool, comment string) (airgap.Result, error) {
-	return d.rec.Run(d.ctx, airgap.Command{Dir: d.root, Path: d.releaseBin, Doc: doc, Comment: comment, Args: []string{
-		"local", "--platforms", "linux/amd64", "--registry", d.regA.Host, "--version", version,
+func (d *drill) release(out, policyFile string, doc bool, comment string, extra ...string) (airgap.Result, error) {
+	v := version
+	if len(extra) > 0 && extra[0] == "--version" {
+		v, extra = extra[1], extra[2:]
+	}
+	return d.rec.Run(d.ctx, airgap.Command{Dir: d.root, Path: d.releaseBin, Doc: doc, Comment: comment, Args: append([]string{
+		"local", "--platforms", "linux/amd64", "--registry", d.regA.Host, "--version", v,
 		"--trivy", d.trivy, "--trivy-cache-dir", d.db.CacheDir, "--skip-db-update",
-		"--policy", policyFile, "--out", filepath.Join(d.work, out)}})
+		"--policy", policyFile, "--out", filepath.Join(d.work, out)}, extra...)})
 }
 
 func (d *drill) refused(out string, expires time.Time) error {

@@ -142,7 +142,7 @@ func (d *drill) install() error {
 	if got := dep.Spec.Template.Spec.Containers[0].Image; got != imageRepo+"@"+imageDigest {
 		return fmt.Errorf("the installed Deployment runs image %q, want %s@%s", got, imageRepo, imageDigest)
 	}
-	bin, err := d.binaryFromImage(imageRepo+"@"+imageDigest, auth)
+	bin, err := d.binaryFromImage(imageRepo+"@"+imageDigest, auth, version)
 	if err != nil {
 		return err
 	}
@@ -161,7 +161,9 @@ func (d *drill) install() error {
 	if err != nil {
 		return err
 	}
-	defer func() { _ = p.Stop(10 * time.Second) }()
+	// It keeps running: the upgrade replaces it as a rollout would.
+	d.controller = p
+	d.t.Cleanup(func() { _ = d.controller.Stop(10 * time.Second) })
 	d.t.Logf("helm installed %s (chart %s) in namespace %s; controller from %s@%s linux/amd64 runs as ServiceAccount %s",
 		ch.Metadata.Name, chartDigest.DigestStr(), ns, imageRepo, imageDigest, dep.Spec.Template.Spec.ServiceAccountName)
 	if err := rollout(ctx, admin); err != nil {
@@ -172,7 +174,7 @@ func (d *drill) install() error {
 
 // binaryFromImage takes /reloader out of the linux/amd64 image of the
 // index ref, pulled from its registry by digest.
-func (d *drill) binaryFromImage(ref string, auth remote.Option) (string, error) {
+func (d *drill) binaryFromImage(ref string, auth remote.Option, version string) (string, error) {
 	dg, err := name.NewDigest(ref, name.Insecure)
 	if err != nil {
 		return "", err
@@ -208,7 +210,8 @@ func (d *drill) binaryFromImage(ref string, auth remote.Option) (string, error) 
 			return "", err
 		}
 		if h.Typeflag == tar.TypeReg && filepath.Base(h.Name) == "reloader" {
-			out := filepath.Join(d.work, "mirrored", "reloader")
+			// One file per version: the older one is still running.
+			out := filepath.Join(d.work, "mirrored", version, "reloader")
 			if err := os.MkdirAll(filepath.Dir(out), 0o755); err != nil {
 				return "", err
 			}
