@@ -36,8 +36,8 @@ clients)
   ldflags="$ldflags -X sigs.k8s.io/release-utils/version.gitVersion=$cosign_version"
   ;;
 kyverno)
-  # Upstream's Makefile stamps the version the same way; without it both
-  # binaries report "---" and a webhook log could not name the engine.
+  # Upstream's Makefile stamps the version the same way; without it the
+  # binary reports "---" and its logs could not name the engine.
   kyverno_version=$(cd "$mod" && go list -m -f '{{.Version}}' github.com/kyverno/kyverno)
   ldflags="$ldflags -X github.com/kyverno/kyverno/pkg/version.BuildVersion=$kyverno_version"
   ;;
