@@ -439,6 +439,9 @@ func TestKyvernoEnforcesTheKeySignedPolicy(t *testing.T) {
 		if err := remote.Delete(sigTag, remote.WithContext(ctx)); err != nil {
 			t.Fatalf("deleting %s: %v", sigTag, err)
 		}
+		if _, err := remote.Head(sigTag, remote.WithContext(ctx)); err == nil {
+			t.Fatalf("%s is still there after deleting it", sigTag)
+		}
 		if err := e.k.apply(ctx, pod(ns, "cached", map[string]string{"app": image}, nil), true); err != nil {
 			t.Errorf("the release, verified before, was denied once its signature was deleted: the cache is off? %v", err)
 		}
