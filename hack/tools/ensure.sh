@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Usage: hack/tools/ensure.sh [controlplane|registry|lint|trivy|clients|bench]
+# Usage: hack/tools/ensure.sh [controlplane|registry|lint|trivy|clients|bench|kyverno]
 #
 # Builds one set of pinned third-party binaries from the Go module proxy into a
 # cache directory outside git and prints that directory. Each set is a tools
@@ -34,6 +34,12 @@ clients)
   # cosign prints this as its version (upstream stamps it the same way).
   cosign_version=$(cd "$mod" && go list -m -f '{{.Version}}' github.com/sigstore/cosign/v2)
   ldflags="$ldflags -X sigs.k8s.io/release-utils/version.gitVersion=$cosign_version"
+  ;;
+kyverno)
+  # Upstream's Makefile stamps the version the same way; without it the
+  # binary reports "---" and its logs could not name the engine.
+  kyverno_version=$(cd "$mod" && go list -m -f '{{.Version}}' github.com/kyverno/kyverno)
+  ldflags="$ldflags -X github.com/kyverno/kyverno/pkg/version.BuildVersion=$kyverno_version"
   ;;
 esac
 key=$( { cat "$mod/go.mod" "$mod/go.sum"; echo "$ldflags${goexperiment:+ GOEXPERIMENT=$goexperiment}"; go env GOVERSION GOOS GOARCH; } | sha256sum | cut -c1-16)

@@ -2,19 +2,25 @@ package admission
 
 import (
 	"errors"
-	"strings"
 )
 
 func kyvernoHeader(o Options) string {
-	return comment(
-		"Kyverno ClusterPolicy written by reloader-mirror policy"+releaseSuffix(o)+".",
-		"In "+o.scopeText()+", Pods and pod-template workloads are admitted only when every",
+	lines := []string{
+		"Kyverno ClusterPolicy written by reloader-mirror policy" + releaseSuffix(o) + ".",
+		"In " + o.scopeText() + ", Pods and pod-template workloads are admitted only when every",
 		"container image is pinned by digest and comes from a mirrored repository, and those",
 		"images carry the release's signature and SPDX SBOM attestation, verified by",
-		trustText(o.Trust)+".",
-		"Mode: "+kyvernoAction(o)+".",
-		"Apply: kubectl apply --server-side -f "+Kyverno.FileName(),
-	)
+		trustText(o.Trust) + ".",
+		"Mode: " + kyvernoAction(o) + "; the webhook fails closed (failurePolicy: Fail).",
+	}
+	if o.Trust.Keyless() {
+		lines = append(lines,
+			"Keyless: Kyverno verifies the release's Sigstore bundles (type SigstoreBundle) against",
+			"the trusted_root.json of its own TUF client, not a root in this policy: start its",
+			"admission controller with --enableTuf --tufMirror and --tufRoot naming a TUF repository",
+			"that serves the release's trusted root (docs/enforce.md).")
+	}
+	return comment(append(lines, "Apply: kubectl apply --server-side -f "+Kyverno.FileName())...)
 }
 
 func kyvernoAction(o Options) string {
@@ -65,7 +71,10 @@ func kyvernoObjects(o Options, tm *material) ([]any, error) {
 		"kind":       "ClusterPolicy",
 		"metadata":   map[string]any{"name": o.Name + "-images", "annotations": annotations},
 		"spec": map[string]any{
-			"background":            false,
+			"background": false,
+			// Kyverno's default, written out: an unreachable or timed-out
+			// webhook must refuse the pod, never admit it unchecked.
+			"failurePolicy":         "Fail",
 			"webhookTimeoutSeconds": 30,
 			"rules": []any{
 				map[string]any{
@@ -80,7 +89,7 @@ func kyvernoObjects(o Options, tm *material) ([]any, error) {
 					"name":  "release-signature-and-sbom",
 					"match": match,
 					"verifyImages": []any{map[string]any{
-						"type":            "Cosign",
+						"type":            kyvernoVerifier(o.Trust),
 						"imageReferences": refs,
 						"failureAction":   kyvernoAction(o),
 						"mutateDigest":    false,
@@ -98,6 +107,17 @@ func kyvernoObjects(o Options, tm *material) ([]any, error) {
 	}}, nil
 }
 
+// kyvernoVerifier is the verifyImages type that reads the release's
+// signatures: key-signed releases carry cosign .sig/.att tags (Cosign);
+// keyless ones carry Sigstore bundles as OCI referrers, which Kyverno's
+// Cosign verifier never looks at (it would deny every keyless image).
+func kyvernoVerifier(t Trust) string {
+	if t.Keyless() {
+		return "SigstoreBundle"
+	}
+	return "Cosign"
+}
+
 func kyvernoAttestor(t Trust, tm *material) (map[string]any, error) {
 	if !t.Keyless() {
 		// Offline, as reloader-mirror verified: no transparency log, no SCT.
@@ -110,11 +130,12 @@ func kyvernoAttestor(t Trust, tm *material) (map[string]any, error) {
 	if tm == nil {
 		return nil, errors.New("keyless trust policy without a trusted root")
 	}
-	var roots []string
-	for _, ca := range tm.cas {
-		roots = append(roots, ca.chainPEM)
-	}
-	kl := map[string]any{"issuer": t.Issuer, "roots": strings.Join(roots, "")}
+	// Kyverno's SigstoreBundle verifier takes the Fulcio CAs, log keys and
+	// timestamp authorities from the trusted root of its TUF client and
+	// ignores roots, rekor.url/pubkey and ctlog.pubkey here, so the policy
+	// carries only the identity and the two waivers: writing the root's
+	// material too would suggest to a reader that the policy anchors it.
+	kl := map[string]any{"issuer": t.Issuer}
 	if t.Identity != "" {
 		kl["subject"] = t.Identity
 	} else {
@@ -122,26 +143,12 @@ func kyvernoAttestor(t Trust, tm *material) (map[string]any, error) {
 	}
 	// The log requirement follows the user's verification, never the root:
 	// Generate refused a root without a log unless IgnoreTlog was given.
-	rekor := map[string]any{"ignoreTlog": true}
-	if !t.IgnoreTlog {
-		// Kyverno takes one Rekor key: with several logs in the root the
-		// first by log ID is used, and a signature logged to another fails
-		// closed.
-		rekor = map[string]any{"url": tm.tlogs[0].baseURL, "pubkey": tm.tlogs[0].publicKeyPEM}
+	if t.IgnoreTlog {
+		kl["rekor"] = map[string]any{"ignoreTlog": true}
 	}
-	ctlog := map[string]any{}
-	if t.IgnoreSCT {
-		ctlog["ignoreSCT"] = true
-	}
-	if len(tm.ctlog) > 0 {
-		ctlog["pubkey"] = tm.ctlog[0].publicKeyPEM
-	}
-	if len(tm.tsas) > 0 {
-		ctlog["tsaCertChain"] = tm.tsas[0].chainPEM
-	}
-	kl["rekor"] = rekor
-	if len(ctlog) > 0 {
-		kl["ctlog"] = ctlog
-	}
+	// No ctlog.ignoreSCT, even with --insecure-ignore-sct: Kyverno
+	// v1.19.1's SigstoreBundle verifier checks no SCT either way, and with
+	// ignoreSCT it asks sigstore-go for no observer timestamp, which
+	// refuses to build the verifier, so every image would be denied.
 	return map[string]any{"keyless": kl}, nil
 }

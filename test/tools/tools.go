@@ -1,7 +1,7 @@
 // Package tools locates, and builds on first use, the pinned third-party
 // binaries the tests run as real processes: etcd, kube-apiserver,
-// kube-controller-manager, the CNCF distribution registry, Trivy, and the
-// cosign and crane CLIs.
+// kube-controller-manager, the CNCF distribution registry, Trivy, the
+// cosign and crane CLIs, and Kyverno.
 //
 // They are compiled from the Go module proxy by hack/tools/ensure.sh into a
 // cache directory outside git, keyed by the pins, so only the first caller on a
@@ -37,6 +37,9 @@ const (
 	// Bench holds peers the benchmarks compare against (regclient's regctl);
 	// only `make bench` builds it.
 	Bench Set = "bench"
+	// Kyverno holds Kyverno's admission controller, which the tests run as a
+	// real webhook to enforce the policies reloader-mirror policy writes.
+	Kyverno Set = "kyverno"
 )
 
 // Dir returns the directory holding the binaries of set, building them first if
