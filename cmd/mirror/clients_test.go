@@ -15,8 +15,8 @@ import (
 	"github.com/reloader-dev/reloader/test/tools"
 )
 
-// clientsVerify runs the real cosign CLI (the pinned release users install)
-// as a release's versions page tells users to: every `cosign verify` and
+// clientsVerify runs the real cosign CLI, both majors users install (the
+// pinned v2 and v3), as a release's versions page tells users to: every `cosign verify` and
 // `cosign verify-attestation` on it, plus the SBOM and provenance
 // attestations of every image and index with the page's own flags; first
 // against the release registry, then against a copy made by
@@ -32,10 +32,6 @@ import (
 // key-signed release once broke every command on its page that way.)
 func clientsVerify(t *testing.T, ctx context.Context, l *release.Lock, page []byte, files map[string]string, extra []string, copyArgs ...string) {
 	t.Helper()
-	cosign, err := tools.Binary(ctx, tools.Clients, "cosign")
-	if err != nil {
-		t.Fatal(err)
-	}
 	crane, err := tools.Binary(ctx, tools.Clients, "crane")
 	if err != nil {
 		t.Fatal(err)
@@ -46,6 +42,76 @@ func clientsVerify(t *testing.T, ctx context.Context, l *release.Lock, page []by
 			attested[a.Repository+"@"+a.Digest] = true
 		}
 	}
+	// Both cosign majors users install run the page's commands as written:
+	// v3 still accepts v2's --new-bundle-format (deprecated, it is v3's
+	// default), so the page needs no commands of its own for v3.
+	commands := pageCommands(t, page, attested)
+	clients := []struct{ major, cosign string }{{major: "v2"}, {major: "v3"}}
+	for i, set := range []tools.Set{tools.Clients, tools.Clients3} {
+		if clients[i].cosign, err = tools.Binary(ctx, set, "cosign"); err != nil {
+			t.Fatal(err)
+		}
+	}
+	home := t.TempDir()
+	env := append(os.Environ(), "HOME="+home, "TUF_ROOT="+filepath.Join(home, "tuf"), "DOCKER_CONFIG="+home,
+		"HTTPS_PROXY=http://127.0.0.1:9", "HTTP_PROXY=http://127.0.0.1:9", "NO_PROXY=127.0.0.1,localhost")
+	run := func(bin string, args ...string) {
+		t.Helper()
+		cmd := exec.CommandContext(ctx, bin, args...)
+		cmd.Env = env
+		if out, err := cmd.CombinedOutput(); err != nil {
+			t.Errorf("%s %s: %v\n%s", filepath.Base(bin), strings.Join(args, " "), err, out)
+		}
+	}
+	cosignRun := func(cosign string, c []string, ref string) {
+		t.Helper()
+		args := slices.Clone(c[:len(c)-1])
+		for i, a := range args {
+			if p, ok := files[a]; ok {
+				args[i] = p
+			}
+		}
+		run(cosign, append(append(args, extra...), ref)...)
+	}
+	for _, cl := range clients {
+		for _, c := range commands {
+			cosignRun(cl.cosign, c, c[len(c)-1])
+		}
+	}
+
+	dst := startRegistry(t)
+	target := dst.Host + "/platform"
+	args := append([]string{"copy", "--allow-unscanned", "--target", target}, copyArgs...)
+	if code, _, errs := runCLI(t, args...); code != cli.ExitOK {
+		t.Fatalf("reloader-mirror %s: exit %d: %s", strings.Join(args, " "), code, errs)
+	}
+	m, err := mirror.NewMapping(target, l, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	mirrored := func(ref string) string {
+		repo, digest, _ := strings.Cut(ref, "@")
+		return m.Repository(repo) + "@" + digest
+	}
+	for _, cl := range clients {
+		for _, c := range commands {
+			cosignRun(cl.cosign, c, mirrored(c[len(c)-1]))
+		}
+	}
+	// crane, which many users inspect a registry with, finds every mirrored
+	// image and index well-formed (each layer read back and digested).
+	for ref := range attested {
+		run(crane, "validate", "--remote", mirrored(ref))
+	}
+	t.Logf("cosign v2 and v3 each ran %d commands at the source and on the mirrored copy; crane validated %d mirrored images and indexes",
+		len(commands), len(attested))
+}
+
+// pageCommands are the cosign commands of the versions page, and for every
+// image and index it verifies also its SBOM and provenance attestations
+// with the page's own flags.
+func pageCommands(t *testing.T, page []byte, attested map[string]bool) [][]string {
+	t.Helper()
 	var commands [][]string
 	seen := map[string]bool{}
 	for _, line := range strings.Split(string(page), "\n") {
@@ -69,52 +135,5 @@ func clientsVerify(t *testing.T, ctx context.Context, l *release.Lock, page []by
 	if len(commands) < 10 {
 		t.Fatalf("the versions page gives %d cosign commands, want every image, index and chart:\n%s", len(commands), page)
 	}
-	home := t.TempDir()
-	env := append(os.Environ(), "HOME="+home, "TUF_ROOT="+filepath.Join(home, "tuf"), "DOCKER_CONFIG="+home,
-		"HTTPS_PROXY=http://127.0.0.1:9", "HTTP_PROXY=http://127.0.0.1:9", "NO_PROXY=127.0.0.1,localhost")
-	run := func(bin string, args ...string) {
-		t.Helper()
-		cmd := exec.CommandContext(ctx, bin, args...)
-		cmd.Env = env
-		if out, err := cmd.CombinedOutput(); err != nil {
-			t.Errorf("%s %s: %v\n%s", filepath.Base(bin), strings.Join(args, " "), err, out)
-		}
-	}
-	cosignRun := func(c []string, ref string) {
-		t.Helper()
-		args := slices.Clone(c[:len(c)-1])
-		for i, a := range args {
-			if p, ok := files[a]; ok {
-				args[i] = p
-			}
-		}
-		run(cosign, append(append(args, extra...), ref)...)
-	}
-	for _, c := range commands {
-		cosignRun(c, c[len(c)-1])
-	}
-
-	dst := startRegistry(t)
-	target := dst.Host + "/platform"
-	args := append([]string{"copy", "--allow-unscanned", "--target", target}, copyArgs...)
-	if code, _, errs := runCLI(t, args...); code != cli.ExitOK {
-		t.Fatalf("reloader-mirror %s: exit %d: %s", strings.Join(args, " "), code, errs)
-	}
-	m, err := mirror.NewMapping(target, l, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	mirrored := func(ref string) string {
-		repo, digest, _ := strings.Cut(ref, "@")
-		return m.Repository(repo) + "@" + digest
-	}
-	for _, c := range commands {
-		cosignRun(c, mirrored(c[len(c)-1]))
-	}
-	// crane, which many users inspect a registry with, finds every mirrored
-	// image and index well-formed (each layer read back and digested).
-	for ref := range attested {
-		run(crane, "validate", "--remote", mirrored(ref))
-	}
-	t.Logf("cosign ran %d commands at the source and on the mirrored copy; crane validated %d mirrored images and indexes", len(commands), len(attested))
+	return commands
 }

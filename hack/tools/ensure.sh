@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Usage: hack/tools/ensure.sh [controlplane|registry|lint|trivy|clients|bench|kyverno]
+# Usage: hack/tools/ensure.sh [controlplane|registry|lint|trivy|clients|clients3|policycontroller|kyverno|bench]
 #
 # Builds one set of pinned third-party binaries from the Go module proxy into a
 # cache directory outside git and prints that directory. Each set is a tools
@@ -41,6 +41,16 @@ kyverno)
   kyverno_version=$(cd "$mod" && go list -m -f '{{.Version}}' github.com/kyverno/kyverno)
   ldflags="$ldflags -X github.com/kyverno/kyverno/pkg/version.BuildVersion=$kyverno_version"
   ;;
+clients3)
+  # cosign v3 beside v2: its own set, so the v2 set's cache key is untouched
+  # and its binary, also named cosign, lives in a directory of its own.
+  cosign_version=$(cd "$mod" && go list -m -f '{{.Version}}' github.com/sigstore/cosign/v3)
+  ldflags="$ldflags -X sigs.k8s.io/release-utils/version.gitVersion=$cosign_version"
+  ;;
+policycontroller)
+  pc_version=$(cd "$mod" && go list -m -f '{{.Version}}' github.com/sigstore/policy-controller)
+  ldflags="$ldflags -X sigs.k8s.io/release-utils/version.gitVersion=$pc_version"
+  ;;
 esac
 key=$( { cat "$mod/go.mod" "$mod/go.sum"; echo "$ldflags${goexperiment:+ GOEXPERIMENT=$goexperiment}"; go env GOVERSION GOOS GOARCH; } | sha256sum | cut -c1-16)
 cache=${RELOADER_TOOLS_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/reloader-dev/tools}
@@ -59,6 +69,10 @@ if [ ! -f "$dir/.complete" ]; then
   )
   # etcd's main package is its module root, so the binary comes out as "server".
   [ -f "$dir.tmp/server" ] && mv "$dir.tmp/server" "$dir.tmp/etcd"
+  # policy-controller's main packages are cmd/tester and cmd/webhook; give
+  # them the names upstream ships them under.
+  [ -f "$dir.tmp/tester" ] && mv "$dir.tmp/tester" "$dir.tmp/policy-tester"
+  [ -f "$dir.tmp/webhook" ] && mv "$dir.tmp/webhook" "$dir.tmp/policy-controller"
   touch "$dir.tmp/.complete"
   rm -rf "$dir"
   mv "$dir.tmp" "$dir"

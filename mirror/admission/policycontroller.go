@@ -2,6 +2,8 @@ package admission
 
 import (
 	"encoding/base64"
+
+	"github.com/reloader-dev/reloader/release/sign"
 )
 
 // pcIncludeLabel is the namespace label policy-controller requires before it
@@ -55,9 +57,13 @@ func pcObjects(o Options, tm *material) ([]any, error) {
 	}
 	var images []any
 	for _, r := range o.Repositories {
-		// "*" stops at "/", so these match the repository itself, by
-		// digest or by tag, and nothing below or beside it.
-		images = append(images, map[string]any{"glob": r + "@*"}, map[string]any{"glob": r + ":*"})
+		// "*" stops at "/", so this matches the repository itself by
+		// digest and nothing below or beside it. No glob matches a tag:
+		// policy-controller's webhook denies every image not pinned by
+		// digest before it looks for policies, but its evaluation
+		// (policy-tester, ValidatePolicy) resolves a tag it is given and
+		// admitted the release's tag when a "repo:*" glob matched it.
+		images = append(images, map[string]any{"glob": r + "@*"})
 	}
 	policy := func(suffix string, auth map[string]any) map[string]any {
 		return map[string]any{
@@ -72,6 +78,14 @@ func pcObjects(o Options, tm *material) ([]any, error) {
 		}
 	}
 	sig := pcAuthority(o, "release-signature", trustRoot, tm)
+	if o.Trust.Keyless() {
+		// A keyless release's image signature is a Sigstore bundle holding
+		// a DSSE statement of this predicate type (release/sign), as cosign
+		// v3 signs. policy-controller v0.13 verifies such bundles only as
+		// attestations: as a signature it answers "bundle support for image
+		// signatures is not yet implemented" and denies every image.
+		sig["attestations"] = []any{map[string]any{"name": "signature", "predicateType": sign.PredicateCosignSign}}
+	}
 	sbom := pcAuthority(o, "release-sbom", trustRoot, tm)
 	sbom["attestations"] = []any{map[string]any{"name": "spdx-sbom", "predicateType": o.SBOMPredicateType}}
 	objs = append(objs, policy("signature", sig), policy("sbom", sbom))
@@ -93,6 +107,10 @@ func pcAuthority(o Options, name, trustRoot string, tm *material) map[string]any
 		id["subjectRegExp"] = o.Trust.anchoredRegexp()
 	}
 	kl := map[string]any{"trustRootRef": trustRoot, "identities": []any{id}}
+	// Keyless releases are signed as Sigstore bundles attached as OCI
+	// referrers (release/sign); without this policy-controller looks only
+	// for cosign .sig/.att tags and finds no signature on any release image.
+	a["signatureFormat"] = "bundle"
 	if o.Trust.IgnoreSCT {
 		kl["insecureIgnoreSCT"] = true
 	}

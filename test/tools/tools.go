@@ -34,6 +34,14 @@ const (
 	// Clients holds the CLIs users check a release with (cosign, crane):
 	// what we ship must verify with them, not only with our own code.
 	Clients Set = "clients"
+	// Clients3 holds cosign v3, built beside v2 in a set of its own so the
+	// v2 set's pins and cache key stay as they are: a release's page must
+	// work with both majors users install.
+	Clients3 Set = "clients3"
+	// PolicyController holds sigstore policy-controller's policy-tester and
+	// webhook: the engine that evaluates the ClusterImagePolicies
+	// reloader-mirror policy writes.
+	PolicyController Set = "policycontroller"
 	// Bench holds peers the benchmarks compare against (regclient's regctl);
 	// only `make bench` builds it.
 	Bench Set = "bench"
