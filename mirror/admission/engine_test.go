@@ -20,9 +20,7 @@ import (
 	"github.com/sigstore/sigstore-go/pkg/testing/ca"
 	"sigs.k8s.io/yaml"
 
-	"github.com/reloader-dev/reloader/mirror"
 	"github.com/reloader-dev/reloader/mirror/admission"
-	"github.com/reloader-dev/reloader/mirror/registry"
 	"github.com/reloader-dev/reloader/release"
 	"github.com/reloader-dev/reloader/release/releasetest"
 	"github.com/reloader-dev/reloader/release/sign"
@@ -109,29 +107,8 @@ func keylessFixture(t *testing.T, ctx context.Context) *engineFixture {
 
 func mirrorForEngine(t *testing.T, ctx context.Context, s, other releasetest.Signer, otherCase string, p trust.Policy, tt admission.Trust) *engineFixture {
 	t.Helper()
-	src, dst := startRegistry(t), startRegistry(t)
-	cl, err := registry.New(registry.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(cl.Close)
-	tgt := dst.Host + "/platform/reloader"
-	rel, err := releasetest.Publish(ctx, releasetest.Options{Registry: src.Host, Signer: s, Seed: 61})
-	if err != nil {
-		t.Fatal(err)
-	}
-	v, err := trust.NewVerifier(p)
-	if err != nil {
-		t.Fatal(err)
-	}
-	verified, err := mirror.Verify(ctx, &mirror.RegistrySource{Client: cl, Name: "source"}, rel.LockJSON, rel.LockBundle, v)
-	if err != nil {
-		t.Fatalf("verifying the release: %v", err)
-	}
-	if _, err := verified.Push(ctx, mirror.PushOptions{Client: cl, Target: tgt}); err != nil {
-		t.Fatalf("mirroring the release: %v", err)
-	}
-	_, _, o := policyFor(t, v, rel, tgt)
+	m := publishAndMirror(t, ctx, s, p, startRegistry(t), 61)
+	src, rel, tgt, o := m.src, m.rel, m.target, m.opts
 	o.Trust = tt
 	o.Name, o.Namespace = "rm", "reloader"
 	out, err := admission.Generate(o, []admission.Format{admission.PolicyController})
@@ -238,8 +215,8 @@ func signAs(t *testing.T, ctx context.Context, s *sign.Signer, ref name.Digest, 
 func airGapped(t *testing.T) []string {
 	t.Helper()
 	home := t.TempDir()
-	return append(os.Environ(), "HOME="+home, "TUF_ROOT="+filepath.Join(home, "tuf"), "SIGSTORE_NO_CACHE=true", "DOCKER_CONFIG="+home,
-		"HTTPS_PROXY=http://127.0.0.1:9", "HTTP_PROXY=http://127.0.0.1:9", "NO_PROXY=127.0.0.1,localhost")
+	env := append(os.Environ(), "HOME="+home, "TUF_ROOT="+filepath.Join(home, "tuf"), "SIGSTORE_NO_CACHE=true", "DOCKER_CONFIG="+home)
+	return append(env, refusingProxy...)
 }
 
 // policyTester evaluates the generated policy-controller policies for one

@@ -128,10 +128,9 @@ func policyControllerWebhook(t *testing.T, ctx context.Context, k *kube, testNS 
 			// knative reconcilers would rewrite a configuration they find
 			// to point at an in-cluster Service.
 			"--webhook-name=policy.sigstore.dev." + sys, "--mutating-webhook-name=defaulting." + sys, "--validating-webhook-name=validating." + sys},
-		Env: []string{"KUBECONFIG=" + cp.AdminKubeconfig, "SYSTEM_NAMESPACE=" + sys, "CONFIG_LOGGING_NAME=config-logging", "METRICS_DOMAIN=sigstore.dev/policy",
+		Env: append([]string{"KUBECONFIG=" + cp.AdminKubeconfig, "SYSTEM_NAMESPACE=" + sys, "CONFIG_LOGGING_NAME=config-logging", "METRICS_DOMAIN=sigstore.dev/policy",
 			"WEBHOOK_NAME=webhook", "KUBERNETES_MIN_VERSION=1.21.0", "HOME=" + home, "TUF_ROOT=" + filepath.Join(home, "tuf"),
-			"PROFILING_PORT=" + strconv.Itoa(ports[1]), "METRICS_PROMETHEUS_PORT=" + strconv.Itoa(ports[2]),
-			"HTTPS_PROXY=http://127.0.0.1:9", "HTTP_PROXY=http://127.0.0.1:9", "NO_PROXY=127.0.0.1,localhost"}})
+			"PROFILING_PORT=" + strconv.Itoa(ports[1]), "METRICS_PROMETHEUS_PORT=" + strconv.Itoa(ports[2])}, refusingProxy...)})
 	if err != nil {
 		t.Fatal(err)
 	}

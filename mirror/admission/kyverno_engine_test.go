@@ -24,9 +24,7 @@ import (
 	"k8s.io/apimachinery/pkg/util/wait"
 	"sigs.k8s.io/yaml"
 
-	"github.com/reloader-dev/reloader/mirror"
 	"github.com/reloader-dev/reloader/mirror/admission"
-	"github.com/reloader-dev/reloader/mirror/registry"
 	"github.com/reloader-dev/reloader/release/releasetest"
 	"github.com/reloader-dev/reloader/release/sign"
 	"github.com/reloader-dev/reloader/release/trust"
@@ -35,54 +33,6 @@ import (
 	testregistry "github.com/reloader-dev/reloader/test/registry"
 	"github.com/reloader-dev/reloader/test/tools"
 )
-
-// refusingProxy is where every non-loopback connection of the engine goes:
-// nothing listens on the discard port, so any attempt to reach the public
-// Sigstore (TUF, Rekor, Fulcio) or a registry elsewhere fails at once.
-var refusingProxy = []string{"HTTPS_PROXY=http://127.0.0.1:9", "HTTP_PROXY=http://127.0.0.1:9", "NO_PROXY=127.0.0.1,localhost"}
-
-// mirroredRelease is a release published by the pipeline into a source
-// registry, verified and mirrored by digest into a second registry (the
-// internal one), with the policy options reloader-mirror policy derives.
-type mirroredRelease struct {
-	src, dst *testregistry.Registry
-	rel      *releasetest.Release
-	target   string
-	opts     admission.Options
-	signer   releasetest.Signer
-}
-
-func mirrorForEngine(t *testing.T, ctx context.Context, s releasetest.Signer, p trust.Policy, dst *testregistry.Registry) *mirroredRelease {
-	t.Helper()
-	src := startRegistry(t)
-	rel, err := releasetest.Publish(ctx, releasetest.Options{Registry: src.Host, Signer: s, Seed: 23})
-	if err != nil {
-		t.Fatal(err)
-	}
-	v, err := trust.NewVerifier(p)
-	if err != nil {
-		t.Fatal(err)
-	}
-	cl, err := registry.New(registry.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(cl.Close)
-	tgt := dst.Host + "/platform/reloader"
-	verified, err := mirror.Verify(ctx, &mirror.RegistrySource{Client: cl, Name: "source"}, rel.LockJSON, rel.LockBundle, v)
-	if err != nil {
-		t.Fatalf("verifying the release: %v", err)
-	}
-	if _, err := verified.Push(ctx, mirror.PushOptions{Client: cl, Target: tgt}); err != nil {
-		t.Fatalf("mirroring the release: %v", err)
-	}
-	v, err = trust.NewVerifier(p)
-	if err != nil {
-		t.Fatal(err)
-	}
-	_, _, o := policyFor(t, v, rel, tgt)
-	return &mirroredRelease{src: src, dst: dst, rel: rel, target: tgt, opts: o, signer: s}
-}
 
 // pushRandom pushes a fresh image by digest into repo and returns its
 // reference: what anyone with push access to the mirror can do.
@@ -414,7 +364,7 @@ func TestKyvernoEnforcesTheKeySignedPolicy(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	m := mirrorForEngine(t, ctx, s, p, startRegistry(t))
+	m := publishAndMirror(t, ctx, s, p, startRegistry(t), 23)
 	m.opts.Trust = admission.Trust{PublicKeyPEM: string(s.PublicKeyPEM())}
 	other, err := releasetest.NewKeySigner(t.TempDir())
 	if err != nil {
@@ -480,7 +430,7 @@ func TestKyvernoEnforcesTheKeylessPolicy(t *testing.T) {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { _ = dst.Stop() })
-	m := mirrorForEngine(t, ctx, s, p, dst)
+	m := publishAndMirror(t, ctx, s, p, dst, 23)
 	m.opts.Trust = admission.Trust{Identity: identity, Issuer: issuer, TrustedRootJSON: rootJSON, IgnoreSCT: true}
 	// Same Sigstore, same issuer, another workflow's identity.
 	other := releasetest.Signer{Sigstore: vs, Identity: "https://github.com/someone-else/fork/.github/workflows/release.yml@refs/tags/v1.2.3", Issuer: issuer, Tlog: true}
