@@ -37,8 +37,10 @@ func checkPublishedPage(t *testing.T, outDir string) {
 	rpms := map[string]string{}
 	for _, c := range r.Components {
 		licences[c.Name] = c.Licence
-		if strings.HasPrefix(c.Source, "RPM") && c.Variant == "ubi" {
-			rpms[c.Name] = c.Licence
+		for _, in := range c.In {
+			if strings.HasPrefix(c.Source, "RPM") && in.Variant == "ubi" {
+				rpms[c.Name] = c.Licence
+			}
 		}
 	}
 	for _, name := range []string{"k8s.io/client-go", "github.com/prometheus/client_golang", "github.com/spf13/cobra", "github.com/reloader-dev/reloader"} {
