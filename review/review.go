@@ -339,6 +339,8 @@ func Build(in Input) (*Review, error) {
 	for i := range r.Components {
 		in := r.Components[i].In
 		sort.SliceStable(in, func(i, j int) bool { return in[i].Label() < in[j].Label() })
+		// Twice in one image (two binaries linking it) is one carrier.
+		r.Components[i].In = slices.Compact(in)
 	}
 	sort.SliceStable(r.Components, func(i, j int) bool {
 		a, b := r.Components[i], r.Components[j]

@@ -3,7 +3,6 @@ package review
 import (
 	"bytes"
 	"encoding/json"
-	"fmt"
 	"slices"
 	"strings"
 	"testing"
@@ -17,24 +16,29 @@ import (
 // second platform image and in a second variant, each with its own SBOMs.
 func multiImage(t *testing.T, f *fixture) *fixture {
 	t.Helper()
+	g := withImage(t, f, "app", "standard", "linux/arm64", "2", f.sboms)
+	return withImage(t, g, "app-ubi", "ubi", "linux/amd64", "3", f.sboms)
+}
+
+// withImage is f with one more platform image (and, for a new name, its
+// index) whose SBOMs are the documents of sboms; digit makes its digest.
+func withImage(t *testing.T, f *fixture, name, variant, platform, digit string, sboms []SBOM) *fixture {
+	t.Helper()
 	lock := *f.lock
-	lock.Artifacts = append([]release.Artifact(nil), f.lock.Artifacts...)
-	g := &fixture{lock: &lock, sboms: append([]SBOM(nil), f.sboms...)}
-	img := f.lock.Find(release.KindImage, "app")[0]
-	for i, extra := range []struct{ name, variant, platform string }{{"app", "standard", "linux/arm64"}, {"app-ubi", "ubi", "linux/amd64"}} {
-		a := img
-		a.Name, a.Variant, a.Platform, a.Digest = extra.name, extra.variant, extra.platform, "sha256:"+strings.Repeat(fmt.Sprint(i+2), 64)
-		lock.Artifacts = append(lock.Artifacts, a)
-		if extra.name != img.Name {
-			ix := f.lock.Find(release.KindImageIndex, "app")[0]
-			ix.Name, ix.Variant, ix.Digest = extra.name, extra.variant, "sha256:"+strings.Repeat("9", 64)
-			lock.Artifacts = append(lock.Artifacts, ix)
-		}
-		for _, s := range f.sboms {
-			s.Artifact.Name, s.Artifact.Variant, s.Artifact.Platform, s.Artifact.Subject = a.Name, a.Variant, a.Platform, a.Digest
-			lock.Artifacts = append(lock.Artifacts, s.Artifact)
-			g.sboms = append(g.sboms, s)
-		}
+	lock.Artifacts = slices.Clone(f.lock.Artifacts)
+	g := &fixture{lock: &lock, sboms: slices.Clone(f.sboms)}
+	a := f.lock.Find(release.KindImage, "app")[0]
+	a.Name, a.Variant, a.Platform, a.Digest = name, variant, platform, "sha256:"+strings.Repeat(digit, 64)
+	lock.Artifacts = append(lock.Artifacts, a)
+	if len(f.lock.Find(release.KindImageIndex, name)) == 0 {
+		ix := f.lock.Find(release.KindImageIndex, "app")[0]
+		ix.Name, ix.Variant, ix.Digest = name, variant, "sha256:"+strings.Repeat(digit, 63)+"9"
+		lock.Artifacts = append(lock.Artifacts, ix)
+	}
+	for _, s := range sboms {
+		s.Artifact.Name, s.Artifact.Variant, s.Artifact.Platform, s.Artifact.Subject = a.Name, a.Variant, a.Platform, a.Digest
+		lock.Artifacts = append(lock.Artifacts, s.Artifact)
+		g.sboms = append(g.sboms, s)
 	}
 	if err := lock.Validate(); err != nil {
 		t.Fatal(err)
