@@ -338,13 +338,19 @@ func verifySignedReview(signed []signedStatement, in review.Input) (*signedRevie
 	if len(signed) == 0 {
 		return nil, errors.New("the release lists no image index to carry a signed review")
 	}
+	what := func(s signedStatement) string {
+		return fmt.Sprintf("image index %s (%s)", s.index.Name, s.index.Digest)
+	}
+	// A missing review is said before any comparison: what it lacks
+	// changes the recomputation of the others too (its provenance, say).
+	for _, s := range signed {
+		if s.statement == nil {
+			return nil, fmt.Errorf("%s carries no signed review (attestation %s) verified under the trust policy", what(s), review.PredicateType)
+		}
+	}
 	res := &signedReviewResult{Indexes: []string{}}
 	for _, s := range signed {
-		what := fmt.Sprintf("image index %s (%s)", s.index.Name, s.index.Digest)
-		if s.statement == nil {
-			return nil, fmt.Errorf("%s carries no signed review (attestation %s) verified under the trust policy", what, review.PredicateType)
-		}
-		a, err := review.CheckSigned(s.statement, s.index.Digest, what, in)
+		a, err := review.CheckSigned(s.statement, s.index.Digest, what(s), in)
 		if err != nil {
 			return nil, err
 		}
