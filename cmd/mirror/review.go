@@ -76,11 +76,12 @@ SBOMs the lock lists and writes, into --out:
 
   index.html      one self-contained page (no external fetch; opens from disk
                   without network): release identity, licence chart,
-                  licence findings, components per image and platform,
+                  licence findings, each component once with the images
+                  and platforms carrying it (filtered per image),
                   vulnerabilities and exceptions, NTIA minimum elements,
-                  and the changes since --against
+                  the SSDF evidence map, and the changes since --against
   review.md       the same in Markdown
-  components.csv  one row per image and component
+  components.csv  one row per component, naming the images carrying it
   review.json     the whole review for scripts
   openvex.json    the unexpired vulnerability exceptions as OpenVEX
                   (trivy image --vex openvex.json ...)
