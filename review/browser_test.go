@@ -7,6 +7,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -37,13 +38,20 @@ func chromium(t *testing.T) string {
 
 // TestReviewPageInHeadlessChromium opens the written review from disk in a
 // real browser with the network disabled, as a reviewer on an air-gapped
-// machine would, and uses the component filter and the diff view.
+// machine would, and uses the component filter, the image filter (on a
+// release whose components are each listed once, with the images carrying
+// them), the diff view and the SSDF map.
 func TestReviewPageInHeadlessChromium(t *testing.T) {
 	fs := releases(t)
 	bin := chromium(t)
 	rp := releasePolicy(t, "2027-01-31")
-	r := build(t, fs[newSync], gateResult(t, "clean.json", rp), rp)
-	r.Diff = Compare(build(t, fs[oldSync], gateResult(t, "high-fixed.json", rp), rp), r)
+	// Three images: the program on two platforms, and its previous build
+	// (the older x/sync) as a second image, so that the image filter has
+	// rows to hide.
+	shipped := withImage(t, withImage(t, fs[newSync], "app", "standard", "linux/arm64", "2", fs[newSync].sboms), "app-old", "standard", "linux/amd64", "3", fs[oldSync].sboms)
+	r := build(t, shipped, gateResult(t, "clean.json", rp), rp)
+	// The diff view is of the one-image releases, where x/sync was upgraded.
+	r.Diff = Compare(build(t, fs[oldSync], gateResult(t, "high-fixed.json", rp), rp), build(t, fs[newSync], gateResult(t, "clean.json", rp), rp))
 	dir := filepath.Join(t.TempDir(), "review")
 	if err := Write(dir, fs[newSync].lock, r, r.Failures([]string{CheckLicence})); err != nil {
 		t.Fatal(err)
@@ -114,19 +122,20 @@ func TestReviewPageInHeadlessChromium(t *testing.T) {
 		return names
 	}
 	const componentRows, diffRows = "#component-table tbody tr", "#diff-components tr[data-change]"
-	if got := visible(componentRows); len(got) != 3 {
-		t.Errorf("components shown before filtering: %q", got)
+	all := []string{"example.com/app", "golang.org/x/sync", "golang.org/x/sync", "stdlib"}
+	if got := visible(componentRows); !slices.Equal(got, all) {
+		t.Errorf("components shown before filtering: %q, want each once: %q", got, all)
 	}
 	t.Run("component filter", func(t *testing.T) {
 		for _, tc := range []struct {
 			query string
 			want  []string
 		}{
-			{"x/sync", []string{"golang.org/x/sync"}},
-			{"BSD-3", []string{"golang.org/x/sync", "stdlib"}},
+			{"x/sync", []string{"golang.org/x/sync", "golang.org/x/sync"}},
+			{"BSD-3", []string{"golang.org/x/sync", "golang.org/x/sync", "stdlib"}},
 			{"noassertion", []string{"example.com/app"}},
 			{"nothing-matches-this", nil},
-			{"", []string{"example.com/app", "golang.org/x/sync", "stdlib"}},
+			{"", all},
 		} {
 			if err := chromedp.Do(ctx, chromedp.Evaluate[chromedp.Void](`document.getElementById('filter').value = ''`), chromedp.SendKeys("#filter", tc.query)); err != nil {
 				t.Fatal(err)
@@ -143,8 +152,48 @@ func TestReviewPageInHeadlessChromium(t *testing.T) {
 			}
 		}
 		shown, err := chromedp.Run(ctx, chromedp.Text("#shown"))
-		if err != nil || shown != "3 of 3 shown" {
+		if err != nil || shown != "4 of 4 shown" {
 			t.Errorf("counter %q %v", shown, err)
+		}
+	})
+	t.Run("image filter", func(t *testing.T) {
+		versions := func() []string {
+			t.Helper()
+			v, err := chromedp.Run(ctx, chromedp.Evaluate[[]string](`[...document.querySelectorAll('#component-table tbody tr')].filter(r => r.offsetParent !== null).map(r => r.children[2].textContent)`))
+			if err != nil {
+				t.Fatal(err)
+			}
+			return v
+		}
+		for _, tc := range []struct {
+			image    string
+			names    []string
+			versions []string
+		}{
+			{"app-old linux/amd64", []string{"example.com/app", "golang.org/x/sync", "stdlib"}, []string{"UNKNOWN", oldSync, "go1.26.8"}},
+			{"app linux/arm64", []string{"example.com/app", "golang.org/x/sync", "stdlib"}, []string{"UNKNOWN", newSync, "go1.26.8"}},
+			{"", all, []string{"UNKNOWN", oldSync, newSync, "go1.26.8"}},
+		} {
+			if err := chromedp.Do(ctx, chromedp.Evaluate[chromedp.Void](`(() => { const s = document.getElementById('image-filter'); s.value = '`+tc.image+`'; s.dispatchEvent(new Event('change')); })()`)); err != nil {
+				t.Fatal(err)
+			}
+			if got, gotV := visible(componentRows), versions(); !slices.Equal(got, tc.names) || !slices.Equal(gotV, tc.versions) {
+				t.Errorf("image %q shows %q at %q, want %q at %q", tc.image, got, gotV, tc.names, tc.versions)
+			}
+		}
+		carriers, err := chromedp.Run(ctx, chromedp.Evaluate[string](`document.querySelector('#component-table tbody tr').children[0].innerText`))
+		if err != nil || carriers != "app linux/amd64\napp linux/arm64\napp-old linux/amd64" {
+			t.Errorf("example.com/app is shown as carried by %q (%v), want the three images", carriers, err)
+		}
+	})
+	t.Run("SSDF map", func(t *testing.T) {
+		practices, err := chromedp.Run(ctx, chromedp.Evaluate[[]string](`[...document.querySelectorAll('#ssdf-map tr[data-practice]')].filter(r => r.offsetParent !== null).map(r => r.dataset.practice)`))
+		if err != nil || !slices.Equal(practices, []string{"PS.1", "PS.2", "PS.3", "PW.4"}) {
+			t.Errorf("SSDF practices shown %q (%v), want those this release has evidence for", practices, err)
+		}
+		notice, err := chromedp.Run(ctx, chromedp.Text("#ssdf-notice"))
+		if err != nil || !strings.Contains(notice, "not a legal attestation") {
+			t.Errorf("SSDF notice %q (%v)", notice, err)
 		}
 	})
 	t.Run("diff view", func(t *testing.T) {

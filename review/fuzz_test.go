@@ -67,3 +67,26 @@ func FuzzParseLicencePolicy(f *testing.F) {
 		p.Judge("MIT AND (Apache-2.0 OR GPL-3.0-only)")
 	})
 }
+
+// The signed review comes out of a release archive: its predicate is read
+// strictly and compared with a recomputation, neither of which may panic.
+func FuzzParseAttestation(f *testing.F) {
+	f.Add([]byte(`{"review":{"schema":"https://reloader.dev/schemas/review/v2","release":{"version":"v1.0.0"}},"htmlDigest":"sha256:` + "0000000000000000000000000000000000000000000000000000000000000000" + `"}`))
+	f.Add([]byte(`{"review":{"schema":"x"},"htmlDigest":"sha256:1"}`))
+	f.Add([]byte(`{"review":null,"review":{}}`))
+	f.Add([]byte(`[1,{"a":[null]}]`))
+	f.Fuzz(func(t *testing.T, data []byte) {
+		if _, err := FirstDifference(data, data); err == nil {
+			if d, _ := FirstDifference(data, data); d != "" {
+				t.Fatalf("a document differs from itself at %s: %q", d, data)
+			}
+		}
+		a, err := ParseAttestation(data)
+		if err != nil {
+			return
+		}
+		if a.Review == nil || a.Review.Schema != Schema {
+			t.Fatalf("accepted a signed review without the schema: %q", data)
+		}
+	})
+}

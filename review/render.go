@@ -96,8 +96,9 @@ th{background:#f4f4f4}code{font-size:12px;word-break:break-all}
 <tr><th>Commit</th><td><code>{{.Release.Commit}}</code> ({{.Release.Source}})</td></tr>
 <tr><th>Created</th><td>{{.Release.Created.Format "2006-01-02 15:04:05 UTC"}}</td></tr>
 <tr><th>Signer</th><td>{{.Release.Signer}}</td></tr>
-<tr><th>Lock digest</th><td><code>{{.Release.LockDigest}}</code></td></tr>
-<tr><th>Verification</th><td>{{.Release.Verification}}</td></tr>
+{{if .Release.LockDigest}}<tr><th>Lock digest</th><td><code>{{.Release.LockDigest}}</code></td></tr>{{end}}
+<tr><th>Verification</th><td id="verification">{{.Release.Verification}}</td></tr>
+<tr><th>Licence policy</th><td><code>{{.LicencePolicy}}</code></td></tr>
 </table>
 {{if .Failures}}<p class="bad" id="failures"><b>Fails --fail-on:</b>{{range .Failures}}<br>{{.}}{{end}}</p>{{end}}
 <div class="cards">
@@ -132,8 +133,8 @@ th{background:#f4f4f4}code{font-size:12px;word-break:break-all}
 <div class="controls"><label>Filter <input id="filter" type="search" placeholder="name, licence, PURL, supplier…"></label>
 <label>Image <select id="image-filter"><option value="">all images</option>{{range .ImageNames}}<option>{{.}}</option>{{end}}</select></label>
 <span id="shown"></span></div>
-<table id="component-table"><thead><tr><th>Image</th><th>Name</th><th>Version</th><th>Licence</th><th>Supplier</th><th>Found in</th><th>PURL</th></tr></thead><tbody>
-{{range .Components}}<tr data-image="{{.Image}} {{.Platform}}"><td>{{.Image}} {{.Platform}}</td><td>{{.Name}}</td><td>{{.Version}}</td><td class="v-{{.Verdict}}">{{.Licence}}</td><td>{{if .Supplier}}{{.Supplier}}{{else}}<span class="v-noassertion">unknown</span>{{end}}</td><td>{{.Source}}</td><td><code>{{.PURL}}</code></td></tr>
+<table id="component-table"><thead><tr><th>Images</th><th>Name</th><th>Version</th><th>Licence</th><th>Supplier</th><th>Found in</th><th>PURL</th></tr></thead><tbody>
+{{range .Components}}<tr data-images="{{join .Labels "|"}}"><td>{{range $i, $l := .Labels}}{{if $i}}<br>{{end}}{{$l}}{{end}}</td><td>{{.Name}}</td><td>{{.Version}}</td><td class="v-{{.Verdict}}">{{.Licence}}</td><td>{{if .Supplier}}{{.Supplier}}{{else}}<span class="v-noassertion">unknown</span>{{end}}</td><td>{{.Source}}</td><td><code>{{.PURL}}</code></td></tr>
 {{end}}</tbody></table>
 
 <h2 id="vulnerabilities">Vulnerabilities</h2>
@@ -157,6 +158,13 @@ th{background:#f4f4f4}code{font-size:12px;word-break:break-all}
 {{range .MinimumElements}}<tr><td>{{.Image}} {{.Platform}}</td><td>{{.Format}}</td><td><code>{{.Digest}}</code></td><td>{{range .Missing}}<b>{{.Element}}</b> ({{.Source}}): {{.Detail}}<br>{{else}}<span class="ok">all present</span>{{end}}</td></tr>
 {{end}}</table>
 
+<h2 id="ssdf">Secure software development (SSDF) evidence</h2>
+{{with .SSDF}}<p id="ssdf-notice"><b>{{.Notice}}</b></p>
+<p>Practices of {{.Framework}} that this release carries evidence for; a practice without evidence in this release is not listed.</p>
+<table id="ssdf-map"><tr><th>Practice</th><th>Evidence</th></tr>
+{{range .Practices}}<tr data-practice="{{.ID}}"><td><b>{{.ID}}</b> {{.Title}}</td><td>{{range .Evidence}}<div>{{.Kind}}: {{.Detail}}{{if .Digest}} <code>{{.Digest}}</code>{{end}}</div>{{end}}</td></tr>
+{{end}}</table>{{end}}
+
 <script>
 (function () {
   var filter = document.getElementById('filter'), image = document.getElementById('image-filter');
@@ -164,7 +172,7 @@ th{background:#f4f4f4}code{font-size:12px;word-break:break-all}
   function apply() {
     var q = filter.value.toLowerCase(), img = image.value, n = 0;
     rows.forEach(function (r) {
-      var ok = (!q || r.textContent.toLowerCase().indexOf(q) >= 0) && (!img || r.getAttribute('data-image') === img);
+      var ok = (!q || r.textContent.toLowerCase().indexOf(q) >= 0) && (!img || r.getAttribute('data-images').split('|').indexOf(img) >= 0);
       r.classList.toggle('hidden', !ok);
       if (ok) { n++; }
     });
@@ -196,8 +204,9 @@ const mdTemplate = `# Procurement review: Reloader {{.Release.Version}}
 | Commit | ` + "`{{.Release.Commit}}`" + ` ({{.Release.Source}}) |
 | Created | {{.Release.Created.Format "2006-01-02 15:04:05 UTC"}} |
 | Signer | {{md .Release.Signer}} |
-| Lock digest | ` + "`{{.Release.LockDigest}}`" + ` |
-| Verification | {{md .Release.Verification}} |
+{{if .Release.LockDigest}}| Lock digest | ` + "`{{.Release.LockDigest}}`" + ` |
+{{end}}| Verification | {{md .Release.Verification}} |
+| Licence policy | ` + "`{{.LicencePolicy}}`" + ` |
 {{if .Failures}}
 **Fails --fail-on:**
 {{range .Failures}}- {{md .}}
@@ -254,9 +263,23 @@ Profile {{.Profile}}: {{.Profile.Title}}
 |---|---|---|
 {{range .MinimumElements}}| {{.Image}} {{.Platform}} | {{.Format}} | {{range $i, $m := .Missing}}{{if $i}}<br>{{end}}{{$m.Element}}: {{md $m.Detail}}{{else}}all present{{end}} |
 {{end}}
+## SSDF evidence
+{{with .SSDF}}
+**{{md .Notice}}**
+
+Practices of {{.Framework}} that this release carries evidence for:
+
+| Practice | Evidence |
+|---|---|
+{{range .Practices}}| **{{.ID}}** {{md .Title}} | {{range $i, $e := .Evidence}}{{if $i}}<br>{{end}}{{$e.Kind}}: {{md $e.Detail}}{{if $e.Digest}} ` + "`{{$e.Digest}}`" + `{{end}}{{end}} |
+{{end}}{{end}}
 ## Components
 
-The full list, one row per image and component, is in components.csv.
+| Component | Version | Licence | Images |
+|---|---|---|---|
+{{range .Components}}| {{md .Name}} | {{md .Version}} | {{md .Licence}} | {{range $i, $l := .Labels}}{{if $i}}, {{end}}{{$l}}{{end}} |
+{{end}}
+The same list with PURL, supplier and where each was found is in components.csv, one row per component.
 `
 
 // mdEscape keeps a value from breaking a Markdown table row.
@@ -267,7 +290,7 @@ func mdEscape(s string) string {
 // HTML renders the self-contained review page.
 func (r *Review) HTML(failures []string) ([]byte, error) {
 	var b bytes.Buffer
-	if err := template.Must(template.New("review").Parse(htmlTemplate)).Execute(&b, r.view(failures)); err != nil {
+	if err := template.Must(template.New("review").Funcs(template.FuncMap{"join": strings.Join}).Parse(htmlTemplate)).Execute(&b, r.view(failures)); err != nil {
 		return nil, fmt.Errorf("rendering the review page: %w", err)
 	}
 	return b.Bytes(), nil
@@ -283,14 +306,14 @@ func (r *Review) Markdown(failures []string) ([]byte, error) {
 	return b.Bytes(), nil
 }
 
-// CSV renders one row per image and component.
+// CSV renders one row per component, naming the images that carry it.
 func (r *Review) CSV() ([]byte, error) {
 	var b bytes.Buffer
 	w := csv.NewWriter(&b)
-	_ = w.Write([]string{"image", "variant", "platform", "name", "version", "purl", "licence", "licence_declared", "licence_verdict", "supplier", "source"})
+	_ = w.Write([]string{"name", "version", "purl", "licence", "licence_declared", "licence_verdict", "supplier", "source", "images"})
 	for _, c := range r.Components {
-		_ = w.Write([]string{c.Image, c.Variant, c.Platform, csvSafe(c.Name), csvSafe(c.Version), csvSafe(c.PURL), csvSafe(c.Licence),
-			csvSafe(c.LicenceDeclared), string(c.Verdict), csvSafe(c.Supplier), csvSafe(c.Source)})
+		_ = w.Write([]string{csvSafe(c.Name), csvSafe(c.Version), csvSafe(c.PURL), csvSafe(c.Licence),
+			csvSafe(c.LicenceDeclared), string(c.Verdict), csvSafe(c.Supplier), csvSafe(c.Source), strings.Join(c.Labels(), "; ")})
 	}
 	w.Flush()
 	if err := w.Error(); err != nil {

@@ -11,26 +11,32 @@
 package review
 
 import (
+	"crypto/sha256"
+	"encoding/json"
 	"errors"
 	"fmt"
+	"slices"
 	"sort"
 	"strings"
 	"time"
 
 	"github.com/reloader-dev/reloader/release"
 	"github.com/reloader-dev/reloader/release/gate"
+	"github.com/reloader-dev/reloader/release/provenance"
 )
 
-// Component is one package found in one image's SBOM.
+// Schema identifies the form of review.json. v2 lists each component once
+// with the images that carry it (v1, unversioned, had one row per image and
+// component) and adds the SSDF map.
+const Schema = "https://reloader.dev/schemas/review/v2"
+
+// Component is one package of the release, listed once however many images
+// and platforms carry it.
 type Component struct {
-	// Image, Variant and Platform say where the component ships.
-	Image    string `json:"image,omitempty"`
-	Variant  string `json:"variant,omitempty"`
-	Platform string `json:"platform,omitempty"`
-	Name     string `json:"name"`
-	Version  string `json:"version"`
-	PURL     string `json:"purl,omitempty"`
-	CPE      string `json:"-"`
+	Name    string `json:"name"`
+	Version string `json:"version"`
+	PURL    string `json:"purl,omitempty"`
+	CPE     string `json:"-"`
 	// LicenceDeclared is the licence as the SBOM states it.
 	LicenceDeclared string `json:"licenceDeclared,omitempty"`
 	// Licence is LicenceDeclared normalised to SPDX, or NOASSERTION.
@@ -41,6 +47,27 @@ type Component struct {
 	// Source is where it was found: "Go module in /reloader", "RPM in
 	// /var/lib/rpm/rpmdb.sqlite".
 	Source string `json:"source"`
+	// In are the images that carry it, in image and platform order.
+	In []Carrier `json:"in,omitempty"`
+}
+
+// Carrier is one platform image that ships a component.
+type Carrier struct {
+	Image    string `json:"image"`
+	Variant  string `json:"variant,omitempty"`
+	Platform string `json:"platform"`
+}
+
+// Label names the image and platform as the page's image filter does.
+func (c Carrier) Label() string { return c.Image + " " + c.Platform }
+
+// Labels are the carriers' labels, for the page's image filter.
+func (c Component) Labels() []string {
+	out := make([]string, len(c.In))
+	for i, k := range c.In {
+		out[i] = k.Label()
+	}
+	return out
 }
 
 // SBOM is one SBOM document of a verified release.
@@ -180,13 +207,19 @@ func (v Vulnerabilities) Status() string {
 
 // Review is the whole procurement review of one release.
 type Review struct {
-	Release         Identity         `json:"release"`
+	Schema  string   `json:"schema"`
+	Release Identity `json:"release"`
+	// LicencePolicy is the sha256 of the licence policy the verdicts come
+	// from (its JSON form), so two reviews with different verdicts say why.
+	LicencePolicy   string           `json:"licencePolicy"`
 	Images          []Image          `json:"images"`
 	Components      []Component      `json:"components"`
 	Licences        []LicenceCount   `json:"licences"`
 	LicenceFindings []LicenceFinding `json:"licenceFindings"`
 	MinimumElements []SBOMCheck      `json:"minimumElements"`
 	Vulnerabilities Vulnerabilities  `json:"vulnerabilities"`
+	// SSDF maps the release's evidence to NIST SP 800-218 practices.
+	SSDF SSDFMap `json:"ssdf"`
 	// Diff is set when the review compares against a previous release.
 	Diff *Diff `json:"diff,omitempty"`
 
@@ -210,6 +243,21 @@ type Input struct {
 	Profile Profile
 	// Now judges exception expiry.
 	Now time.Time
+	// Provenance is each image's and index's verified SLSA provenance, by
+	// digest; the SSDF map cites it.
+	Provenance map[string]provenance.Summary
+	// Signed: this review is (to be) attested on each image index.
+	Signed bool
+}
+
+// licencePolicyDigest is the sha256 of the policy's JSON form, as parsed
+// (normalised): what the verdicts were judged by, whatever file it came from.
+func licencePolicyDigest(p *LicencePolicy) string {
+	data, err := json.Marshal(p)
+	if err != nil {
+		return "unencodable"
+	}
+	return fmt.Sprintf("sha256:%x", sha256.Sum256(data))
 }
 
 // Build makes the review. Every image of the lock must have its SBOMs: an
@@ -224,8 +272,10 @@ func Build(in Input) (*Review, error) {
 	if in.Profile == "" {
 		in.Profile = DefaultProfile
 	}
-	r := &Review{Release: in.Identity, Profile: in.Profile}
+	r := &Review{Schema: Schema, Release: in.Identity, LicencePolicy: licencePolicyDigest(in.Licences), Profile: in.Profile}
 	r.Release.Version, r.Release.Commit, r.Release.Source, r.Release.Created = in.Lock.Version, in.Lock.Commit, in.Lock.Source, in.Lock.Created.UTC()
+	type componentKey struct{ name, version, purl, declared, supplier, source string }
+	byKey := map[componentKey]int{}
 	bySubject := map[string][]SBOM{}
 	for _, s := range in.SBOMs {
 		bySubject[s.Artifact.Subject] = append(bySubject[s.Artifact.Subject], s)
@@ -241,8 +291,13 @@ func Build(in Input) (*Review, error) {
 		}
 		// The SPDX document supplies the component list when present; every
 		// document is checked for the minimum elements.
+		// Ordered by content, not by the lock's order, which differs
+		// between the pipeline (before signing) and the signed lock.
 		sort.SliceStable(docs, func(i, j int) bool {
-			return docs[i].Artifact.ArtifactType == MediaTypeSPDX && docs[j].Artifact.ArtifactType != MediaTypeSPDX
+			if si, sj := docs[i].Artifact.ArtifactType == MediaTypeSPDX, docs[j].Artifact.ArtifactType == MediaTypeSPDX; si != sj {
+				return si
+			}
+			return docs[i].Artifact.Digest < docs[j].Artifact.Digest
 		})
 		for i, s := range docs {
 			what := fmt.Sprintf("%s %s (%s)", a.Name, a.Platform, s.Artifact.Digest)
@@ -254,10 +309,18 @@ func Build(in Input) (*Review, error) {
 			if i > 0 {
 				continue
 			}
+			// A module linked into every platform's binary is one
+			// component carried by each image, not one row per image.
 			for _, c := range d.Components {
-				c.Image, c.Variant, c.Platform = a.Name, a.Variant, a.Platform
-				c.Licence, c.Verdict = in.Licences.JudgeComponent(c)
-				r.Components = append(r.Components, c)
+				k := componentKey{c.Name, c.Version, c.PURL, c.LicenceDeclared, c.Supplier, c.Source}
+				i, ok := byKey[k]
+				if !ok {
+					c.Licence, c.Verdict = in.Licences.JudgeComponent(c)
+					i = len(r.Components)
+					byKey[k] = i
+					r.Components = append(r.Components, c)
+				}
+				r.Components[i].In = append(r.Components[i].In, Carrier{Image: a.Name, Variant: a.Variant, Platform: a.Platform})
 				img.Components++
 			}
 		}
@@ -274,15 +337,34 @@ func Build(in Input) (*Review, error) {
 		}
 		return a.Platform < b.Platform
 	})
+	sort.SliceStable(r.MinimumElements, func(i, j int) bool {
+		a, b := r.MinimumElements[i], r.MinimumElements[j]
+		if a.Image != b.Image {
+			return a.Image < b.Image
+		}
+		if a.Platform != b.Platform {
+			return a.Platform < b.Platform
+		}
+		return a.Format < b.Format
+	})
+	for i := range r.Components {
+		in := r.Components[i].In
+		sort.SliceStable(in, func(i, j int) bool { return in[i].Label() < in[j].Label() })
+		// Twice in one image (two binaries linking it) is one carrier.
+		r.Components[i].In = slices.Compact(in)
+	}
 	sort.SliceStable(r.Components, func(i, j int) bool {
 		a, b := r.Components[i], r.Components[j]
 		if a.Name != b.Name {
 			return a.Name < b.Name
 		}
-		if a.Image != b.Image {
-			return a.Image < b.Image
+		if a.Version != b.Version {
+			return a.Version < b.Version
 		}
-		return a.Platform < b.Platform
+		if a.PURL != b.PURL {
+			return a.PURL < b.PURL
+		}
+		return strings.Join(a.Labels(), ",") < strings.Join(b.Labels(), ",")
 	})
 	r.summariseLicences()
 	v, err := vulnerabilities(in)
@@ -290,11 +372,9 @@ func Build(in Input) (*Review, error) {
 		return nil, fmt.Errorf("building the review: %w", err)
 	}
 	r.Vulnerabilities = v
+	r.SSDF = ssdfMap(in, r)
 	return r, nil
 }
-
-// imageLabel names an image and platform in findings.
-func imageLabel(c Component) string { return c.Image + " " + c.Platform }
 
 func (r *Review) summariseLicences() {
 	type key struct{ licence, name, version string }
@@ -319,7 +399,7 @@ func (r *Review) summariseLicences() {
 				f = &LicenceFinding{Name: c.Name, Version: c.Version, Licence: c.Licence, Verdict: c.Verdict}
 				findings[fk] = f
 			}
-			f.Images = append(f.Images, imageLabel(c))
+			f.Images = append(f.Images, c.Labels()...)
 		}
 	}
 	for _, k := range sortedKeys(counts) {
@@ -327,7 +407,10 @@ func (r *Review) summariseLicences() {
 	}
 	sort.SliceStable(r.Licences, func(i, j int) bool { return r.Licences[i].Components > r.Licences[j].Components })
 	for _, k := range sortedKeys(findings) {
-		r.LicenceFindings = append(r.LicenceFindings, *findings[k])
+		f := findings[k]
+		sort.Strings(f.Images)
+		f.Images = slices.Compact(f.Images)
+		r.LicenceFindings = append(r.LicenceFindings, *f)
 	}
 }
 

@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"os"
 	"regexp"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -68,8 +69,8 @@ func TestReviewListsEveryComponentWithLicenceSupplierAndWhereItWasFound(t *testi
 			if got.Name != w.Name || got.Version != w.Version || got.PURL != w.PURL || got.Licence != w.Licence || got.Verdict != w.Verdict {
 				t.Errorf("got %+v\nwant %+v", got, w)
 			}
-			if got.Image != "app" || got.Platform != "linux/amd64" || got.Variant != "standard" {
-				t.Errorf("image %q %q %q, want app linux/amd64 standard", got.Image, got.Platform, got.Variant)
+			if want := []Carrier{{Image: "app", Variant: "standard", Platform: "linux/amd64"}}; !slices.Equal(got.In, want) {
+				t.Errorf("carried by %+v, want %+v", got.In, want)
 			}
 			if got.Source != "Go module in /app" {
 				t.Errorf("source %q, want the Go binary it was read from", got.Source)
@@ -437,7 +438,7 @@ func TestRenderedReviewIsSelfContained(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(rows) != 1+len(r.Components) || rows[0][3] != "name" || rows[2][3] != "golang.org/x/sync" || rows[2][6] != "BSD-3-Clause" {
+	if len(rows) != 1+len(r.Components) || rows[0][0] != "name" || rows[2][0] != "golang.org/x/sync" || rows[2][3] != "BSD-3-Clause" || rows[2][8] != "app linux/amd64" {
 		t.Errorf("CSV rows %q", rows)
 	}
 }

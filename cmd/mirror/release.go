@@ -47,6 +47,9 @@ type releaseInput struct {
 	standing *mirror.Standing
 	// deltaMapping is set for a delta archive: where its base release is.
 	deltaMapping *mirror.Mapping
+	// given names the release as the user gave it ("archive
+	// reloader-v1.2.3.tar.zst"), never the directory it was unpacked into.
+	given string
 }
 
 // open resolves --file, --lock or --lock-ref, and the trust policy. The
@@ -93,6 +96,7 @@ func (g *globals) open(ctx context.Context, c *registry.Client) (*releaseInput, 
 		}
 		in.archive, in.src, in.lockJSON, in.lockBundle = a, a.Layout, a.LockJSON, a.LockBundle
 		in.close = func() { _ = a.Close() }
+		in.given = "archive " + g.archive
 		if len(a.TrustedRootJSON) > 0 {
 			carried, carriedFrom = a.TrustedRootJSON, g.archive+":"+"trust/trusted_root.json"
 		}
@@ -111,12 +115,14 @@ func (g *globals) open(ctx context.Context, c *registry.Client) (*releaseInput, 
 			return nil, fmt.Errorf("reading the lock's signature bundle: %w", err)
 		}
 		in.src = &mirror.RegistrySource{Client: c, Name: "source registries"}
+		in.given = "lock file " + g.lock + " and the registries it names"
 	default:
 		var err error
 		if in.lockJSON, in.lockBundle, err = mirror.FetchLock(ctx, c, g.lockRef); err != nil {
 			return nil, err
 		}
 		in.src = &mirror.RegistrySource{Client: c, Name: "source registries"}
+		in.given = "lock " + g.lockRef
 	}
 	p, err := g.trust.PolicyCarrying(carried, carriedFrom)
 	if err != nil {

@@ -17,6 +17,7 @@ import (
 	"github.com/reloader-dev/reloader/mirror/registry"
 	"github.com/reloader-dev/reloader/release"
 	"github.com/reloader-dev/reloader/release/gate"
+	"github.com/reloader-dev/reloader/release/provenance"
 	"github.com/reloader-dev/reloader/release/trust"
 	"github.com/reloader-dev/reloader/review"
 
@@ -40,9 +41,28 @@ const maxSBOMBytes = 64 << 20
 type reviewFlags struct {
 	out, against, gate, againstGate, releasePolicy, licencePolicy string
 	failOn                                                        []string
-	printLicencePolicy                                            bool
+	printLicencePolicy, verify                                    bool
 
 	profile string
+}
+
+// signedReviewRefused is a signed review that is missing, unverified or not
+// the release's: a refusal (exit 3), and nothing is written.
+type signedReviewRefused struct{ err error }
+
+func (e signedReviewRefused) Error() string { return "review --verify: " + e.err.Error() }
+func (e signedReviewRefused) Unwrap() error { return e.err }
+
+// ExitCode makes a signed review that does not hold a refusal.
+func (e signedReviewRefused) ExitCode() exitcode.Code { return exitcode.Refused }
+
+// signedReviewResult is what --verify established.
+type signedReviewResult struct {
+	// Indexes are the image indexes whose signed review verified.
+	Indexes []string `json:"indexes"`
+	// HTMLDigest is the sha256 of the signed review's page, the page the
+	// release published (review/index.html on its versions page).
+	HTMLDigest string `json:"htmlDigest"`
 }
 
 // reviewCmd is the review subcommand. Most of its length is the help text
@@ -58,11 +78,13 @@ SBOMs the lock lists and writes, into --out:
 
   index.html      one self-contained page (no external fetch; opens from disk
                   without network): release identity, licence chart,
-                  licence findings, components per image and platform,
-                  vulnerabilities and exceptions, SBOM minimum elements,
-                  and the changes since --against
+                  licence findings, each component once with the images
+                  and platforms carrying it (filtered per image),
+                  vulnerabilities and exceptions, SBOM minimum elements
+                  (--profile), the SSDF evidence map, and the changes
+                  since --against
   review.md       the same in Markdown
-  components.csv  one row per image and component
+  components.csv  one row per component, naming the images carrying it
   review.json     the whole review for scripts
   openvex.json    the unexpired vulnerability exceptions as OpenVEX
                   (trivy image --vex openvex.json ...)
@@ -88,6 +110,15 @@ gate applied (with justification and expiry). --gate-report adds each finding
 (gate.json, written by the release pipeline next to the lock) and must agree
 with the lock; --release-policy adds the exceptions it holds beyond those.
 
+The release pipeline signs its own review: an attestation of predicate type
+` + review.PredicateType + ` on each image index, signed like the
+SBOMs, holding the review and the sha256 of its page. --verify checks it
+under the same trust policy, recomputes that review from the release given
+(the SBOMs, provenance and lock), and refuses (exit 3, nothing written) when
+an index carries none or when it differs, naming the index and the first
+differing field. The page the release published is then the one whose
+sha256 --verify prints.
+
 A check named by --fail-on that fails exits 3 (refused) after the review is
 written; stderr names the checks. A release that does not verify also exits
 3, and then no review is written.` + cli.ExitCodesHelp,
@@ -98,6 +129,9 @@ written; stderr names the checks. A release that does not verify also exits
   reloader-mirror review -f reloader-v1.2.3.tar.zst --key cosign.pub \
       --gate-report gate.json --release-policy release-policy.yaml \
       --against reloader-v1.2.2.tar.zst --out review-v1.2.3
+
+  # Check the review the release signed is the review of this archive
+  reloader-mirror review -f reloader-v1.2.3.tar.zst --key cosign.pub --verify --out review-v1.2.3
 
   # In a pipeline: fail when a licence or an SBOM is not acceptable
   reloader-mirror review --lock-ref harbor.corp.example/platform/reloader/reloader-release:v1.2.3 \
@@ -142,6 +176,7 @@ written; stderr names the checks. A release that does not verify also exits
 	fl.BoolVar(&f.printLicencePolicy, "print-licence-policy", false, "print the built-in licence policy and exit (a starting point for --licence-policy)")
 	fl.StringVar(&f.profile, "profile", string(review.DefaultProfile), "SBOM minimum elements to check: ntia-2021, cisa-2025 or bsi-tr-03183-2")
 	fl.StringSliceVar(&f.failOn, "fail-on", nil, "exit 3 (refused) when these checks fail: licence, minimum-elements, vulnerability")
+	fl.BoolVar(&f.verify, "verify", false, "verify the review the release signed on each image index and that it is this release's (exit 3 when not)")
 	return c
 }
 
@@ -161,6 +196,12 @@ func (g *globals) runReview(ctx context.Context, cl *registry.Client, in *releas
 	if err != nil {
 		return err
 	}
+	var signed *signedReviewResult
+	if f.verify {
+		if signed, err = verifySignedReview(cur.signed, cur.input); err != nil {
+			return signedReviewRefused{err}
+		}
+	}
 	if f.against != "" {
 		old, err := g.openAgainst(ctx, cl, f.against, in)
 		if err != nil {
@@ -171,10 +212,10 @@ func (g *globals) runReview(ctx context.Context, cl *registry.Client, in *releas
 		if err != nil {
 			return fmt.Errorf("reviewing the release to compare with (%s): %w", f.against, err)
 		}
-		cur.Diff = review.Compare(prev, cur)
+		cur.Diff = review.Compare(prev.Review, cur.Review)
 	}
 	failures := cur.Failures(checks)
-	if err := review.Write(f.out, l, cur, failures); err != nil {
+	if err := review.Write(f.out, l, cur.Review, failures); err != nil {
 		return err
 	}
 	files := []string{review.FileHTML, review.FileMD, review.FileCSV, review.FileJSON, review.FileOpenVEX}
@@ -182,15 +223,21 @@ func (g *globals) runReview(ctx context.Context, cl *registry.Client, in *releas
 		files[i] = filepath.Join(f.out, n)
 	}
 	out := struct {
-		Directory string         `json:"directory"`
-		Files     []string       `json:"files"`
-		Failures  []string       `json:"failures"`
-		Review    *review.Review `json:"review"`
-	}{f.out, files, failures, cur}
+		Directory    string              `json:"directory"`
+		Files        []string            `json:"files"`
+		Failures     []string            `json:"failures"`
+		SignedReview *signedReviewResult `json:"signedReview,omitempty"`
+		Review       *review.Review      `json:"review"`
+	}{f.out, files, failures, signed, cur.Review}
 	if out.Failures == nil {
 		out.Failures = []string{}
 	}
-	if err := g.emit(out, func(w io.Writer) { writeReviewSummary(w, cur, f.out) }); err != nil {
+	if err := g.emit(out, func(w io.Writer) {
+		writeReviewSummary(w, cur.Review, f.out)
+		if signed != nil {
+			fmt.Fprintf(w, "  signed review verified on %d image indexes and equal to this release's; its page is sha256 %s\n", len(signed.Indexes), signed.HTMLDigest)
+		}
+	}); err != nil {
 		return err
 	}
 	if len(failures) > 0 {
@@ -231,9 +278,23 @@ func writeReviewSummary(w io.Writer, r *review.Review, dir string) {
 	}
 }
 
+// reviewed is a verified release's review, with what it was made from and
+// the signed reviews the verification found on its indexes.
+type reviewed struct {
+	*review.Review
+	input  review.Input
+	signed []signedStatement
+}
+
+// signedStatement is the verified review statement on one image index.
+type signedStatement struct {
+	index     release.Artifact
+	statement []byte
+}
+
 // reviewRelease verifies the release completely (as verify does), reads the
 // SBOMs the lock lists through the verified graph, and builds the review.
-func (g *globals) reviewRelease(ctx context.Context, in *releaseInput, lp *review.LicencePolicy, rp *gate.Policy, gatePath string, now time.Time, profile review.Profile) (*review.Review, *release.Lock, error) {
+func (g *globals) reviewRelease(ctx context.Context, in *releaseInput, lp *review.LicencePolicy, rp *gate.Policy, gatePath string, now time.Time, profile review.Profile) (*reviewed, *release.Lock, error) {
 	prep, err := mirror.Verify(ctx, in.src, in.lockJSON, in.lockBundle, in.verifier)
 	if err != nil {
 		return nil, nil, err
@@ -257,17 +318,67 @@ func (g *globals) reviewRelease(ctx context.Context, in *releaseInput, lp *revie
 			return nil, nil, cli.Usage(err)
 		}
 	}
+	// Named as the user gave it: an archive is unpacked into a temporary
+	// directory, which means nothing to whoever reads the review.
 	id := review.Identity{
 		Signer:     describeTrust(in.policy.Summary()),
 		LockDigest: prep.LockResult.Digest,
 		Verification: fmt.Sprintf("lock signature and all %d signed artifacts verified offline from %s; SBOMs checked against the signed lock's digests",
-			len(prep.Verification.Subjects), in.src),
+			len(prep.Verification.Subjects), in.given),
 	}
-	r, err := review.Build(review.Input{Lock: prep.Lock, Identity: id, SBOMs: sboms, Gate: gate, ReleasePolicy: rp, Licences: lp, Profile: profile, Now: now})
-	if err != nil {
+	out := &reviewed{}
+	prov := map[string]provenance.Summary{}
+	statements := map[string][]byte{}
+	for _, s := range prep.Verification.Subjects {
+		if s.Provenance != nil {
+			prov[s.Digest] = *s.Provenance
+		}
+		for _, st := range s.Statements {
+			if st.PredicateType == review.PredicateType {
+				statements[s.Digest] = st.Data
+			}
+		}
+	}
+	indexes := prep.Lock.Find(release.KindImageIndex, "")
+	for _, ix := range indexes {
+		out.signed = append(out.signed, signedStatement{index: ix, statement: statements[ix.Digest]})
+	}
+	signedAll := len(statements) > 0 && len(statements) == len(indexes)
+	out.input = review.Input{Lock: prep.Lock, Identity: id, SBOMs: sboms, Gate: gate, ReleasePolicy: rp, Licences: lp, Profile: profile, Now: now, Provenance: prov, Signed: signedAll}
+	if out.Review, err = review.Build(out.input); err != nil {
 		return nil, nil, err
 	}
-	return r, prep.Lock, nil
+	return out, prep.Lock, nil
+}
+
+// verifySignedReview holds the review signed on each image index to the
+// review recomputed from the release: every index must carry one whose
+// signature verified under the trust policy, and each must be equal to the
+// recomputation.
+func verifySignedReview(signed []signedStatement, in review.Input) (*signedReviewResult, error) {
+	if len(signed) == 0 {
+		return nil, errors.New("the release lists no image index to carry a signed review")
+	}
+	what := func(s signedStatement) string {
+		return fmt.Sprintf("image index %s (%s)", s.index.Name, s.index.Digest)
+	}
+	// A missing review is said before any comparison: what it lacks
+	// changes the recomputation of the others too (its provenance, say).
+	for _, s := range signed {
+		if s.statement == nil {
+			return nil, fmt.Errorf("%s carries no signed review (attestation %s) verified under the trust policy", what(s), review.PredicateType)
+		}
+	}
+	res := &signedReviewResult{Indexes: []string{}}
+	for _, s := range signed {
+		a, err := review.CheckSigned(s.statement, s.index.Digest, what(s), in)
+		if err != nil {
+			return nil, err
+		}
+		res.Indexes = append(res.Indexes, s.index.Name+"@"+s.index.Digest)
+		res.HTMLDigest = a.HTMLDigest
+	}
+	return res, nil
 }
 
 // readSBOM reads the document layer of an SBOM artifact; the manifest was
@@ -327,8 +438,9 @@ func (g *globals) openAgainst(ctx context.Context, cl *registry.Client, ref stri
 	}
 	p := cur.policy
 	p.Expect = trust.Binding{Tag: tag}
-	in := &releaseInput{policy: p, verifier: v, close: func() {}}
+	in := &releaseInput{policy: p, verifier: v, close: func() {}, given: "lock " + ref}
 	if statErr == nil {
+		in.given = "archive " + ref
 		a, err := mirror.OpenArchiveLimited(ctx, ref, g.workDir, g.limits.limits())
 		if err != nil {
 			return nil, fmt.Errorf("opening --against %s: %w", ref, err)

@@ -22,7 +22,7 @@ func (g *globals) verifyCmd() *cobra.Command {
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			return g.withRelease(cmd, func(cl *registry.Client, in *releaseInput) error {
-				src := in.src
+				src, from := in.src, in.given
 				if g.target != "" {
 					// Verify the copy at the target rather than the source the
 					// lock names.
@@ -31,6 +31,7 @@ func (g *globals) verifyCmd() *cobra.Command {
 						return err
 					}
 					src = &mirror.RegistrySource{Client: cl, Map: m.Repository, Name: g.target}
+					from = "the target " + g.target
 				}
 				if err := g.rescan(cmd, in, rf); err != nil {
 					return err
@@ -44,7 +45,7 @@ func (g *globals) verifyCmd() *cobra.Command {
 					return err
 				}
 				return g.emit(withStanding(prep.Verification, in.standing), func(w io.Writer) {
-					fmt.Fprintf(w, "Release %s verified offline from %s against %s\n", prep.Lock.Version, src, describeTrust(in.policy.Summary()))
+					fmt.Fprintf(w, "Release %s verified offline from %s against %s\n", prep.Lock.Version, from, describeTrust(in.policy.Summary()))
 					describeStanding(w, in.standing)
 					for _, s := range prep.Verification.Subjects {
 						fmt.Fprintf(w, "  %-12s %-14s %s  %d signature(s) ok\n", s.Kind, s.Name, s.Digest, len(s.Signatures))

@@ -23,6 +23,7 @@ import (
 	"github.com/reloader-dev/reloader/release/sign"
 	"github.com/reloader-dev/reloader/release/trust"
 	"github.com/reloader-dev/reloader/release/verify"
+	"github.com/reloader-dev/reloader/review"
 	"github.com/reloader-dev/reloader/test/registry"
 	"github.com/reloader-dev/reloader/test/virtualsigstore"
 )
@@ -97,8 +98,8 @@ func TestKeylessReleaseVerifiesAgainstTheWorkflowIdentity(t *testing.T) {
 	// A signature per index, image and SBOM, an attestation per SBOM on its
 	// image and again on its index (admission controllers check the digest
 	// a pod names), a provenance per index and image (linux/amd64 only: one
-	// image per variant).
-	if want := 2 + 2 + 4 + 4 + 4 + 4; bundles != want {
+	// image per variant), and the signed review on each index.
+	if want := 2 + 2 + 4 + 4 + 4 + 4 + 2; bundles != want {
 		t.Errorf("lock lists %d Sigstore bundles, want %d", bundles, want)
 	}
 
@@ -108,6 +109,18 @@ func TestKeylessReleaseVerifiesAgainstTheWorkflowIdentity(t *testing.T) {
 		if err != nil || !strings.Contains(string(pred), `"id":"`+workflowIdentity+`"`) {
 			t.Errorf("%s provenance does not name the workflow as builder (%v)", f, err)
 		}
+	}
+	reviews := 0
+	for _, a := range res.Lock.Artifacts {
+		if a.Kind == release.KindAttestation && a.PredicateType == review.PredicateType {
+			reviews++
+			if ix := res.Lock.Find(release.KindImageIndex, a.Name); len(ix) != 1 || ix[0].Digest != a.Subject {
+				t.Errorf("the signed review %s is not on an image index", a.Digest)
+			}
+		}
+	}
+	if reviews != 2 {
+		t.Errorf("the lock lists %d signed reviews, want one on each index", reviews)
 	}
 	checkPublishedPage(t, filepath.Dir(res.LockPath))
 	// The release notes publish the trusted root the release was verified

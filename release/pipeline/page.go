@@ -2,9 +2,8 @@ package pipeline
 
 import (
 	"context"
-	"crypto/sha256"
+	"errors"
 	"fmt"
-	"os"
 	"path/filepath"
 
 	"github.com/reloader-dev/reloader/release"
@@ -47,31 +46,23 @@ func (r *run) trustedRootJSON() ([]byte, error) {
 	return b, nil
 }
 
+// writeReview writes the review the release signed: its page is the one
+// whose digest the attestation carries, so a reviewer can show that the
+// page they approved is the release's.
 func (r *run) writeReview(dir string) error {
-	lockData, err := os.ReadFile(r.res.LockPath)
-	if err != nil {
-		return fmt.Errorf("writing the review: %w", err)
+	if r.signedReview == nil {
+		return errors.New("writing the review: no signed review")
 	}
-	signer := "public key (cosign.pub)"
-	if s := r.lock.Signer; s.Keyless() {
-		signer = "keyless: " + s.Identity + s.IdentityRegexp + " issued by " + s.Issuer
-	}
-	id := review.Identity{Signer: signer, LockDigest: fmt.Sprintf("sha256:%x", sha256.Sum256(lockData)),
-		Verification: "verified offline by the release pipeline before its tags were published"}
-	rv, err := r.review(id)
-	if err != nil {
-		return err
-	}
-	return review.Write(dir, r.lock, rv, nil)
+	return review.Write(dir, r.lock, r.signedReview.review, nil)
 }
 
-// review is the procurement review of the release as it stands.
-func (r *run) review(id review.Identity) (*review.Review, error) {
+// reviewInput is what a review of the release as it stands is made from.
+func (r *run) reviewInput() (review.Input, error) {
 	// The built-in policy, the one a reviewer's reloader-mirror review
 	// applies by default, so the release's page and theirs agree.
 	lp, err := review.DefaultLicencePolicy()
 	if err != nil {
-		return nil, err
+		return review.Input{}, err
 	}
 	var sboms []review.SBOM
 	for _, a := range r.lock.Artifacts {
@@ -89,5 +80,15 @@ func (r *run) review(id review.Identity) (*review.Review, error) {
 			}
 		}
 	}
-	return review.Build(review.Input{Lock: r.lock, Identity: id, SBOMs: sboms, Gate: r.res.Gate, Licences: lp, Now: r.opts.Now})
+	return review.Input{Lock: r.lock, SBOMs: sboms, Gate: r.res.Gate, Licences: lp, Now: r.opts.Now, Provenance: r.provSummaries}, nil
+}
+
+// review is the procurement review of the release as it stands.
+func (r *run) review(id review.Identity) (*review.Review, error) {
+	in, err := r.reviewInput()
+	if err != nil {
+		return nil, err
+	}
+	in.Identity = id
+	return review.Build(in)
 }

@@ -147,6 +147,9 @@ type run struct {
 	// vex is the OpenVEX document of the release's exceptions, attested
 	// on every image and index (vex.go); nil when there are none.
 	vex []byte
+	// signedReview is the procurement review attested on every index
+	// (signedreview.go), made when signing starts.
+	signedReview *signedReview
 }
 
 type builtImage struct {

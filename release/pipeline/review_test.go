@@ -1,12 +1,15 @@
 package pipeline_test
 
 import (
+	"crypto/sha256"
 	"encoding/json"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 
+	"github.com/reloader-dev/reloader/release/pipeline"
 	"github.com/reloader-dev/reloader/review"
 )
 
@@ -37,8 +40,10 @@ func checkPublishedPage(t *testing.T, outDir string) {
 	rpms := map[string]string{}
 	for _, c := range r.Components {
 		licences[c.Name] = c.Licence
-		if strings.HasPrefix(c.Source, "RPM") && c.Variant == "ubi" {
-			rpms[c.Name] = c.Licence
+		for _, in := range c.In {
+			if strings.HasPrefix(c.Source, "RPM") && in.Variant == "ubi" {
+				rpms[c.Name] = c.Licence
+			}
 		}
 	}
 	for _, name := range []string{"k8s.io/client-go", "github.com/prometheus/client_golang", "github.com/spf13/cobra", "github.com/reloader-dev/reloader"} {
@@ -51,5 +56,34 @@ func checkPublishedPage(t *testing.T, outDir string) {
 	}
 	if r.Vulnerabilities.Status() != "scan skipped" {
 		t.Errorf("a --no-scan release's review says %q", r.Vulnerabilities.Status())
+	}
+	// Each component once, with the images carrying it.
+	seen := map[string]bool{}
+	for _, c := range r.Components {
+		k := c.Name + "@" + c.Version + " " + c.PURL + " " + c.Source
+		if seen[k] || len(c.In) == 0 {
+			t.Errorf("component %s listed twice or carried by no image", k)
+		}
+		seen[k] = true
+	}
+	// The published page is the signed one: its digest is in the signed
+	// review attested on each index.
+	pred, err := os.ReadFile(filepath.Join(outDir, pipeline.ReviewPredicateFile))
+	if err != nil {
+		t.Fatal(err)
+	}
+	a, err := review.ParseAttestation(pred)
+	if err != nil {
+		t.Fatalf("the signed review: %v", err)
+	}
+	page, err := os.ReadFile(filepath.Join(outDir, "page", "review", review.FileHTML))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := fmt.Sprintf("sha256:%x", sha256.Sum256(page)); got != a.HTMLDigest {
+		t.Errorf("the published review page is %s, the signed review's page %s", got, a.HTMLDigest)
+	}
+	if len(a.Review.SSDF.Practices) == 0 || !strings.Contains(string(page), `id="ssdf-map"`) {
+		t.Error("the signed review has no SSDF map")
 	}
 }

@@ -11,6 +11,7 @@ import (
 	"github.com/reloader-dev/reloader/release"
 	"github.com/reloader-dev/reloader/release/provenance"
 	"github.com/reloader-dev/reloader/release/sign"
+	"github.com/reloader-dev/reloader/review"
 )
 
 // sign signs every subject of the release, attests its SBOMs and
@@ -26,6 +27,11 @@ func (r *run) sign(ctx context.Context) error {
 	}
 	signer := r.opts.Signer
 	r.lock.Signer = signer.Identity()
+	// The review names the signer, so it is made once the signer is known
+	// and before anything is signed: it is attested with the rest.
+	if err := r.prepareSignedReview(); err != nil {
+		return err
+	}
 	reg := sign.Registry{Remote: r.ropts}
 	var subjects []release.Artifact
 	for _, a := range r.lock.Artifacts {
@@ -141,7 +147,8 @@ type attestation struct {
 	data          []byte
 }
 
-// attestationsOf is what is attested about a: its SBOMs and provenance.
+// attestationsOf is what is attested about a: its SBOMs and provenance,
+// the OpenVEX document, and on an index the signed review.
 func (r *run) attestationsOf(a release.Artifact) ([]attestation, error) {
 	var out []attestation
 	for _, s := range r.sbomsOf(a) {
@@ -158,6 +165,11 @@ func (r *run) attestationsOf(a release.Artifact) ([]attestation, error) {
 		if r.vex != nil {
 			out = append(out, attestation{PredicateOpenVEX, r.vex})
 		}
+	}
+	// The review is of the whole release: it is attested on each index,
+	// the digest a reviewer approves and a pod names.
+	if a.Kind == release.KindImageIndex && r.signedReview != nil {
+		out = append(out, attestation{review.PredicateType, r.signedReview.predicate})
 	}
 	return out, nil
 }

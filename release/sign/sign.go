@@ -17,6 +17,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"strings"
 
 	"github.com/google/go-containerregistry/pkg/authn"
 	"github.com/google/go-containerregistry/pkg/name"
@@ -203,6 +204,10 @@ func cosignType(predicateType string) (string, error) {
 		return "slsaprovenance1", nil
 	case PredicateOpenVEX:
 		return "openvex", nil
+	}
+	// Any other predicate cosign takes by its URI (--type URI), as JSON.
+	if strings.HasPrefix(predicateType, "https://") {
+		return predicateType, nil
 	}
 	return "", fmt.Errorf("no cosign predicate type for %q", predicateType)
 }

@@ -196,6 +196,15 @@ type SubjectResult struct {
 	// ProvenanceError says why its provenance is refused or missing.
 	ProvenanceError string `json:"provenanceError,omitempty"`
 	Verified        bool   `json:"verified"`
+	// Statements are the in-toto statements of the subject's verified
+	// attestations, for a caller that reads one kind (the signed review).
+	Statements []Statement `json:"-"`
+}
+
+// Statement is one verified in-toto statement about a subject.
+type Statement struct {
+	PredicateType string
+	Data          []byte
 }
 
 // Result is the verdict on a release's signatures.
@@ -253,12 +262,17 @@ func (v *Verifier) Release(ctx context.Context, l *release.Lock, c Content) (*Re
 		var provs [][]byte
 		for _, s := range bySubject[a.Digest] {
 			r := SignatureResult{Digest: s.Digest, Format: Format(s)}
-			if p, err := v.verifySignature(ctx, c, s, a.Digest); err != nil {
+			if sts, err := v.verifySignature(ctx, c, s, a.Digest); err != nil {
 				r.Error = fmt.Sprintf("%s %s: %v", r.Format, s.Digest, err)
 				allOK = false
 			} else {
 				r.Verified = true
-				provs = append(provs, p...)
+				for _, st := range sts {
+					if st.PredicateType == provenance.PredicateType {
+						provs = append(provs, st.Data)
+					}
+				}
+				sr.Statements = append(sr.Statements, sts...)
 			}
 			sr.Signatures = append(sr.Signatures, r)
 		}
@@ -312,8 +326,8 @@ func (v *Verifier) checkProvenance(l *release.Lock, a release.Artifact, statemen
 }
 
 // verifySignature verifies every layer of the signature artifact s and
-// returns the in-toto statements among them that carry SLSA provenance.
-func (v *Verifier) verifySignature(ctx context.Context, c Content, s release.Artifact, subject string) ([][]byte, error) {
+// returns the in-toto statements of those that are attestations.
+func (v *Verifier) verifySignature(ctx context.Context, c Content, s release.Artifact, subject string) ([]Statement, error) {
 	h, err := v1.NewHash(subject)
 	if err != nil {
 		return nil, fmt.Errorf("subject digest: %w", err)
@@ -333,7 +347,7 @@ func (v *Verifier) verifySignature(ctx context.Context, c Content, s release.Art
 	if format == FormatBundle && (m.Subject == nil || m.Subject.Digest.String() != subject) {
 		return nil, fmt.Errorf("bundle referrer's subject is not %s", subject)
 	}
-	var provs [][]byte
+	var sts []Statement
 	// Every layer must verify: a manifest carrying one good and one forged
 	// signature is not something the signer produced.
 	for i, l := range m.Layers {
@@ -352,11 +366,11 @@ func (v *Verifier) verifySignature(ctx context.Context, c Content, s release.Art
 		if err != nil {
 			return nil, fmt.Errorf("layer %d: %w", i, err)
 		}
-		if st := ProvenanceStatement(format, payload); st != nil {
-			provs = append(provs, st)
+		if pt, st := InTotoStatement(format, payload); st != nil {
+			sts = append(sts, Statement{PredicateType: pt, Data: st})
 		}
 	}
-	return provs, nil
+	return sts, nil
 }
 
 // ProvenanceStatement returns the in-toto statement of a DSSE envelope (a
@@ -364,6 +378,16 @@ func (v *Verifier) verifySignature(ctx context.Context, c Content, s release.Art
 // entry) if it carries SLSA provenance. It checks no signature: the
 // Verifier calls it on verified layers only.
 func ProvenanceStatement(format string, payload []byte) []byte {
+	if pt, st := InTotoStatement(format, payload); pt == provenance.PredicateType {
+		return st
+	}
+	return nil
+}
+
+// InTotoStatement returns the predicate type and the in-toto statement of a
+// DSSE envelope (see ProvenanceStatement), or nil for a payload that is
+// not one. It checks no signature.
+func InTotoStatement(format string, payload []byte) (string, []byte) {
 	var env struct {
 		Payload      []byte `json:"payload"`
 		DSSEEnvelope *struct {
@@ -371,20 +395,20 @@ func ProvenanceStatement(format string, payload []byte) []byte {
 		} `json:"dsseEnvelope"`
 	}
 	if format == FormatCosignSignature || json.Unmarshal(payload, &env) != nil {
-		return nil
+		return "", nil
 	}
 	st := env.Payload
 	if format == FormatBundle {
 		if env.DSSEEnvelope == nil {
-			return nil
+			return "", nil
 		}
 		st = env.DSSEEnvelope.Payload
 	}
 	var head struct {
 		PredicateType string `json:"predicateType"`
 	}
-	if json.Unmarshal(st, &head) != nil || head.PredicateType != provenance.PredicateType {
-		return nil
+	if json.Unmarshal(st, &head) != nil || head.PredicateType == "" {
+		return "", nil
 	}
-	return st
+	return head.PredicateType, st
 }
