@@ -13,7 +13,6 @@ import (
 	"time"
 
 	"github.com/google/go-containerregistry/pkg/name"
-	"github.com/google/go-containerregistry/pkg/v1/random"
 	"github.com/google/go-containerregistry/pkg/v1/remote"
 	"github.com/sigstore/sigstore-go/pkg/testing/ca"
 	"github.com/theupdateframework/go-tuf"
@@ -26,7 +25,6 @@ import (
 
 	"github.com/reloader-dev/reloader/mirror/admission"
 	"github.com/reloader-dev/reloader/release/releasetest"
-	"github.com/reloader-dev/reloader/release/sign"
 	"github.com/reloader-dev/reloader/release/trust"
 	"github.com/reloader-dev/reloader/test/controlplane"
 	"github.com/reloader-dev/reloader/test/process"
@@ -34,50 +32,15 @@ import (
 	"github.com/reloader-dev/reloader/test/tools"
 )
 
-// pushRandom pushes a fresh image by digest into repo and returns its
-// reference: what anyone with push access to the mirror can do.
-func pushRandom(t *testing.T, ctx context.Context, repo string) name.Digest {
-	t.Helper()
-	img, err := random.Image(512, 1)
-	if err != nil {
-		t.Fatal(err)
-	}
-	d, err := img.Digest()
-	if err != nil {
-		t.Fatal(err)
-	}
-	ref, err := name.NewDigest(repo + "@" + d.String())
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := remote.Write(ref, img, remote.WithContext(ctx)); err != nil {
-		t.Fatal(err)
-	}
-	return ref
-}
-
-// signOnly signs ref as the release does, with the release's own signer,
-// but attaches no SBOM attestation.
+// signOnly signs ref as the release does, with s, but attaches no SBOM
+// attestation.
 func signOnly(t *testing.T, ctx context.Context, s releasetest.Signer, ref name.Digest) {
 	t.Helper()
 	sg, err := s.New(ctx)
 	if err != nil {
 		t.Fatal(err)
 	}
-	reg := sign.Registry{Remote: []remote.Option{remote.WithContext(ctx)}}
-	if !sg.Keyless() {
-		if err := sg.Manifest(ctx, reg, ref, nil); err != nil {
-			t.Fatal(err)
-		}
-		return
-	}
-	desc, err := remote.Head(ref, remote.WithContext(ctx))
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, _, err := sg.BundleReferrer(ctx, reg, ref, *desc, sign.PredicateCosignSign, nil); err != nil {
-		t.Fatal(err)
-	}
+	signAs(t, ctx, sg, ref, false)
 }
 
 // kyvernoEngine is Kyverno's admission controller running out of cluster
@@ -458,10 +421,10 @@ func runKyvernoCases(t *testing.T, ctx context.Context, e *kyvernoEngine, m *mir
 	// Someone with push access to the mirror: an unsigned image by digest,
 	// and one signed with the release's own key or identity but without
 	// the SBOM attestation.
-	unsigned := pushRandom(t, ctx, repo)
-	unattested := pushRandom(t, ctx, repo)
+	unsigned := pushImage(t, ctx, repo, 1)
+	unattested := pushImage(t, ctx, repo, 1)
 	signOnly(t, ctx, m.signer, unattested)
-	foreign := pushRandom(t, ctx, repo)
+	foreign := pushImage(t, ctx, repo, 1)
 	signOnly(t, ctx, other, foreign)
 
 	e.check(t, ctx, ns, []kyvernoCase{
