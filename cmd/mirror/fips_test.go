@@ -40,22 +40,12 @@ func TestVerifyInFIPS140OnlyMode(t *testing.T) {
 		t.Fatalf("the binary does not carry the certified module (GOFIPS140=v1.0.0-…): %v %v", bi, err)
 	}
 	src := startRegistry(t)
-	s, err := releasetest.NewKeySigner(t.TempDir())
-	if err != nil {
-		t.Fatal(err)
-	}
+	rel, _, key, _ := keySignedRelease(t, ctx, src, 7)
 	other, err := releasetest.NewKeySigner(t.TempDir())
 	if err != nil {
 		t.Fatal(err)
 	}
-	rel, err := releasetest.Publish(ctx, releasetest.Options{Registry: src.Host, Signer: s, Seed: 7})
-	if err != nil {
-		t.Fatal(err)
-	}
-	key, otherKey := filepath.Join(dir, "cosign.pub"), filepath.Join(dir, "other.pub")
-	if err := os.WriteFile(key, s.PublicKeyPEM(), 0o644); err != nil {
-		t.Fatal(err)
-	}
+	otherKey := filepath.Join(dir, "other.pub")
 	if err := os.WriteFile(otherKey, other.PublicKeyPEM(), 0o644); err != nil {
 		t.Fatal(err)
 	}

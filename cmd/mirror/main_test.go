@@ -40,21 +40,8 @@ func runCLI(t *testing.T, args ...string) (int, string, string) {
 // The whole story through the CLI: plan, copy, verify at the target, values,
 // export and import through an archive, with the documented exit codes.
 func TestCLIStory(t *testing.T) {
-	src := startRegistry(t)
-	s, err := releasetest.NewKeySigner(t.TempDir())
-	if err != nil {
-		t.Fatal(err)
-	}
-	rel, err := releasetest.Publish(context.Background(), releasetest.Options{Registry: src.Host, Signer: s, Seed: 3})
-	if err != nil {
-		t.Fatal(err)
-	}
+	rel, _, key, lock := keySignedRelease(t, context.Background(), startRegistry(t), 3)
 	dir := t.TempDir()
-	key := filepath.Join(dir, "cosign.pub")
-	lock := filepath.Join(dir, "reloader-release.json")
-	_ = os.WriteFile(key, s.PublicKeyPEM(), 0o644)
-	_ = os.WriteFile(lock, rel.LockJSON, 0o644)
-	_ = os.WriteFile(lock+".sigstore.json", rel.LockBundle, 0o644)
 	dst := startRegistry(t)
 	target := dst.Host + "/platform/reloader"
 
@@ -152,4 +139,26 @@ func TestHelpTeachesByExample(t *testing.T) {
 			t.Errorf("%s --help: exit %d, lacks an example or --output:\n%s", c, code, out)
 		}
 	}
+}
+
+// keySignedRelease publishes a key-signed release (seed picks its digests)
+// into src and writes what a user is handed beside it into a fresh
+// directory: the public key and the lock with its signature bundle.
+func keySignedRelease(t *testing.T, ctx context.Context, src *testregistry.Registry, seed uint64) (rel *releasetest.Release, s releasetest.Signer, key, lock string) {
+	t.Helper()
+	s, err := releasetest.NewKeySigner(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if rel, err = releasetest.Publish(ctx, releasetest.Options{Registry: src.Host, Signer: s, Seed: seed}); err != nil {
+		t.Fatal(err)
+	}
+	dir := t.TempDir()
+	key, lock = filepath.Join(dir, "cosign.pub"), filepath.Join(dir, "reloader-release.json")
+	for p, b := range map[string][]byte{key: s.PublicKeyPEM(), lock: rel.LockJSON, lock + ".sigstore.json": rel.LockBundle} {
+		if err := os.WriteFile(p, b, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return rel, s, key, lock
 }

@@ -9,25 +9,14 @@ import (
 	"testing"
 
 	"github.com/reloader-dev/reloader/internal/cli"
-	"github.com/reloader-dev/reloader/release/releasetest"
 )
 
 // export --split-size writes parts and a part list; import takes the parts
 // in any order from several directories, and refuses, naming it and with
 // nothing pushed, a damaged or a missing part.
 func TestSplitArchiveAcrossDirectories(t *testing.T) {
-	src := startRegistry(t)
-	s, err := releasetest.NewKeySigner(t.TempDir())
-	if err != nil {
-		t.Fatal(err)
-	}
-	rel, err := releasetest.Publish(context.Background(), releasetest.Options{Registry: src.Host, Signer: s, Seed: 5})
-	if err != nil {
-		t.Fatal(err)
-	}
+	rel, _, key, _ := keySignedRelease(t, context.Background(), startRegistry(t), 5)
 	dir := t.TempDir()
-	key := filepath.Join(dir, "cosign.pub")
-	_ = os.WriteFile(key, s.PublicKeyPEM(), 0o644)
 	trustFlags := []string{"--key", key, "--allow-unscanned", "--allow-no-provenance"}
 	out := filepath.Join(dir, "out")
 	_ = os.Mkdir(out, 0o755)

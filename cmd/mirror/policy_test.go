@@ -14,21 +14,8 @@ import (
 // policy prints policies for the target the release was mirrored to, after
 // verifying the release like every other command.
 func TestPolicyCommand(t *testing.T) {
-	src := startRegistry(t)
-	s, err := releasetest.NewKeySigner(t.TempDir())
-	if err != nil {
-		t.Fatal(err)
-	}
-	rel, err := releasetest.Publish(context.Background(), releasetest.Options{Registry: src.Host, Signer: s, Seed: 5})
-	if err != nil {
-		t.Fatal(err)
-	}
+	_, _, key, lock := keySignedRelease(t, context.Background(), startRegistry(t), 5)
 	dir := t.TempDir()
-	key := filepath.Join(dir, "cosign.pub")
-	lock := filepath.Join(dir, "reloader-release.json")
-	_ = os.WriteFile(key, s.PublicKeyPEM(), 0o644)
-	_ = os.WriteFile(lock, rel.LockJSON, 0o644)
-	_ = os.WriteFile(lock+".sigstore.json", rel.LockBundle, 0o644)
 	target := "harbor.corp.example/platform/reloader"
 
 	code, out, errs := runCLI(t, "policy", "--lock", lock, "--key", key, "--allow-unscanned", "--target", target)

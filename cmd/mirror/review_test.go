@@ -22,18 +22,8 @@ import (
 // review through the CLI: the documented exit codes, the files it writes,
 // and that nothing is written for a release that does not verify.
 func TestCLIReview(t *testing.T) {
-	src := startRegistry(t)
-	s, err := releasetest.NewKeySigner(t.TempDir())
-	if err != nil {
-		t.Fatal(err)
-	}
-	rel, err := releasetest.Publish(context.Background(), releasetest.Options{Registry: src.Host, Signer: s, Seed: 5})
-	if err != nil {
-		t.Fatal(err)
-	}
+	rel, _, key, _ := keySignedRelease(t, context.Background(), startRegistry(t), 5)
 	dir := t.TempDir()
-	key := filepath.Join(dir, "cosign.pub")
-	_ = os.WriteFile(key, s.PublicKeyPEM(), 0o644)
 	other, _ := releasetest.NewKeySigner(t.TempDir())
 	wrongKey := filepath.Join(dir, "other.pub")
 	_ = os.WriteFile(wrongKey, other.PublicKeyPEM(), 0o644)
