@@ -418,22 +418,6 @@ func (c *Controller) processNext(ctx context.Context) bool {
 	return true
 }
 
-// enqueue adds a workload key for background work (adoption at start-up),
-// remembering when its first pending event came (for
-// reloader_action_latency_seconds).
-func (c *Controller) enqueue(key workload.Key) {
-	c.keys.onEvent(key, c.o.Now())
-	c.queue.Add(key)
-	c.o.Metrics.QueueAdds.Inc()
-}
-
-// enqueueChange adds a workload key because something it uses, or the
-// workload itself, changed: it goes ahead of background work.
-func (c *Controller) enqueueChange(key workload.Key) {
-	c.lanes.Urgent(key)
-	c.enqueue(key)
-}
-
 func (c *Controller) ignoredNamespace(ns string) bool { return c.decideOptions().NamespaceIgnored(ns) }
 
 // namespaceSelected applies the namespace selector from the namespace cache.

@@ -136,6 +136,9 @@ func decodeNumbers(data []byte, v any) error {
 	return d.Decode(v)
 }
 
+// firstDifference walks two decoded JSON values in step and names the first
+// path where they differ. It stays one switch over the JSON kinds because
+// the path it reports is built as it descends.
 func firstDifference(at string, a, b any) string {
 	show := func(v any) string {
 		if v == nil {

@@ -100,6 +100,9 @@ func readSPDX(data []byte) (doc *spdx.Document, err error) {
 	return spdxjson.Read(bytes.NewReader(data))
 }
 
+// fromSPDX reads what the review needs of an SPDX document. It stays whole:
+// each field it reads maps to one minimum element, and the list reads best
+// beside fromCycloneDX's in the same order.
 func fromSPDX(doc *spdx.Document, what string) (*Document, error) {
 	if doc == nil || doc.SPDXVersion == "" {
 		return nil, fmt.Errorf("SPDX SBOM %s has no spdxVersion", what)
@@ -214,6 +217,8 @@ func cpeOf(p *spdx.Package) string {
 	return ""
 }
 
+// fromCycloneDX is fromSPDX for CycloneDX: the same facts, in the same
+// order, from that format's fields.
 func fromCycloneDX(bom *cdx.BOM, what string) (*Document, error) {
 	if bom.BOMFormat != "CycloneDX" {
 		return nil, fmt.Errorf("CycloneDX SBOM %s has bomFormat %q", what, bom.BOMFormat)

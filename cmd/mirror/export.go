@@ -38,25 +38,9 @@ func (g *globals) exportCmd() *cobra.Command {
 				return cli.Usage(errors.New("export needs --to"))
 			}
 			return g.withRelease(cmd, func(cl *registry.Client, in *releaseInput) error {
-				eo := mirror.ExportOptions{Path: out, Concurrency: g.concurrency, Progress: g.progress()}
-				var err error
-				if split != "" {
-					if eo.SplitSize, err = archive.ParseSize(split); err != nil || eo.SplitSize <= 0 {
-						return cli.Usage(fmt.Errorf("--split-size: %v", orPositive(err)))
-					}
-					if !strings.HasSuffix(out, ".tar") && !strings.HasSuffix(out, ".tar.zst") {
-						return cli.Usage(fmt.Errorf("--split-size needs --to NAME.tar or NAME.tar.zst, not %s", out))
-					}
-				}
-				if g.trust.Key != "" {
-					if eo.PublicKeyPEM, err = os.ReadFile(g.trust.Key); err != nil {
-						return cli.Usage(fmt.Errorf("--key: %w", err))
-					}
-				}
-				if g.trust.TrustedRoot != "" {
-					if eo.TrustedRootJSON, err = os.ReadFile(g.trust.TrustedRoot); err != nil {
-						return cli.Usage(fmt.Errorf("--trusted-root: %w", err))
-					}
+				eo, err := g.exportOptions(out, split)
+				if err != nil {
+					return err
 				}
 				rel, err := mirror.Verify(cmd.Context(), in.src, in.lockJSON, in.lockBundle, in.verifier)
 				if err != nil {
@@ -89,6 +73,32 @@ func (g *globals) exportCmd() *cobra.Command {
 	c.Flags().StringVar(&split, "split-size", "", "write NAME.tar[.zst] as numbered parts of at most this size (e.g. 650MiB, 4GB) and a part list NAME.tar[.zst].parts")
 	c.Flags().StringVar(&since, "since", "", "make a delta against the release the target already holds: its archive, its signed lock file (with LOCK.sigstore.json) or its lock reference; verified with the same trust flags")
 	return c
+}
+
+// exportOptions reads the flags that shape the archive: its path, its
+// parts, and the trust material it carries for the disconnected side.
+func (g *globals) exportOptions(out, split string) (mirror.ExportOptions, error) {
+	eo := mirror.ExportOptions{Path: out, Concurrency: g.concurrency, Progress: g.progress()}
+	var err error
+	if split != "" {
+		if eo.SplitSize, err = archive.ParseSize(split); err != nil || eo.SplitSize <= 0 {
+			return eo, cli.Usage(fmt.Errorf("--split-size: %v", orPositive(err)))
+		}
+		if !strings.HasSuffix(out, ".tar") && !strings.HasSuffix(out, ".tar.zst") {
+			return eo, cli.Usage(fmt.Errorf("--split-size needs --to NAME.tar or NAME.tar.zst, not %s", out))
+		}
+	}
+	if g.trust.Key != "" {
+		if eo.PublicKeyPEM, err = os.ReadFile(g.trust.Key); err != nil {
+			return eo, cli.Usage(fmt.Errorf("--key: %w", err))
+		}
+	}
+	if g.trust.TrustedRoot != "" {
+		if eo.TrustedRootJSON, err = os.ReadFile(g.trust.TrustedRoot); err != nil {
+			return eo, cli.Usage(fmt.Errorf("--trusted-root: %w", err))
+		}
+	}
+	return eo, nil
 }
 
 // loadBase resolves --since: an archive (a .tar, .tar.zst or layout

@@ -46,33 +46,8 @@ type reviewFlags struct {
 	profile string
 }
 
-// signedReviewRefused is a signed review that is missing, unverified or not
-// the release's: a refusal (exit 3), and nothing is written.
-type signedReviewRefused struct{ err error }
-
-func (e signedReviewRefused) Error() string { return "review --verify: " + e.err.Error() }
-func (e signedReviewRefused) Unwrap() error { return e.err }
-
-// ExitCode makes a signed review that does not hold a refusal.
-func (e signedReviewRefused) ExitCode() exitcode.Code { return exitcode.Refused }
-
-// signedReviewResult is what --verify established.
-type signedReviewResult struct {
-	// Indexes are the image indexes whose signed review verified.
-	Indexes []string `json:"indexes"`
-	// HTMLDigest is the sha256 of the signed review's page, the page the
-	// release published (review/index.html on its versions page).
-	HTMLDigest string `json:"htmlDigest"`
-}
-
-// reviewCmd is the review subcommand. Most of its length is the help text
-// listing each file written, which reads best in one piece beside its flags.
-func (g *globals) reviewCmd() *cobra.Command {
-	f := &reviewFlags{}
-	c := &cobra.Command{
-		Use:   "review",
-		Short: "Write a procurement review of a release (HTML, Markdown, CSV, OpenVEX), verified offline",
-		Long: `review verifies a release exactly like verify (the lock's signature and every
+// reviewHelp is review's --help: what it checks and each file it writes.
+const reviewHelp = `review verifies a release exactly like verify (the lock's signature and every
 signature it lists, offline, against your trust policy), then reads the
 SBOMs the lock lists and writes, into --out:
 
@@ -121,8 +96,9 @@ sha256 --verify prints.
 
 A check named by --fail-on that fails exits 3 (refused) after the review is
 written; stderr names the checks. A release that does not verify also exits
-3, and then no review is written.` + cli.ExitCodesHelp,
-		Example: `  # Review an archive carried across the air gap
+3, and then no review is written.`
+
+const reviewExamples = `  # Review an archive carried across the air gap
   reloader-mirror review -f reloader-v1.2.3.tar.zst --key cosign.pub --out review-v1.2.3
 
   # What changed since the approved v1.2.2, with the gate's findings
@@ -139,8 +115,17 @@ written; stderr names the checks. A release that does not verify also exits
 
   # Hold the SBOMs to BSI TR-03183-2 instead of the default cisa-2025
   reloader-mirror review -f reloader-v1.2.3.tar.zst --key cosign.pub --out review \
-      --fail-on minimum-elements --profile bsi-tr-03183-2`,
-		Args: cobra.NoArgs,
+      --fail-on minimum-elements --profile bsi-tr-03183-2`
+
+// reviewCmd is the review subcommand and its flags.
+func (g *globals) reviewCmd() *cobra.Command {
+	f := &reviewFlags{}
+	c := &cobra.Command{
+		Use:     "review",
+		Short:   "Write a procurement review of a release (HTML, Markdown, CSV, OpenVEX), verified offline",
+		Long:    reviewHelp + cli.ExitCodesHelp,
+		Example: reviewExamples,
+		Args:    cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			if f.printLicencePolicy {
 				_, err := cmd.OutOrStdout().Write(review.DefaultLicencePolicyYAML())
@@ -180,6 +165,10 @@ written; stderr names the checks. A release that does not verify also exits
 	return c
 }
 
+// runReview verifies the release, builds the review, holds it to --verify,
+// writes it, then applies --fail-on. It stays whole because the order is the
+// promise: nothing is written for a release or a signed review that does
+// not verify, and a failed check exits 3 only after the review is written.
 func (g *globals) runReview(ctx context.Context, cl *registry.Client, in *releaseInput, f *reviewFlags, checks []string, profile review.Profile) error {
 	lp, err := licencePolicy(f.licencePolicy)
 	if err != nil {
@@ -278,20 +267,6 @@ func writeReviewSummary(w io.Writer, r *review.Review, dir string) {
 	}
 }
 
-// reviewed is a verified release's review, with what it was made from and
-// the signed reviews the verification found on its indexes.
-type reviewed struct {
-	*review.Review
-	input  review.Input
-	signed []signedStatement
-}
-
-// signedStatement is the verified review statement on one image index.
-type signedStatement struct {
-	index     release.Artifact
-	statement []byte
-}
-
 // reviewRelease verifies the release completely (as verify does), reads the
 // SBOMs the lock lists through the verified graph, and builds the review.
 func (g *globals) reviewRelease(ctx context.Context, in *releaseInput, lp *review.LicencePolicy, rp *gate.Policy, gatePath string, now time.Time, profile review.Profile) (*reviewed, *release.Lock, error) {
@@ -349,36 +324,6 @@ func (g *globals) reviewRelease(ctx context.Context, in *releaseInput, lp *revie
 		return nil, nil, err
 	}
 	return out, prep.Lock, nil
-}
-
-// verifySignedReview holds the review signed on each image index to the
-// review recomputed from the release: every index must carry one whose
-// signature verified under the trust policy, and each must be equal to the
-// recomputation.
-func verifySignedReview(signed []signedStatement, in review.Input) (*signedReviewResult, error) {
-	if len(signed) == 0 {
-		return nil, errors.New("the release lists no image index to carry a signed review")
-	}
-	what := func(s signedStatement) string {
-		return fmt.Sprintf("image index %s (%s)", s.index.Name, s.index.Digest)
-	}
-	// A missing review is said before any comparison: what it lacks
-	// changes the recomputation of the others too (its provenance, say).
-	for _, s := range signed {
-		if s.statement == nil {
-			return nil, fmt.Errorf("%s carries no signed review (attestation %s) verified under the trust policy", what(s), review.PredicateType)
-		}
-	}
-	res := &signedReviewResult{Indexes: []string{}}
-	for _, s := range signed {
-		a, err := review.CheckSigned(s.statement, s.index.Digest, what(s), in)
-		if err != nil {
-			return nil, err
-		}
-		res.Indexes = append(res.Indexes, s.index.Name+"@"+s.index.Digest)
-		res.HTMLDigest = a.HTMLDigest
-	}
-	return res, nil
 }
 
 // readSBOM reads the document layer of an SBOM artifact; the manifest was
