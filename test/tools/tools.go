@@ -34,10 +34,10 @@ const (
 	// Clients holds the CLIs users check a release with (cosign, crane):
 	// what we ship must verify with them, not only with our own code.
 	Clients Set = "clients"
-	// Clients3 holds cosign v3, built beside v2 in a set of its own so the
-	// v2 set's pins and cache key stay as they are: a release's page must
-	// work with both majors users install.
-	Clients3 Set = "clients3"
+	// Clients3 holds cosign v3 beside v2 (a release's page must work with
+	// both majors users install). It is built in the Kyverno set, whose
+	// engine links cosign v3's library: one dependency graph, compiled once.
+	Clients3 Set = "kyverno"
 	// PolicyController holds sigstore policy-controller's policy-tester and
 	// webhook: the engine that evaluates the ClusterImagePolicies
 	// reloader-mirror policy writes.
@@ -46,7 +46,8 @@ const (
 	// only `make bench` builds it.
 	Bench Set = "bench"
 	// Kyverno holds Kyverno's admission controller, which the tests run as a
-	// real webhook to enforce the policies reloader-mirror policy writes.
+	// real webhook to enforce the policies reloader-mirror policy writes, and
+	// cosign v3 (Clients3).
 	Kyverno Set = "kyverno"
 )
 
