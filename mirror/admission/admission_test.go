@@ -79,6 +79,7 @@ func kinds(objs []map[string]any) []string {
 }
 
 func TestGenerateWritesEachFormatsObjects(t *testing.T) {
+	t.Parallel()
 	keyless := admission.Options{Repositories: []string{repo}, Digests: []string{testDigest}, NamespaceSelector: &metav1.LabelSelector{MatchLabels: map[string]string{"reloader.dev/enforce": "true"}},
 		Trust: admission.Trust{Identity: "https://github.com/reloader-dev/reloader/.github/workflows/release.yml@refs/tags/v1.2.3", Issuer: "https://token.actions.githubusercontent.com", TrustedRootJSON: trustedRootJSON(t)}}
 	for _, tc := range []struct {
@@ -127,6 +128,7 @@ func TestGenerateWritesEachFormatsObjects(t *testing.T) {
 }
 
 func TestGenerateRefusesWhatWouldTrustTooMuchOrNothing(t *testing.T) {
+	t.Parallel()
 	good := keyOptions(t)
 	for _, tc := range []struct {
 		name string
@@ -172,6 +174,7 @@ func TestGenerateRefusesWhatWouldTrustTooMuchOrNothing(t *testing.T) {
 }
 
 func TestParseFormat(t *testing.T) {
+	t.Parallel()
 	for in, want := range map[string]int{"vap": 1, "policy-controller": 1, "kyverno": 1, "all": 3} {
 		f, err := admission.ParseFormat(in)
 		if err != nil || len(f) != want {
@@ -184,6 +187,7 @@ func TestParseFormat(t *testing.T) {
 }
 
 func TestGenerateIsDeterministic(t *testing.T) {
+	t.Parallel()
 	o := keyOptions(t)
 	a, err := admission.Generate(o, admission.Formats)
 	if err != nil {
@@ -223,6 +227,7 @@ func FuzzGenerate(f *testing.F) {
 // certificate identity, so the policies write it anchored; every approved
 // digest is in the CEL the VAP and Kyverno share.
 func TestGeneratedPoliciesAnchorIdentityRegexpsAndPinDigests(t *testing.T) {
+	t.Parallel()
 	o := admission.Options{Repositories: []string{repo}, Digests: []string{testDigest, testDigest}, Approved: []string{"v1.2.3"}, Namespace: "reloader",
 		Trust: admission.Trust{IdentityRegexp: `https://github\.com/reloader-dev/reloader/\.github/workflows/release\.yml@refs/tags/v.*`,
 			Issuer: "https://token.actions.githubusercontent.com", TrustedRootJSON: trustedRootJSON(t)}}

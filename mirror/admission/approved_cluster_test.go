@@ -41,6 +41,7 @@ func startRegistry(t *testing.T) *testregistry.Registry {
 // an unsigned image pushed by digest into the mirrored repository does not,
 // and the denial names it.
 func TestThePolicyAdmitsOnlyTheApprovedReleasesImages(t *testing.T) {
+	t.Parallel()
 	needControlPlane(t)
 	ctx := testContext(t)
 	s, err := releasetest.NewKeySigner(t.TempDir())

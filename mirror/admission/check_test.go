@@ -24,6 +24,7 @@ import (
 // reports the bad cases admitted and fails with exit code 3; without
 // permission to create pods it does not pretend to give verdicts.
 func TestPolicyCheckOnTheAPIServer(t *testing.T) {
+	t.Parallel()
 	needControlPlane(t)
 	ctx := testContext(t)
 	m := publishKeyed(t)

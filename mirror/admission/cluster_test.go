@@ -229,6 +229,7 @@ func pod(ns, name string, containers, initContainers map[string]string) *unstruc
 // tag-only image and an image from another registry with a message naming
 // the container and image.
 func TestValidatingAdmissionPolicyOnTheAPIServer(t *testing.T) {
+	t.Parallel()
 	needControlPlane(t)
 	ctx := testContext(t)
 	m := publishKeyed(t)

@@ -131,6 +131,7 @@ func installCRDs(t *testing.T, ctx context.Context, k *kube) {
 // trust policy, in both modes, pass a server-side dry run against those
 // projects' CRDs: the apiserver checks every field against their schemas.
 func TestProjectPoliciesPassServerSideDryRunAgainstTheirCRDs(t *testing.T) {
+	t.Parallel()
 	needControlPlane(t)
 	ctx := testContext(t)
 	k := newKube(t, cp.Admin)

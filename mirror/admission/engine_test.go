@@ -295,6 +295,7 @@ func (pt *policyTester) admit(ctx context.Context, image string) (string, error)
 // signed without the SPDX SBOM attestation, the release image by tag and
 // the release image at another registry are each denied.
 func TestPolicyControllerEvaluatesTheGeneratedPolicies(t *testing.T) {
+	t.Parallel()
 	if testing.Short() {
 		t.Skip("publishes releases and runs policy-controller")
 	}

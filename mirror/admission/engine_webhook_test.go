@@ -182,6 +182,7 @@ var webhookWhy = map[string]string{
 // webhook (failurePolicy Fail): server-side dry-run Pods in a namespace
 // labelled for it are admitted or denied by the apiserver.
 func TestPolicyControllerWebhookAdmitsOnlyTheMirroredRelease(t *testing.T) {
+	t.Parallel()
 	needControlPlane(t)
 	for _, tc := range []struct {
 		name    string

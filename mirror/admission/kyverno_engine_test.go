@@ -317,6 +317,7 @@ func needKyverno(t *testing.T) {
 // and the release from another registry are denied; with the webhook down,
 // pods are refused, saying why.
 func TestKyvernoEnforcesTheKeySignedPolicy(t *testing.T) {
+	t.Parallel()
 	needKyverno(t)
 	ctx := testContext(t)
 	s, err := releasetest.NewKeySigner(t.TempDir())
@@ -366,6 +367,7 @@ func TestKyvernoEnforcesTheKeySignedPolicy(t *testing.T) {
 // its transparency log, the log required (no --insecure-ignore-tlog): Kyverno
 // reads the trusted root through an offline TUF repository on disk.
 func TestKyvernoEnforcesTheKeylessPolicy(t *testing.T) {
+	t.Parallel()
 	needKyverno(t)
 	ctx := testContext(t)
 	vs, err := ca.NewVirtualSigstore()

@@ -14,6 +14,7 @@ import (
 // (--insecure-ignore-tlog), never inferred from what the trusted root holds:
 // a root without a log used to turn the log check off silently in Kyverno.
 func TestTheLogRequirementFollowsTheUsersVerificationNotTheRoot(t *testing.T) {
+	t.Parallel()
 	keyless := func(root []byte, ignoreTlog bool) admission.Options {
 		return admission.Options{Repositories: []string{repo}, Digests: []string{testDigest},
 			NamespaceSelector: &metav1.LabelSelector{MatchLabels: map[string]string{"reloader.dev/enforce": "true"}},

@@ -1,0 +1,128 @@
+//go:build !race
+
+package mirror_test
+
+import (
+	"context"
+	"strings"
+	"testing"
+
+	"github.com/reloader-dev/reloader/release"
+	"github.com/reloader-dev/reloader/release/releasetest"
+)
+
+func TestCopyRejectsBeforePushingAnything(t *testing.T) {
+	ctx := context.Background()
+	cases := []struct {
+		name   string
+		fix    func(t *testing.T) fixture
+		tamper func(t *testing.T, f fixture)
+		want   string
+	}{
+		{
+			name: "a flipped byte in a blob",
+			fix:  func(t *testing.T) fixture { return publish(t, nil) },
+			tamper: func(t *testing.T, f fixture) {
+				f.tamper.arm(lastLayer(t, f.rel.Lock.Find(release.KindImage, "reloader")[0]))
+			},
+			want: "digest",
+		},
+		{
+			name:   "a changed manifest",
+			fix:    func(t *testing.T) fixture { return publish(t, nil) },
+			tamper: func(t *testing.T, f fixture) { f.tamper.arm(f.rel.Chart) },
+			want:   "digest",
+		},
+		{
+			name: "a removed signature",
+			fix:  func(t *testing.T) fixture { return publish(t, nil) },
+			tamper: func(t *testing.T, f fixture) {
+				l := *f.rel.Lock
+				l.Artifacts = nil
+				for _, a := range f.rel.Lock.Artifacts {
+					if a.Kind == release.KindSignature && a.Subject == f.rel.Chart {
+						continue
+					}
+					l.Artifacts = append(l.Artifacts, a)
+				}
+				resign(t, f, &l)
+			},
+			want: "no signature verified",
+		},
+		{
+			name: "a signature by another key",
+			fix: func(t *testing.T) fixture {
+				other, err := releasetest.NewKeySigner(t.TempDir())
+				if err != nil {
+					t.Fatal(err)
+				}
+				return publish(t, func(o *releasetest.Options) { o.SignaturesBy = &other })
+			},
+			tamper: func(*testing.T, fixture) {},
+			want:   "verification failed",
+		},
+		{
+			name: "a lock signed by another key",
+			fix:  func(t *testing.T) fixture { return publish(t, nil) },
+			tamper: func(t *testing.T, f fixture) {
+				other, err := releasetest.NewKeySigner(t.TempDir())
+				if err != nil {
+					t.Fatal(err)
+				}
+				*f.rel = *republishLockWith(t, f, other)
+			},
+			want: "lock's signature",
+		},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			f := tc.fix(t)
+			tc.tamper(t, f)
+			var ch countingHandler
+			dst := startInProcess(t, ch.wrap)
+			_, err := copyRelease(ctx, f.options(t, dst.Host+"/mirror"))
+			if err == nil {
+				t.Fatal("tampered release was mirrored")
+			}
+			if !strings.Contains(err.Error(), tc.want) {
+				t.Errorf("error %q does not mention %q", err, tc.want)
+			}
+			if n := ch.manifestWrites(); n != 0 {
+				t.Errorf("%d manifest or tag writes reached the target: %v", n, ch.writes)
+			}
+			if tc.name != "a flipped byte in a blob" && ch.count() != 0 {
+				// Only a blob streamed from the source can turn out wrong
+				// after the first write; then the registry refuses to
+				// commit it (checked below) and nothing refers to it.
+				t.Errorf("%d writes reached the target before the rejection: %v", ch.count(), ch.writes)
+			}
+			if d := f.tamper.digest; d != "" {
+				r, _ := newClient(t).Repository(ctx, dst.Host+"/mirror/reloader", false)
+				if _, ok, _ := r.HeadBlob(ctx, d); ok {
+					t.Errorf("tampered blob %s was committed at the target", d)
+				}
+			}
+		})
+	}
+}
+
+func resign(t *testing.T, f fixture, l *release.Lock) {
+	t.Helper()
+	*f.rel = *republishLockWith(t, fixture{src: f.src, rel: &releasetest.Release{Lock: l}, signer: f.signer}, f.signer)
+}
+
+func republishLockWith(t *testing.T, f fixture, s releasetest.Signer) *releasetest.Release {
+	t.Helper()
+	lockJSON, err := f.rel.Lock.Marshal()
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, err := s.SignLock(context.Background(), lockJSON)
+	if err != nil {
+		t.Fatal(err)
+	}
+	out := *f.rel
+	out.LockJSON, out.LockBundle = lockJSON, b
+	return &out
+}
+
