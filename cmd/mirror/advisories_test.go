@@ -54,6 +54,7 @@ func writeAdvisories(t *testing.T, withdrawn bool) (dir, table string) {
 // imported first; the site then learns from it, offline, that v1.0.0 must
 // not be brought in.
 func TestAnAdvisoryCarriedByANewerReleaseRefusesTheOlderOneAtImport(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	src := startRegistry(t)
 	s, err := releasetest.NewKeySigner(t.TempDir())

@@ -16,6 +16,7 @@ import (
 // release's digests are approved, and asking for more releases than the
 // target holds is an error, not a silently shorter list.
 func TestPolicyKeepPreviousApprovesTheReleasesAtTheTarget(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	src, dst := startRegistry(t), startRegistry(t)
 	s, err := releasetest.NewKeySigner(t.TempDir())

@@ -62,6 +62,7 @@ func writeBomb(t *testing.T, path string, size int64) {
 // it, leaving nothing in the work directory; a size it cannot read is a
 // usage error.
 func TestEveryCommandThatReadsAnArchiveRefusesOneOverItsBounds(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	bomb := filepath.Join(dir, "bomb.tar.zst")
 	writeBomb(t, bomb, 64<<20)

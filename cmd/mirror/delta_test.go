@@ -76,6 +76,7 @@ func size(t *testing.T, p string) int64 {
 // lock reference); import of the delta is refused with nothing pushed where
 // the previous release is not, and completes, verified, where it is.
 func TestDeltaArchiveOfTheNextRelease(t *testing.T) {
+	t.Parallel()
 	dir, key, refs := nextReleases(t)
 	trustFlags := []string{"--key", key, "--allow-unscanned", "--allow-no-provenance"}
 	export := func(ref, to string, extra ...string) map[string]any {

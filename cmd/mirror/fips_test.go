@@ -24,6 +24,7 @@ import (
 // refused (exit 3): the mode changes which algorithms run, never whether a
 // verification may be skipped.
 func TestVerifyInFIPS140OnlyMode(t *testing.T) {
+	t.Parallel()
 	if testing.Short() {
 		t.Skip("builds reloader-mirror with GOFIPS140")
 	}

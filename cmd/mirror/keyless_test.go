@@ -79,6 +79,7 @@ func writeCounter(t *testing.T) (*testregistry.Registry, *atomic.Int64) {
 // issuer, is refused before any push: the trust anchor comes from the user,
 // as a file or a digest, never from the archive alone.
 func TestForgedKeylessArchiveIsRefusedBeforeAnyPush(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	_, genuineRoot := virtualSigstore(t, dir, "genuine-root.json")
 	forger, forgedRoot := virtualSigstore(t, dir, "forged-root.json")
@@ -126,6 +127,7 @@ func TestForgedKeylessArchiveIsRefusedBeforeAnyPush(t *testing.T) {
 // Keyless signatures need a transparency log entry unless the user waives
 // it: a release whose bundles carry none is refused by default.
 func TestKeylessWithoutTransparencyLogEntriesIsRefusedByDefault(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	s, root := virtualSigstore(t, dir, "root.json")
 	src := startRegistry(t)
@@ -146,6 +148,7 @@ func TestKeylessWithoutTransparencyLogEntriesIsRefusedByDefault(t *testing.T) {
 // A release whose signatures are recorded in the (virtual) transparency log
 // verifies under the default policy, which requires the entries.
 func TestKeylessWithTransparencyLogEntriesVerifiesByDefault(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	s, root := virtualSigstore(t, dir, "root.json")
 	s.Tlog = true
@@ -169,6 +172,7 @@ func TestKeylessWithTransparencyLogEntriesVerifiesByDefault(t *testing.T) {
 // page names) succeed with the real cosign CLI, offline, at the source and
 // on a mirrored copy.
 func TestTheCosignCLIVerifiesAKeylessReleaseAsItsPageSays(t *testing.T) {
+	t.Parallel()
 	if testing.Short() {
 		t.Skip("runs the cosign CLI")
 	}

@@ -40,6 +40,7 @@ func runCLI(t *testing.T, args ...string) (int, string, string) {
 // The whole story through the CLI: plan, copy, verify at the target, values,
 // export and import through an archive, with the documented exit codes.
 func TestCLIStory(t *testing.T) {
+	t.Parallel()
 	rel, _, key, lock := keySignedRelease(t, context.Background(), startRegistry(t), 3)
 	dir := t.TempDir()
 	dst := startRegistry(t)
@@ -118,6 +119,7 @@ func TestCLIStory(t *testing.T) {
 // A release path that is not there is a mistake in what the user typed
 // (exit 2, naming the path), not a failure to run and not a refusal.
 func TestAMissingArchiveOrLockIsAUsageError(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	missing := filepath.Join(dir, "reloader-v9.9.9.tar.zst")
 	for _, args := range [][]string{
@@ -133,6 +135,7 @@ func TestAMissingArchiveOrLockIsAUsageError(t *testing.T) {
 }
 
 func TestHelpTeachesByExample(t *testing.T) {
+	t.Parallel()
 	for _, c := range []string{"plan", "copy", "export", "import", "verify", "values", "policy check"} {
 		code, out, _ := runCLI(t, append(strings.Fields(c), "--help")...)
 		if code != cli.ExitOK || !strings.Contains(out, "reloader-mirror "+c) || !strings.Contains(out, "--output") {

@@ -15,6 +15,7 @@ import (
 // in any order from several directories, and refuses, naming it and with
 // nothing pushed, a damaged or a missing part.
 func TestSplitArchiveAcrossDirectories(t *testing.T) {
+	t.Parallel()
 	rel, _, key, _ := keySignedRelease(t, context.Background(), startRegistry(t), 5)
 	dir := t.TempDir()
 	trustFlags := []string{"--key", key, "--allow-unscanned", "--allow-no-provenance"}

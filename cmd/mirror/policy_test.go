@@ -14,6 +14,7 @@ import (
 // policy prints policies for the target the release was mirrored to, after
 // verifying the release like every other command.
 func TestPolicyCommand(t *testing.T) {
+	t.Parallel()
 	_, _, key, lock := keySignedRelease(t, context.Background(), startRegistry(t), 5)
 	dir := t.TempDir()
 	target := "harbor.corp.example/platform/reloader"

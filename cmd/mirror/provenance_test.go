@@ -99,6 +99,7 @@ func attach(t *testing.T, ctx context.Context, signer *sign.Signer, img, about r
 }
 
 func TestProvenanceOfARealReleaseIsSignedCheckedAndRequired(t *testing.T) {
+	t.Parallel()
 	if testing.Short() {
 		t.Skip("builds and signs a release of the controller")
 	}

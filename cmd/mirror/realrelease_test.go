@@ -20,6 +20,7 @@ import (
 // image variants. Each variant gets its own chart, pinned by digest, and
 // --check-chart reads each at the target.
 func TestValuesOnARealLocalRelease(t *testing.T) {
+	t.Parallel()
 	if testing.Short() {
 		t.Skip("runs the release pipeline")
 	}

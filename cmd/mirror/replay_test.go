@@ -41,6 +41,7 @@ func twoReleases(t *testing.T, ctx context.Context) (v1, v2 *releasetest.Release
 // the v1.3.0 tag at the genuine, signed v1.0.0 lock must not pass for v1.3.0
 // in any command that takes a release, and nothing may reach the target.
 func TestATagRepointedToAnOlderLockIsRefusedByEveryCommand(t *testing.T) {
+	t.Parallel()
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute)
 	defer cancel()
 	v1, v2, key := twoReleases(t, ctx)
@@ -91,6 +92,7 @@ func TestATagRepointedToAnOlderLockIsRefusedByEveryCommand(t *testing.T) {
 // pushed; --allow-downgrade lets it through and the receipt says so; the same
 // release again stays a no-op.
 func TestAnOlderArchiveImportedAfterANewerOneIsRefusedUnlessAllowed(t *testing.T) {
+	t.Parallel()
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute)
 	defer cancel()
 	v1, v2, key := twoReleases(t, ctx)
@@ -147,6 +149,7 @@ func TestAnOlderArchiveImportedAfterANewerOneIsRefusedUnlessAllowed(t *testing.T
 // version binding everywhere, the downgrade refusal where it pushes, and
 // that the identity regexp is anchored.
 func TestEveryCommandsHelpStatesTheVersionAndDowngradeRules(t *testing.T) {
+	t.Parallel()
 	for _, c := range []string{"plan", "copy", "export", "import", "verify", "values", "policy", "review"} {
 		code, out, _ := runCLI(t, c, "--help")
 		if code != cli.ExitOK {

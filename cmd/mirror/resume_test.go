@@ -111,6 +111,7 @@ func (c *uploadCounter) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 // completes on that next run without sending again any blob it had
 // completed, and no tag exists at the target before the run that completes.
 func TestImportResumesAfterKill9AndARegistryRestart(t *testing.T) {
+	t.Parallel()
 	if testing.Short() {
 		t.Skip("builds reloader-mirror and runs the distribution registry")
 	}

@@ -22,6 +22,7 @@ import (
 // review through the CLI: the documented exit codes, the files it writes,
 // and that nothing is written for a release that does not verify.
 func TestCLIReview(t *testing.T) {
+	t.Parallel()
 	rel, _, key, _ := keySignedRelease(t, context.Background(), startRegistry(t), 5)
 	dir := t.TempDir()
 	other, _ := releasetest.NewKeySigner(t.TempDir())
@@ -98,6 +99,7 @@ func TestCLIReview(t *testing.T) {
 // A reviewer needs no source tree: the policy is built in, printed on
 // request exactly as the review applies it.
 func TestCLIReviewPrintsTheBuiltInLicencePolicy(t *testing.T) {
+	t.Parallel()
 	code, stdout, stderr := runCLI(t, "review", "--print-licence-policy")
 	if code != cli.ExitOK {
 		t.Fatalf("review --print-licence-policy: exit %d\n%s", code, stderr)

@@ -107,6 +107,7 @@ func publishScanned(t *testing.T, ctx context.Context, host, version, sev, excep
 // release, and --fail-on-new refuses it; and a finding of UNKNOWN severity
 // stops a release by default.
 func TestTheScanOfARealReleaseIsCheckedWhereItEnters(t *testing.T) {
+	t.Parallel()
 	if testing.Short() {
 		t.Skip("builds, scans and signs a release of the controller with the real Trivy")
 	}

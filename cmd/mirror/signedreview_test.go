@@ -58,6 +58,7 @@ func runReview(t *testing.T, args ...string) (int, reviewOutput, string) {
 // Each component is listed once with the images and platforms carrying it,
 // and the review names the archive given, never where it was unpacked.
 func TestTheSignedReviewOfARealReleaseVerifiesAndATamperedOneDoesNot(t *testing.T) {
+	t.Parallel()
 	if testing.Short() {
 		t.Skip("builds and signs a two-platform release of the controller")
 	}
@@ -256,6 +257,7 @@ func TestTheSignedReviewOfARealReleaseVerifiesAndATamperedOneDoesNot(t *testing.
 // in the lock with its predicate type, and review --verify checks it
 // against the certificate identity.
 func TestTheSignedReviewOfAKeylessReleaseVerifiesAgainstTheWorkflowIdentity(t *testing.T) {
+	t.Parallel()
 	if testing.Short() {
 		t.Skip("builds and signs a release of the controller")
 	}

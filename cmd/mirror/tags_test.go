@@ -33,6 +33,7 @@ import (
 // and reported old -> new in the output and the receipt, and a third copy
 // changes no tag.
 func TestCountersignaturesSurviveAReimportAndRepointedTagsAreReported(t *testing.T) {
+	t.Parallel()
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
 	defer cancel()
 	kr := publishKeyRelease(t, ctx, 6)

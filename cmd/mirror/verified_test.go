@@ -24,6 +24,7 @@ import (
 // own; the lock is then rewritten and re-signed with the release key, as a
 // compromised pipeline or a key thief would.
 func TestPolicyAndValuesRefuseAReleaseWhoseImageSignatureIsForgedOrMissing(t *testing.T) {
+	t.Parallel()
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
 	defer cancel()
 	kr := publishKeyRelease(t, ctx, 23)
