@@ -5,14 +5,27 @@ GO ?= go
 TEST_TIMEOUT ?= 60m
 # Test packages that each start a control plane; two at once fits 2 cores.
 TEST_PARALLEL ?= 2
+# The plain phase runs a third package at once: beside the race phase two
+# leave cores idle while they wait on apiservers, registries and engines,
+# and once the race phase is done a third keeps both cores busy.
+PLAIN_PARALLEL ?= 3
 FUZZTIME ?= 20s
 
-# The concurrent parts: the controller's workers and alert queue (its e2e
-# tests run a -race build of the binary), the mirror's parallel transfers.
-# `make test` runs these packages under the race detector only, not twice.
-RACE_PKGS ?= ./controller/... ./mirror/...
+# The concurrent parts run under the race detector: the controller's
+# workers, queues, rollout budget and alert queue (its e2e tests run a -race
+# build of the binary), the mirror's registry client and archive, and in the
+# mirror package the tests that drive its parallel transfers (RACE_MIRROR_TESTS).
+# `make test` runs every test once: those with the race detector, all others
+# without it, since instrumenting a release build or an admission engine's
+# fixtures finds no race of ours and costs minutes.
+RACE_PKGS ?= ./controller/... ./mirror/registry ./mirror/archive
+RACE_MIRROR_TESTS ?= ^(TestCopyRetriesServerErrorsAndResets|TestInterruptedCopyFailsClearlyAndReRunSendsOnlyWhatIsMissing|TestCopyToRegistryWithReferrersAPIPreservesEveryDigest|TestCopyToDistributionWritesTagFallbackKeepingArtifactType|TestCopyWritesBlobsThenManifestsThenTags|TestExportImportRoundTripPreservesEveryDigest|TestExportStoresSharedBlobsOnce|TestImportRejectsABadArchiveBeforePushingAnything)$$
+# Packages outside RACE_PKGS, as go list names them, the longest first so
+# that none starts last and runs alone (go test keeps the order it is given).
+SLOW_PKGS ?= ./test/airgap ./cmd/mirror ./cmd/release ./mirror/admission ./release/local
+PLAIN_PKGS = $$($(GO) list $(SLOW_PKGS) ./... | grep -v -e '^github.com/reloader-dev/reloader/controller\(/\|$$\)' -e '^github.com/reloader-dev/reloader/mirror/\(registry\|archive\)$$')
 
-.PHONY: all build test race unit demo lint tools test-tools lint-tools bench fuzz release-local airgap-drill clean-tools
+.PHONY: all build test test-plain race race-pkgs race-mirror unit demo lint tools test-tools lint-tools bench fuzz release-local airgap-drill clean-tools
 
 all: build
 
@@ -22,32 +35,41 @@ build:
 ## tools: build the pinned etcd, kube-apiserver, kube-controller-manager,
 ## distribution registry, Trivy and the cosign and crane CLIs from the Go module
 ## proxy (cached outside git).
-tools:
-	@bash hack/tools/ensure.sh controlplane >/dev/null
-	@bash hack/tools/ensure.sh registry >/dev/null
-	@bash hack/tools/ensure.sh trivy >/dev/null
-	@bash hack/tools/ensure.sh clients >/dev/null
-
+# Three sets build side by side, the longest cold build first: a set's module
+# downloads and final links leave a core idle that another set's compile uses.
+TOOL_SETS = trivy controlplane clients registry
 # What only the tests run: built here, not inside a test's deadline, since
 # the admission engines and cosign v3 take minutes to compile on a cold
 # cache; `make demo` does not pay for them.
-test-tools: tools
-	@bash hack/tools/ensure.sh clients3 >/dev/null
-	@bash hack/tools/ensure.sh policycontroller >/dev/null
-	@bash hack/tools/ensure.sh kyverno >/dev/null
+TEST_TOOL_SETS = kyverno policycontroller
+TOOL_BUILDS ?= 3
+tools:
+	@printf '%s\n' $(TOOL_SETS) | xargs -P $(TOOL_BUILDS) -I{} bash hack/tools/ensure.sh {} >/dev/null
+
+test-tools:
+	@printf '%s\n' $(TEST_TOOL_SETS) $(TOOL_SETS) | xargs -P $(TOOL_BUILDS) -I{} bash hack/tools/ensure.sh {} >/dev/null
 
 lint-tools:
 	@bash hack/tools/ensure.sh lint >/dev/null
 
 ## test: every test, against the real control plane and registries.
+# The plain and the race tests run side by side: most tests wait on an
+# apiserver, a registry or an engine, and one phase alone leaves a core idle.
 test: test-tools
 	$(GO) vet ./...
-	$(GO) test -count=1 -p $(TEST_PARALLEL) -timeout $(TEST_TIMEOUT) $$($(GO) list ./... | grep -v -e '^github.com/reloader-dev/reloader/controller\(/\|$$\)' -e '^github.com/reloader-dev/reloader/mirror\(/\|$$\)')
-	$(MAKE) --no-print-directory race
+	@$(MAKE) --no-print-directory -j3 test-plain race-pkgs race-mirror
 
-## race: the tests of RACE_PKGS with the race detector on.
-race: test-tools
+test-plain: test-tools
+	$(GO) test -count=1 -p $(PLAIN_PARALLEL) -timeout $(TEST_TIMEOUT) -skip '$(RACE_MIRROR_TESTS)' $(PLAIN_PKGS)
+
+## race: the tests of RACE_PKGS and RACE_MIRROR_TESTS with the race detector on.
+race: race-pkgs race-mirror
+
+race-pkgs: test-tools
 	$(GO) test -race -count=1 -p $(TEST_PARALLEL) -timeout $(TEST_TIMEOUT) $(RACE_PKGS)
+
+race-mirror: test-tools
+	$(GO) test -race -count=1 -timeout $(TEST_TIMEOUT) -run '$(RACE_MIRROR_TESTS)' ./mirror
 
 ## unit: only the tests that need no real component (fast feedback).
 unit:
