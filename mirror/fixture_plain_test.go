@@ -37,4 +37,3 @@ func publishTo(keyDir string, src *testregistry.Registry, tp *tamperer, mutate f
 	}
 	return fixture{src: src, tamper: tp, rel: rel, signer: s, policy: trust.Policy{PublicKey: pub}}, nil
 }
-

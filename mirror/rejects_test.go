@@ -125,4 +125,3 @@ func republishLockWith(t *testing.T, f fixture, s releasetest.Signer) *releasete
 	out.LockJSON, out.LockBundle = lockJSON, b
 	return &out
 }
-
