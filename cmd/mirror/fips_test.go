@@ -1,7 +1,6 @@
 package main
 
 import (
-	"context"
 	"debug/buildinfo"
 	"os"
 	"os/exec"
@@ -10,7 +9,6 @@ import (
 	"slices"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/reloader-dev/reloader/release/releasetest"
 	"github.com/reloader-dev/reloader/test/tools"
@@ -28,7 +26,7 @@ func TestVerifyInFIPS140OnlyMode(t *testing.T) {
 	if testing.Short() {
 		t.Skip("builds reloader-mirror with GOFIPS140")
 	}
-	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute)
+	ctx, cancel := tools.BuildContext(t)
 	defer cancel()
 	dir := t.TempDir()
 	bin := filepath.Join(dir, "reloader-mirror")

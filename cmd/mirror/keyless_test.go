@@ -10,7 +10,6 @@ import (
 	"strings"
 	"sync/atomic"
 	"testing"
-	"time"
 
 	"github.com/sigstore/sigstore-go/pkg/testing/ca"
 
@@ -18,6 +17,8 @@ import (
 	"github.com/reloader-dev/reloader/release/page"
 	"github.com/reloader-dev/reloader/release/releasetest"
 	testregistry "github.com/reloader-dev/reloader/test/registry"
+
+	"github.com/reloader-dev/reloader/test/tools"
 )
 
 const (
@@ -176,7 +177,7 @@ func TestTheCosignCLIVerifiesAKeylessReleaseAsItsPageSays(t *testing.T) {
 	if testing.Short() {
 		t.Skip("runs the cosign CLI")
 	}
-	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
+	ctx, cancel := tools.BuildContext(t)
 	defer cancel()
 	dir := t.TempDir()
 	s, root := virtualSigstore(t, dir, "trusted_root.json")

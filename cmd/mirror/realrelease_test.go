@@ -2,7 +2,6 @@ package main
 
 import (
 	"bytes"
-	"context"
 	"encoding/json"
 	"os"
 	"path/filepath"
@@ -13,6 +12,8 @@ import (
 	"github.com/reloader-dev/reloader/internal/cli"
 	"github.com/reloader-dev/reloader/release/local"
 	"github.com/reloader-dev/reloader/release/pipeline"
+
+	"github.com/reloader-dev/reloader/test/tools"
 )
 
 // values works on what the real pipeline publishes: the repository's own
@@ -24,7 +25,7 @@ func TestValuesOnARealLocalRelease(t *testing.T) {
 	if testing.Short() {
 		t.Skip("runs the release pipeline")
 	}
-	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute)
+	ctx, cancel := tools.BuildContext(t)
 	defer cancel()
 	src := startRegistry(t)
 	created := time.Date(2026, 11, 30, 12, 0, 0, 0, time.UTC)

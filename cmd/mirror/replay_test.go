@@ -7,11 +7,12 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/reloader-dev/reloader/internal/cli"
 	"github.com/reloader-dev/reloader/mirror"
 	"github.com/reloader-dev/reloader/release/releasetest"
+
+	"github.com/reloader-dev/reloader/test/tools"
 )
 
 // twoReleases publishes v1.0.0 and v1.3.0 with the real pipeline, signed by
@@ -42,7 +43,7 @@ func twoReleases(t *testing.T, ctx context.Context) (v1, v2 *releasetest.Release
 // in any command that takes a release, and nothing may reach the target.
 func TestATagRepointedToAnOlderLockIsRefusedByEveryCommand(t *testing.T) {
 	t.Parallel()
-	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute)
+	ctx, cancel := tools.BuildContext(t)
 	defer cancel()
 	v1, v2, key := twoReleases(t, ctx)
 	dir := t.TempDir()
@@ -93,7 +94,7 @@ func TestATagRepointedToAnOlderLockIsRefusedByEveryCommand(t *testing.T) {
 // release again stays a no-op.
 func TestAnOlderArchiveImportedAfterANewerOneIsRefusedUnlessAllowed(t *testing.T) {
 	t.Parallel()
-	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute)
+	ctx, cancel := tools.BuildContext(t)
 	defer cancel()
 	v1, v2, key := twoReleases(t, ctx)
 	dir := t.TempDir()

@@ -111,7 +111,7 @@ func TestTheScanOfARealReleaseIsCheckedWhereItEnters(t *testing.T) {
 	if testing.Short() {
 		t.Skip("builds, scans and signs a release of the controller with the real Trivy")
 	}
-	ctx, cancel := context.WithTimeout(context.Background(), 15*time.Minute)
+	ctx, cancel := tools.BuildContext(t)
 	defer cancel()
 	src := startRegistry(t)
 	// The exception holds a month after the cut; the wall clock is long past it.

@@ -25,6 +25,8 @@ import (
 	"github.com/reloader-dev/reloader/release/verify"
 	"github.com/reloader-dev/reloader/review"
 	"github.com/reloader-dev/reloader/test/virtualsigstore"
+
+	"github.com/reloader-dev/reloader/test/tools"
 )
 
 // reviewOutput is review -o json.
@@ -63,7 +65,7 @@ func TestTheSignedReviewOfARealReleaseVerifiesAndATamperedOneDoesNot(t *testing.
 		t.Skip("builds and signs a two-platform release of the controller")
 	}
 	// The arm64 cross-build is the long part with a cold build cache.
-	ctx, cancel := context.WithTimeout(context.Background(), 25*time.Minute)
+	ctx, cancel := tools.BuildContext(t)
 	defer cancel()
 	src := startRegistry(t)
 	out := t.TempDir()
@@ -261,7 +263,7 @@ func TestTheSignedReviewOfAKeylessReleaseVerifiesAgainstTheWorkflowIdentity(t *t
 	if testing.Short() {
 		t.Skip("builds and signs a release of the controller")
 	}
-	ctx, cancel := context.WithTimeout(context.Background(), 8*time.Minute)
+	ctx, cancel := tools.BuildContext(t)
 	defer cancel()
 	src := startRegistry(t)
 	vs, err := ca.NewVirtualSigstore()

@@ -1,14 +1,12 @@
 package main
 
 import (
-	"context"
 	"crypto"
 	"encoding/json"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/google/go-containerregistry/pkg/name"
 	"github.com/google/go-containerregistry/pkg/v1/remote"
@@ -22,6 +20,8 @@ import (
 	"github.com/reloader-dev/reloader/mirror"
 	"github.com/reloader-dev/reloader/release"
 	"github.com/reloader-dev/reloader/release/sign"
+
+	"github.com/reloader-dev/reloader/test/tools"
 )
 
 // A re-import keeps what an organisation added at the target and says what
@@ -34,7 +34,7 @@ import (
 // changes no tag.
 func TestCountersignaturesSurviveAReimportAndRepointedTagsAreReported(t *testing.T) {
 	t.Parallel()
-	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
+	ctx, cancel := tools.BuildContext(t)
 	defer cancel()
 	kr := publishKeyRelease(t, ctx, 6)
 	rel, s, key, lock, dir := kr.rel, kr.signer, kr.key, kr.lock, t.TempDir()

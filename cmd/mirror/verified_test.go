@@ -7,7 +7,6 @@ import (
 	"slices"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/google/go-containerregistry/pkg/name"
 	"github.com/google/go-containerregistry/pkg/v1/remote"
@@ -16,6 +15,8 @@ import (
 	"github.com/reloader-dev/reloader/release"
 	"github.com/reloader-dev/reloader/release/releasetest"
 	"github.com/reloader-dev/reloader/release/sign"
+
+	"github.com/reloader-dev/reloader/test/tools"
 )
 
 // A validly signed lock is not enough: policy and values verify every
@@ -25,7 +26,7 @@ import (
 // compromised pipeline or a key thief would.
 func TestPolicyAndValuesRefuseAReleaseWhoseImageSignatureIsForgedOrMissing(t *testing.T) {
 	t.Parallel()
-	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
+	ctx, cancel := tools.BuildContext(t)
 	defer cancel()
 	kr := publishKeyRelease(t, ctx, 23)
 	rel, s, key := kr.rel, kr.signer, kr.key

@@ -1,23 +1,23 @@
 package main
 
 import (
-	"context"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/reloader-dev/reloader/internal/cli"
 	"github.com/reloader-dev/reloader/release/releasetest"
 	testregistry "github.com/reloader-dev/reloader/test/registry"
+
+	"github.com/reloader-dev/reloader/test/tools"
 )
 
 // reloader-release verify holds a real release to the version the user
 // expects, after the lock's signature verified: a genuine v1.0.0 lock handed
 // over as v1.3.0 exits 3 naming both. rebuild refuses it too.
 func TestVerifyRefusesAGenuineLockOfAnotherVersionThanExpected(t *testing.T) {
-	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
+	ctx, cancel := tools.BuildContext(t)
 	defer cancel()
 	reg, err := testregistry.StartInProcess(testregistry.InProcessOptions{})
 	if err != nil {

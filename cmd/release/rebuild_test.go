@@ -1,7 +1,6 @@
 package main
 
 import (
-	"context"
 	"encoding/json"
 	"os"
 	"os/exec"
@@ -17,6 +16,8 @@ import (
 	"github.com/reloader-dev/reloader/release/local"
 	"github.com/reloader-dev/reloader/release/pipeline"
 	"github.com/reloader-dev/reloader/test/registry"
+
+	"github.com/reloader-dev/reloader/test/tools"
 )
 
 // copySource copies the checkout's files (tracked and new, not ignored) to
@@ -53,7 +54,7 @@ func TestRebuildReproducesTheControllerAndNamesWhatDiffers(t *testing.T) {
 	if testing.Short() {
 		t.Skip("builds the controller three times")
 	}
-	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute)
+	ctx, cancel := tools.BuildContext(t)
 	defer cancel()
 	reg, err := registry.StartInProcess(registry.InProcessOptions{})
 	if err != nil {

@@ -1,7 +1,6 @@
 package main
 
 import (
-	"context"
 	"encoding/json"
 	"os"
 	"path/filepath"
@@ -13,6 +12,8 @@ import (
 	"github.com/reloader-dev/reloader/release/pipeline"
 	"github.com/reloader-dev/reloader/release/releasetest"
 	"github.com/reloader-dev/reloader/test/registry"
+
+	"github.com/reloader-dev/reloader/test/tools"
 )
 
 // rebuild trusts a release only as far as verify does: the lock's signature
@@ -25,7 +26,7 @@ func TestRebuildRefusesAnUnsignedLockAndForgedProvenanceBeforeBuilding(t *testin
 	if testing.Short() {
 		t.Skip("publishes two releases with the real pipeline")
 	}
-	ctx, cancel := context.WithTimeout(context.Background(), 8*time.Minute)
+	ctx, cancel := tools.BuildContext(t)
 	defer cancel()
 	reg, err := registry.StartInProcess(registry.InProcessOptions{})
 	if err != nil {

@@ -25,6 +25,8 @@ import (
 	"github.com/reloader-dev/reloader/release/local"
 	"github.com/reloader-dev/reloader/release/verify"
 	"github.com/reloader-dev/reloader/test/registry"
+
+	"github.com/reloader-dev/reloader/test/tools"
 )
 
 // The tests release the real controller, for linux/amd64 only (the
@@ -134,7 +136,7 @@ func TestLocalRelease(t *testing.T) {
 	if testing.Short() {
 		t.Skip("builds, scans and signs a whole release")
 	}
-	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute)
+	ctx, cancel := tools.BuildContext(t)
 	defer cancel()
 
 	// Release 1 on go-containerregistry's registry (OCI referrers API),

@@ -1,7 +1,6 @@
 package pipeline
 
 import (
-	"context"
 	"errors"
 	"path/filepath"
 	"strings"
@@ -20,7 +19,7 @@ func TestSkipDBUpdateIsRefusedWithADatabaseOlderThanTheLimit(t *testing.T) {
 	if testing.Short() {
 		t.Skip("runs the real Trivy")
 	}
-	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute)
+	ctx, cancel := tools.BuildContext(t)
 	defer cancel()
 	trivy, err := tools.Binary(ctx, tools.Trivy, "trivy")
 	if err != nil {

@@ -2,7 +2,6 @@ package pipeline_test
 
 import (
 	"bytes"
-	"context"
 	"errors"
 	"os"
 	"path/filepath"
@@ -21,6 +20,8 @@ import (
 	"github.com/reloader-dev/reloader/release/pipeline"
 	"github.com/reloader-dev/reloader/release/sign"
 	"github.com/reloader-dev/reloader/test/registry"
+
+	"github.com/reloader-dev/reloader/test/tools"
 )
 
 // A scan that cannot run must stop the release before anything reaches the
@@ -30,7 +31,7 @@ func TestAFailedGateLeavesNothingInTheRegistry(t *testing.T) {
 	if testing.Short() {
 		t.Skip("builds a whole release")
 	}
-	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
+	ctx, cancel := tools.BuildContext(t)
 	defer cancel()
 	reg, err := registry.StartInProcess(registry.InProcessOptions{})
 	if err != nil {

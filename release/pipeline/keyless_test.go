@@ -26,6 +26,8 @@ import (
 	"github.com/reloader-dev/reloader/review"
 	"github.com/reloader-dev/reloader/test/registry"
 	"github.com/reloader-dev/reloader/test/virtualsigstore"
+
+	"github.com/reloader-dev/reloader/test/tools"
 )
 
 const (
@@ -46,7 +48,7 @@ func TestKeylessReleaseVerifiesAgainstTheWorkflowIdentity(t *testing.T) {
 	if testing.Short() {
 		t.Skip("builds and signs a whole release")
 	}
-	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
+	ctx, cancel := tools.BuildContext(t)
 	defer cancel()
 	reg, err := registry.StartInProcess(registry.InProcessOptions{})
 	if err != nil {

@@ -77,7 +77,7 @@ func TestAirGapDrill(t *testing.T) {
 	if testing.Short() {
 		t.Skip("builds, scans, mirrors and installs a whole release")
 	}
-	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Minute)
+	ctx, cancel := tools.BuildContext(t)
 	defer cancel()
 	root, err := tools.RepoRoot()
 	if err != nil {
