@@ -8,10 +8,8 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"os"
 	"os/exec"
 	"path/filepath"
-	"sync"
 
 	"github.com/sigstore/sigstore/pkg/cryptoutils"
 
@@ -42,24 +40,14 @@ func (s fixtureSigner) PublicKeyPEM() []byte { return s.pub }
 // release is made do not run under the race detector.
 type publishOptions struct{}
 
-var publisher = sync.OnceValues(func() (string, error) {
-	dir, err := os.MkdirTemp("", "mirror-race-publish-")
-	if err != nil {
-		return "", err
-	}
-	bin := filepath.Join(dir, "publish")
-	if err := tools.GoBuild(context.Background(), "./release/releasetest/internal/publish", bin); err != nil {
-		return "", err
-	}
-	return bin, nil
-})
-
 func publishTo(keyDir string, src *testregistry.Registry, tp *tamperer, mutate func(*publishOptions)) (fixture, error) {
 	if mutate != nil {
 		return fixture{}, errors.New("a changed release is published only without the race detector")
 	}
-	bin, err := publisher()
-	if err != nil {
+	// Only the shared release is published under race, once per process,
+	// into keyDir, which the test binary removes when it is done.
+	bin := filepath.Join(keyDir, "publish")
+	if err := tools.GoBuild(context.Background(), "./release/releasetest/internal/publish", bin); err != nil {
 		return fixture{}, fmt.Errorf("building the test release publisher: %w", err)
 	}
 	var stdout, stderr bytes.Buffer
