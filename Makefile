@@ -10,6 +10,14 @@ TEST_PARALLEL ?= 2
 # and once the race phase is done a third keeps both cores busy.
 PLAIN_PARALLEL ?= 3
 FUZZTIME ?= 20s
+# go vet and the plain tests compile as the release builds and the tool sets
+# do (static, -trimpath), and pass that on to the go builds the tests run, so
+# the Go build cache shares those compiles: on an empty cache client-go and
+# the libraries the tool sets also link compile once instead of two or three
+# times. The race phase needs cgo, and its instrumented compiles share
+# nothing anyway.
+# GOFLAGS may be set in go's own env file, which the variable would hide.
+PLAIN_ENV = CGO_ENABLED=0 GOFLAGS='$(strip $(filter-out -trimpath,$(shell $(GO) env GOFLAGS)) -trimpath)'
 
 # The concurrent parts run under the race detector: the controller's
 # workers, queues, rollout budget and alert queue (its e2e tests run a -race
@@ -56,11 +64,11 @@ lint-tools:
 # The plain and the race tests run side by side: most tests wait on an
 # apiserver, a registry or an engine, and one phase alone leaves a core idle.
 test: test-tools
-	$(GO) vet ./...
+	$(PLAIN_ENV) $(GO) vet ./...
 	@$(MAKE) --no-print-directory -j3 test-plain race-pkgs race-mirror
 
 test-plain: test-tools
-	$(GO) test -count=1 -p $(PLAIN_PARALLEL) -timeout $(TEST_TIMEOUT) -skip '$(RACE_MIRROR_TESTS)' $(PLAIN_PKGS)
+	$(PLAIN_ENV) $(GO) test -count=1 -p $(PLAIN_PARALLEL) -timeout $(TEST_TIMEOUT) -skip '$(RACE_MIRROR_TESTS)' $(PLAIN_PKGS)
 
 ## race: the tests of RACE_PKGS and RACE_MIRROR_TESTS with the race detector on.
 race: race-pkgs race-mirror
@@ -81,7 +89,7 @@ demo: tools
 
 ## lint: go vet, staticcheck, actionlint and helm lint --strict.
 lint: lint-tools
-	$(GO) vet ./...
+	$(PLAIN_ENV) $(GO) vet ./...
 	@bin=$$(bash hack/tools/ensure.sh lint); \
 	  echo "staticcheck ./..."; "$$bin/staticcheck" ./...; \
 	  if ls .github/workflows/*.y*ml >/dev/null 2>&1; then echo "actionlint"; "$$bin/actionlint" .github/workflows/*.y*ml; fi; \

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"os"
 	"path/filepath"
 	goruntime "runtime"
 	"strings"
@@ -28,13 +29,31 @@ const (
 
 // Dir is the directory holding the charts. It is found from this source file,
 // so tests of other packages can render the charts without knowing where the
-// checkout is.
+// checkout is; a -trimpath build (as make test compiles) records no absolute
+// source path, so then it is found above the working directory instead.
 func Dir() string {
-	_, file, _, ok := goruntime.Caller(0)
-	if !ok {
-		panic("charts: cannot locate the charts directory")
+	if _, file, _, ok := goruntime.Caller(0); ok && isChartsDir(filepath.Dir(file)) {
+		return filepath.Dir(file)
 	}
-	return filepath.Dir(file)
+	wd, err := os.Getwd()
+	if err != nil {
+		panic("charts: cannot locate the charts directory: " + err.Error())
+	}
+	for d := wd; ; d = filepath.Dir(d) {
+		for _, c := range []string{d, filepath.Join(d, "charts")} {
+			if isChartsDir(c) {
+				return c
+			}
+		}
+		if filepath.Dir(d) == d {
+			panic("charts: cannot locate the charts directory above " + wd)
+		}
+	}
+}
+
+func isChartsDir(dir string) bool {
+	_, err := os.Stat(filepath.Join(dir, Library, "Chart.yaml"))
+	return err == nil
 }
 
 // Load loads the chart name from source with the library taken from

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os"
 	"os/exec"
+	"slices"
 )
 
 // GoBuild builds the repository's package pkg ("./cmd/reloader") into out
@@ -22,6 +23,14 @@ func GoBuildEnv(ctx context.Context, env []string, pkg, out string, flags ...str
 	root, err := RepoRoot()
 	if err != nil {
 		return err
+	}
+	// Static and -trimpath, as the release builds, the tool sets and the
+	// plain tests compile (see the Makefile's PLAIN_ENV), so the Go build
+	// cache shares those compiles whichever phase asks; only -race needs
+	// cgo, and its instrumented compiles share nothing anyway.
+	if !slices.Contains(flags, "-race") {
+		flags = append([]string{"-trimpath"}, flags...)
+		env = append([]string{"CGO_ENABLED=0"}, env...)
 	}
 	args := append(append([]string{"build"}, flags...), "-o", out, pkg)
 	build := exec.CommandContext(ctx, "go", args...)
