@@ -76,11 +76,15 @@ func start(b *testing.B) (r *testregistry.Registry, stop func()) {
 	}
 }
 
-// spread is "median [min-max]" of durations in seconds.
+// spread is "median [min-max]" of durations in seconds; the median of an
+// even count is the mean of the middle two.
 func spread(d []time.Duration) (median time.Duration, text string) {
 	s := slices.Clone(d)
 	slices.Sort(s)
 	median = s[len(s)/2]
+	if len(s)%2 == 0 {
+		median = (s[len(s)/2-1] + s[len(s)/2]) / 2
+	}
 	return median, fmt.Sprintf("%.2f s [%.2f-%.2f]", median.Seconds(), s[0].Seconds(), s[len(s)-1].Seconds())
 }
 

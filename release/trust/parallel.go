@@ -1,0 +1,60 @@
+package trust
+
+import (
+	"context"
+
+	"golang.org/x/sync/errgroup"
+
+	"github.com/reloader-dev/reloader/release"
+)
+
+// ParallelContent is Content that may be read from several goroutines at
+// once: the Verifier then checks up to Parallel() signatures at a time (a
+// release's attestations are large JSON documents, each a few milliseconds
+// of one core). The Result is the same, in the same order.
+type ParallelContent interface {
+	Content
+	Parallel() int
+}
+
+// checkedSignature is the outcome of verifying one signature artifact.
+type checkedSignature struct {
+	statements []Statement
+	err        error
+}
+
+// verifySignatures verifies every signature of every subject, keyed
+// "subject signature", up to c's Parallel() at a time (one at a time, in
+// order, for a Content that is not a ParallelContent).
+func (v *Verifier) verifySignatures(ctx context.Context, c Content, subjects []release.Artifact, bySubject map[string][]release.Artifact) map[string]checkedSignature {
+	type job struct {
+		subject string
+		sig     release.Artifact
+	}
+	var jobs []job
+	for _, a := range subjects {
+		for _, s := range bySubject[a.Digest] {
+			jobs = append(jobs, job{a.Digest, s})
+		}
+	}
+	out := make([]checkedSignature, len(jobs))
+	n := 1
+	if pc, ok := c.(ParallelContent); ok {
+		n = max(pc.Parallel(), 1)
+	}
+	var eg errgroup.Group
+	eg.SetLimit(n)
+	for i, j := range jobs {
+		eg.Go(func() error {
+			sts, err := v.verifySignature(ctx, c, j.sig, j.subject)
+			out[i] = checkedSignature{sts, err}
+			return nil
+		})
+	}
+	_ = eg.Wait() // outcomes are in out
+	byKey := make(map[string]checkedSignature, len(jobs))
+	for i, j := range jobs {
+		byKey[j.subject+" "+j.sig.Digest] = out[i]
+	}
+	return byKey
+}
