@@ -2,6 +2,7 @@ package trust
 
 import (
 	"context"
+	"crypto/sha256"
 
 	"golang.org/x/sync/errgroup"
 
@@ -57,4 +58,31 @@ func (v *Verifier) verifySignatures(ctx context.Context, c Content, subjects []r
 		byKey[j.subject+" "+j.sig.Digest] = out[i]
 	}
 	return byKey
+}
+
+// parsedStatement is what InTotoStatement found in one payload.
+type parsedStatement struct {
+	predicateType string
+	statement     []byte
+}
+
+// statement is InTotoStatement, remembered by the payload's sha256: a copy
+// is verified at its source and again at its target, and an SBOM
+// attestation is megabytes of JSON whose parse is a large share of a
+// verification. The signature itself is verified on every call; only the
+// parse of the same bytes is not repeated.
+func (v *Verifier) statement(format string, payload []byte) (string, []byte) {
+	key := parsedKey{format, sha256.Sum256(payload)}
+	if p, ok := v.statements.Load(key); ok {
+		ps := p.(parsedStatement)
+		return ps.predicateType, ps.statement
+	}
+	pt, st := InTotoStatement(format, payload)
+	v.statements.Store(key, parsedStatement{pt, st})
+	return pt, st
+}
+
+type parsedKey struct {
+	format string
+	sum    [sha256.Size]byte
 }

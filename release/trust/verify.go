@@ -8,6 +8,7 @@ import (
 	"errors"
 	"fmt"
 	"strings"
+	"sync"
 	"time"
 
 	v1 "github.com/google/go-containerregistry/pkg/v1"
@@ -77,6 +78,8 @@ type Verifier struct {
 	bundle *sgverify.Verifier
 	// bundlePolicy is what a bundle's signer must be.
 	bundlePolicy []sgverify.PolicyOption
+	// statements remembers the in-toto statements parsed (parallel.go).
+	statements sync.Map
 }
 
 // NewVerifier checks the policy and prepares everything verification
@@ -371,7 +374,7 @@ func (v *Verifier) verifySignature(ctx context.Context, c Content, s release.Art
 		if err != nil {
 			return nil, fmt.Errorf("layer %d: %w", i, err)
 		}
-		if pt, st := InTotoStatement(format, payload); st != nil {
+		if pt, st := v.statement(format, payload); st != nil {
 			sts = append(sts, Statement{PredicateType: pt, Data: st})
 		}
 	}
