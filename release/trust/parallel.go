@@ -7,6 +7,7 @@ import (
 	"golang.org/x/sync/errgroup"
 
 	"github.com/reloader-dev/reloader/release"
+	"github.com/reloader-dev/reloader/release/provenance"
 )
 
 // ParallelContent is Content that may be read from several goroutines at
@@ -85,4 +86,24 @@ func (v *Verifier) statement(format string, payload []byte) (string, []byte) {
 type parsedKey struct {
 	format string
 	sum    [sha256.Size]byte
+}
+
+// parsedProvenance is what provenance.Parse made of one statement.
+type parsedProvenance struct {
+	st  *provenance.Statement
+	err error
+}
+
+// parseProvenance is provenance.Parse, remembered by the statement's
+// sha256, for the reason statement is: the read-back at a target meets the
+// same bytes again. The result is only read, never changed.
+func (v *Verifier) parseProvenance(raw []byte) (*provenance.Statement, error) {
+	key := sha256.Sum256(raw)
+	if p, ok := v.provenances.Load(key); ok {
+		pp := p.(parsedProvenance)
+		return pp.st, pp.err
+	}
+	st, err := provenance.Parse(raw)
+	v.provenances.Store(key, parsedProvenance{st, err})
+	return st, err
 }

@@ -78,8 +78,8 @@ type Verifier struct {
 	bundle *sgverify.Verifier
 	// bundlePolicy is what a bundle's signer must be.
 	bundlePolicy []sgverify.PolicyOption
-	// statements remembers the in-toto statements parsed (parallel.go).
-	statements sync.Map
+	// statements and provenances remember what was parsed (parallel.go).
+	statements, provenances sync.Map
 }
 
 // NewVerifier checks the policy and prepares everything verification
@@ -308,7 +308,7 @@ func (v *Verifier) checkProvenance(l *release.Lock, a release.Artifact, statemen
 		return true
 	}
 	for _, raw := range statements {
-		st, err := provenance.Parse(raw)
+		st, err := v.parseProvenance(raw)
 		if err != nil {
 			return fail("%v", err)
 		}
