@@ -345,11 +345,20 @@ func (w *writer) tags(ctx context.Context) error {
 		old, err := w.tagBefore(ctx, t.dst, t.tag)
 		return fetched{[]byte(old), err}
 	})
+	written := map[string]bool{}
 	for i, t := range todo {
-		if olds[i].err != nil {
-			return olds[i].err
+		old, err := string(olds[i].raw), olds[i].err
+		if k := t.dst.Name + ":" + t.tag; written[k] {
+			// A tag named twice: what the first write left is what
+			// it points at now.
+			old, err = w.tagBefore(ctx, t.dst, t.tag)
+		} else {
+			written[k] = true
 		}
-		if err := w.tag(ctx, t.dst, t.tag, t.n, string(olds[i].raw)); err != nil {
+		if err != nil {
+			return err
+		}
+		if err := w.tag(ctx, t.dst, t.tag, t.n, old); err != nil {
 			return err
 		}
 	}
