@@ -141,6 +141,3 @@ func (c *countingReader) Read(p []byte) (int, error) {
 	c.add(int64(n))
 	return n, err
 }
-
-// manifests pushes every manifest by digest, in graph order (dependencies
-// first), so registries that check references (distribution, Harbor) accept

@@ -138,6 +138,9 @@ type descriptor struct {
 // and media type. It reads no blob.
 func BuildGraph(ctx context.Context, l *release.Lock, src Source) (*Graph, error) {
 	g := &Graph{Lock: l, byKey: map[string]*Node{}}
+	if n := parallelReads(src); n > 1 {
+		src = readManifestsAhead(ctx, l, src, n)
+	}
 	for i := range l.Artifacts {
 		a := &l.Artifacts[i]
 		if _, err := g.add(ctx, src, a.Repository, a.Digest, a.MediaType, a.Size, a); err != nil {

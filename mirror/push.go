@@ -127,16 +127,8 @@ func (rel *Release) Push(ctx context.Context, opts PushOptions) (*Receipt, error
 	if err := w.manifests(ctx); err != nil {
 		return nil, err
 	}
-	// Read back: every manifest by digest from the target, every signature
-	// verified again from the target's bytes, every blob present.
-	opts.Progress.Phase("verifying at target", int64(len(rel.Graph.Nodes)), false)
-	tsrc := &RegistrySource{Client: opts.Client, Map: m.Repository, Name: "target " + m.Target}
-	trel, err := Verify(ctx, tsrc, rel.lockJSON, rel.lockBundle, rel.v)
-	opts.Progress.Done()
+	trel, err := w.readBack(ctx)
 	if err != nil {
-		return nil, fmt.Errorf("verifying the copy at the target (no tag was written): %w", err)
-	}
-	if err := w.checkBlobs(ctx); err != nil {
 		return nil, fmt.Errorf("verifying the copy at the target (no tag was written): %w", err)
 	}
 	refs, err := w.referrers(ctx)
@@ -162,6 +154,20 @@ func (rel *Release) Push(ctx context.Context, opts PushOptions) (*Receipt, error
 		})
 	}
 	return rc, nil
+}
+
+// readBack verifies the copy as the target stores it: every manifest by
+// digest from the target, every signature verified again from the target's
+// bytes, then every blob present.
+func (w *writer) readBack(ctx context.Context) (*Release, error) {
+	w.opts.Progress.Phase("verifying at target", int64(len(w.g.Nodes)), false)
+	tsrc := &RegistrySource{Client: w.opts.Client, Map: w.m.Repository, Name: "target " + w.m.Target, Concurrency: w.opts.Concurrency}
+	trel, err := Verify(ctx, tsrc, w.rel.lockJSON, w.rel.lockBundle, w.rel.v)
+	w.opts.Progress.Done()
+	if err != nil {
+		return nil, err
+	}
+	return trel, w.checkBlobs(ctx)
 }
 
 type writer struct {
@@ -207,50 +213,6 @@ func (w *writer) retry(ctx context.Context, what string, fn func() error) error 
 	}
 }
 
-// each one and no tag is touched.
-func (w *writer) manifests(ctx context.Context) error {
-	w.opts.Progress.Phase("manifests", int64(len(w.g.Nodes)), false)
-	defer w.opts.Progress.Done()
-	for _, n := range w.g.Nodes {
-		dst, err := w.repo(ctx, n.Repository)
-		if err != nil {
-			return err
-		}
-		what := fmt.Sprintf("pushing manifest %s@%s", dst.Name, n.Digest)
-		var exists bool
-		if err := w.retry(ctx, what, func() (err error) { _, exists, err = dst.HeadManifest(ctx, n.Digest); return err }); err != nil {
-			return err
-		}
-		if exists {
-			w.stats.ManifestsPresent++
-		} else {
-			if err := w.retry(ctx, what, func() error { _, err := dst.PutManifest(ctx, n.Digest, n.MediaType, n.Raw); return err }); err != nil {
-				return err
-			}
-			w.stats.ManifestsPushed++
-		}
-		w.opts.Progress.Add(1)
-	}
-	return nil
-}
-
-func (w *writer) checkBlobs(ctx context.Context) error {
-	for _, rb := range w.g.Blobs() {
-		dst, err := w.repo(ctx, rb.Repository)
-		if err != nil {
-			return err
-		}
-		size, ok, err := dst.HeadBlob(ctx, rb.Digest)
-		if err != nil {
-			return fmt.Errorf("checking blob %s@%s: %w", dst.Name, rb.Digest, err)
-		}
-		if !ok || (size != 0 && size != rb.Size) {
-			return fmt.Errorf("blob %s@%s is missing or has %d bytes, not %d", dst.Name, rb.Digest, size, rb.Size)
-		}
-	}
-	return nil
-}
-
 // How a target lists referrers, as a receipt and a plan report it.
 const (
 	referrersAPI         = "referrers-api"
@@ -274,24 +236,36 @@ func (w *writer) referrers(ctx context.Context) (map[string]string, error) {
 		}
 	}
 	sort.Strings(keys)
+	// The probes are reads, up to Concurrency at a time; the fallback
+	// indexes are then written one at a time, in subject order.
+	type probe struct {
+		dst       *registry.Repository
+		supported bool
+		err       error
+	}
+	probes := readAll(ctx, w.opts.Concurrency, keys, func(ctx context.Context, k string) probe {
+		dst, err := w.repo(ctx, bySubject[k][0].Repository)
+		if err != nil {
+			return probe{err: err}
+		}
+		_, supported, err := dst.Referrers(ctx, bySubject[k][0].Subject)
+		if err != nil {
+			err = fmt.Errorf("probing the referrers API of %s: %w", dst.Name, err)
+		}
+		return probe{dst, supported, err}
+	})
 	modes := map[string]string{}
-	for _, k := range keys {
-		refs := bySubject[k]
-		repo, subject := refs[0].Repository, refs[0].Subject
-		dst, err := w.repo(ctx, repo)
-		if err != nil {
-			return nil, err
+	for i, k := range keys {
+		p := probes[i]
+		if p.err != nil {
+			return nil, p.err
 		}
-		_, supported, err := dst.Referrers(ctx, subject)
-		if err != nil {
-			return nil, fmt.Errorf("probing the referrers API of %s: %w", dst.Name, err)
-		}
-		if supported {
-			modes[dst.Name] = referrersAPI
+		if p.supported {
+			modes[p.dst.Name] = referrersAPI
 			continue
 		}
-		modes[dst.Name] = referrersTagFallback
-		if err := w.fallback(ctx, dst, subject, refs); err != nil {
+		modes[p.dst.Name] = referrersTagFallback
+		if err := w.fallback(ctx, p.dst, bySubject[k][0].Subject, bySubject[k]); err != nil {
 			return nil, err
 		}
 	}
@@ -348,18 +322,43 @@ func (w *writer) fallback(ctx context.Context, dst *registry.Repository, subject
 }
 
 // tags writes the lock's tags last, each only after everything it names has
-// been verified at the target.
+// been verified at the target. What each tag points at now is read first,
+// up to Concurrency at a time (on a re-run most already point right); the
+// writes then go one at a time, in graph order, as they always did.
 func (w *writer) tags(ctx context.Context) error {
+	type tagged struct {
+		dst *registry.Repository
+		tag string
+		n   *Node
+	}
+	var todo []tagged
 	for _, n := range w.g.Nodes {
-		tag := n.Tag()
-		if tag == "" {
-			continue
+		if tag := n.Tag(); tag != "" {
+			dst, err := w.repo(ctx, n.Repository)
+			if err != nil {
+				return err
+			}
+			todo = append(todo, tagged{dst, tag, n})
 		}
-		dst, err := w.repo(ctx, n.Repository)
+	}
+	olds := readAll(ctx, w.opts.Concurrency, todo, func(ctx context.Context, t tagged) fetched {
+		old, err := w.tagBefore(ctx, t.dst, t.tag)
+		return fetched{[]byte(old), err}
+	})
+	written := map[string]bool{}
+	for i, t := range todo {
+		old, err := string(olds[i].raw), olds[i].err
+		if k := t.dst.Name + ":" + t.tag; written[k] {
+			// A tag named twice: what the first write left is what
+			// it points at now.
+			old, err = w.tagBefore(ctx, t.dst, t.tag)
+		} else {
+			written[k] = true
+		}
 		if err != nil {
 			return err
 		}
-		if err := w.tag(ctx, dst, tag, n); err != nil {
+		if err := w.tag(ctx, t.dst, t.tag, t.n, old); err != nil {
 			return err
 		}
 	}
@@ -393,6 +392,12 @@ func (w *writer) pushLock(ctx context.Context, l *release.Lock) error {
 	old, err := w.tagBefore(ctx, dst, l.Version)
 	if err != nil {
 		return err
+	}
+	if old == registry.Digest(art.Manifest) {
+		// A re-run: the tag already names this lock, as tags do
+		// their manifests (tag).
+		w.noteTag(dst, l.Version, old, old, nil)
+		return nil
 	}
 	if err := w.retry(ctx, "storing the lock in "+dst.Name, func() error {
 		_, err := dst.PutManifest(ctx, l.Version, release.LockManifestMediaType, art.Manifest)

@@ -23,6 +23,16 @@ type RegistrySource struct {
 	Client *registry.Client
 	Map    func(repo string) string
 	Name   string
+	// Concurrency bounds the reads of a release that overlap (0 means
+	// 4): its manifests, level by level, and its signature layers.
+	Concurrency int
+}
+
+func (s *RegistrySource) parallelReads() int {
+	if s.Concurrency <= 0 {
+		return 4
+	}
+	return s.Concurrency
 }
 
 func (s *RegistrySource) repo(ctx context.Context, repo string) (*registry.Repository, error) {
@@ -120,6 +130,9 @@ func (v *VerifyingReader) Mismatch() error {
 type graphContent struct {
 	g   *Graph
 	src Source
+	// blobs are signature layers read ahead (newGraphContent), by
+	// repository@digest, each complete and digest-checked.
+	blobs map[string][]byte
 }
 
 func (c graphContent) Manifest(_ context.Context, a release.Artifact) ([]byte, error) {
@@ -130,15 +143,18 @@ func (c graphContent) Manifest(_ context.Context, a release.Artifact) ([]byte, e
 	return n.Raw, nil
 }
 
+// Parallel lets the Verifier check as many signatures at once as the source
+// may be read at once: the layers are read ahead, and the Source is safe for
+// concurrent use (blobs are copied concurrently from it too).
+func (c graphContent) Parallel() int { return parallelReads(c.src) }
+
 func (c graphContent) SmallBlob(ctx context.Context, a release.Artifact, digest string, max int64) ([]byte, error) {
-	rc, _, err := c.src.Blob(ctx, a.Repository, digest)
-	if err != nil {
-		return nil, fmt.Errorf("fetching blob %s@%s: %w", a.Repository, digest, err)
-	}
-	defer rc.Close()
-	b, err := io.ReadAll(io.LimitReader(NewVerifyingReader(rc, digest, -1), max+1))
-	if err != nil {
-		return nil, fmt.Errorf("reading blob %s@%s: %w", a.Repository, digest, err)
+	b, ok := c.blobs[a.Repository+"@"+digest]
+	if !ok {
+		var err error
+		if b, err = readSmallBlob(ctx, c.src, a.Repository, digest, max); err != nil {
+			return nil, err
+		}
 	}
 	if int64(len(b)) > max {
 		return nil, fmt.Errorf("blob %s@%s is larger than the %d bytes a signature may be", a.Repository, digest, max)

@@ -114,13 +114,10 @@ func (w *writer) countTag(dst *registry.Repository, tag, old, now string, kept [
 // the target. A cosign signature or attestation tag that already holds
 // signatures the release lacks is merged instead of overwritten: cosign's
 // own `cosign sign` appends to that tag, and an organisation's
-// countersignature there must survive a re-import.
-func (w *writer) tag(ctx context.Context, dst *registry.Repository, tag string, n *Node) error {
+// countersignature there must survive a re-import. old is what the tag
+// pointed at before (tagBefore).
+func (w *writer) tag(ctx context.Context, dst *registry.Repository, tag string, n *Node, old string) error {
 	what := fmt.Sprintf("tagging %s:%s", dst.Name, tag)
-	old, err := w.tagBefore(ctx, dst, tag)
-	if err != nil {
-		return err
-	}
 	if old == n.Digest {
 		w.countTag(dst, tag, old, old, nil)
 		return nil

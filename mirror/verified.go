@@ -35,7 +35,7 @@ func Verify(ctx context.Context, src Source, lockJSON, lockBundle []byte, v *tru
 	if err != nil {
 		return nil, err
 	}
-	res, err := v.Release(ctx, l, graphContent{g: g, src: src})
+	res, err := v.Release(ctx, l, newGraphContent(ctx, g, src))
 	if err != nil {
 		return nil, err
 	}

@@ -1,14 +1,20 @@
 // Package mirror_test measures reloader-mirror's throughput against
 // go-containerregistry's crane.Copy and regclient's regctl (pinned in
 // hack/tools/bench) copying the same release set between two loopback
-// registries, in the same run, and the cost of a no-op re-run. All get the
-// same concurrency: the mirror's -concurrency blob transfers, crane.WithJobs
-// and regctl's per-registry request limit of the same number, for every
-// artifact of the set. Each repetition copies into fresh registries and
-// rotates which tool goes first; the report gives the median and range. It
-// runs only under -bench:
+// registries, in the same run, and the cost of a no-op re-run of the mirror
+// and of crane into the complete target. All get the same concurrency: the
+// mirror's -concurrency blob transfers, crane.WithJobs and regctl's
+// per-registry request limit of the same number, for every artifact of the
+// set. Each repetition copies into fresh registries and rotates which tool
+// goes first; the report gives the median and range.
 //
-//	go test ./bench/mirror/ -run XXX -bench . -benchtime 1x [-mirror.reps 3]
+// Two sizes: "real", the release of the real controller for every platform
+// it ships (~33 MiB), and "1GiB", the same release with ~1 GiB of random
+// data in its UBI base (releasetest.Options.PadBytes): the same lock layout
+// (indexes, platform images, signatures, attestations, charts), larger
+// blobs. It runs only under -bench:
+//
+//	go test ./bench/mirror/ -run XXX -bench . -benchtime 1x [-mirror.sizes real,1GiB] [-mirror.reps 3] [-mirror.bigreps 2]
 package mirror_test
 
 import (
@@ -21,6 +27,7 @@ import (
 	"path/filepath"
 	"slices"
 	"strconv"
+	"strings"
 	"testing"
 	"time"
 
@@ -37,33 +44,69 @@ import (
 )
 
 var (
-	reps        = flag.Int("mirror.reps", 3, "repetitions of each tool, order alternating")
-	concurrency = flag.Int("mirror.concurrency", 4, "parallel blob transfers of both tools")
+	reps        = flag.Int("mirror.reps", 3, "repetitions of each tool on the real release, order rotating")
+	bigReps     = flag.Int("mirror.bigreps", 2, "repetitions of each tool on the 1 GiB release, order rotating")
+	concurrency = flag.Int("mirror.concurrency", 4, "parallel blob transfers of every tool")
+	sizes       = flag.String("mirror.sizes", "real,1GiB", "release sizes to measure: real, 1GiB")
 )
 
-func start(b *testing.B) *testregistry.Registry {
+// benchCase is one release size.
+type benchCase struct {
+	name string
+	pad  int64
+	reps int
+}
+
+func cases() []benchCase {
+	all := []benchCase{{"real", 0, *reps}, {"1GiB", 1 << 30, *bigReps}}
+	want := strings.Split(*sizes, ",")
+	return slices.DeleteFunc(all, func(c benchCase) bool { return !slices.Contains(want, c.name) })
+}
+
+// start runs a registry; stop frees it (an in-memory registry holds every
+// byte pushed to it, so a 1 GiB case cannot keep its targets to the end).
+func start(b *testing.B) (r *testregistry.Registry, stop func()) {
 	r, err := testregistry.StartInProcess(testregistry.InProcessOptions{})
 	if err != nil {
 		b.Fatal(err)
 	}
-	b.Cleanup(func() {
+	return r, func() {
 		remote.DefaultTransport.(*http.Transport).CloseIdleConnections()
 		_ = r.Stop()
-	})
-	return r
+	}
 }
 
-// spread is "median [min-max]" of durations in seconds.
+// spread is "median [min-max]" of durations in seconds; the median of an
+// even count is the mean of the middle two.
 func spread(d []time.Duration) (median time.Duration, text string) {
 	s := slices.Clone(d)
 	slices.Sort(s)
 	median = s[len(s)/2]
+	if len(s)%2 == 0 {
+		median = (s[len(s)/2-1] + s[len(s)/2]) / 2
+	}
 	return median, fmt.Sprintf("%.2f s [%.2f-%.2f]", median.Seconds(), s[0].Seconds(), s[len(s)-1].Seconds())
 }
 
 func BenchmarkMirrorVersusCrane(b *testing.B) {
+	for _, c := range cases() {
+		b.Run(c.name, func(b *testing.B) { benchSize(b, c) })
+	}
+}
+
+// bench is one size's fixture: the published release and the tools.
+type bench struct {
+	ctx       context.Context
+	rel       *releasetest.Release
+	pub       any
+	regctl    string
+	regctlEnv []string
+}
+
+func newBench(b *testing.B, c benchCase) *bench {
 	ctx := context.Background()
-	src := start(b)
+	src, stop := start(b)
+	b.Cleanup(stop)
 	s, err := releasetest.NewKeySigner(b.TempDir())
 	if err != nil {
 		b.Fatal(err)
@@ -71,7 +114,7 @@ func BenchmarkMirrorVersusCrane(b *testing.B) {
 	// A real release: the pipeline builds the controller for every
 	// platform it ships (a few minutes, once, outside the timed copies).
 	rel, err := releasetest.Publish(ctx, releasetest.Options{Registry: src.Host, Signer: s, Seed: 7,
-		MainPackage: "./cmd/reloader", Platforms: pipeline.StandardPlatforms()})
+		MainPackage: "./cmd/reloader", Platforms: pipeline.StandardPlatforms(), PadBytes: c.pad})
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -84,94 +127,126 @@ func BenchmarkMirrorVersusCrane(b *testing.B) {
 		b.Fatal(err)
 	}
 	// regctl reads its registry settings from a config file of its own.
-	regctlEnv := append(os.Environ(), "REGCTL_CONFIG="+filepath.Join(b.TempDir(), "regctl.json"))
-	regctlRun := func(args ...string) {
-		cmd := exec.CommandContext(ctx, regctl, args...)
-		cmd.Env = regctlEnv
-		if out, err := cmd.CombinedOutput(); err != nil {
-			b.Fatalf("regctl %v: %v\n%s", args, err, out)
+	bn := &bench{ctx: ctx, rel: rel, pub: pub, regctl: regctl,
+		regctlEnv: append(os.Environ(), "REGCTL_CONFIG="+filepath.Join(b.TempDir(), "regctl.json"))}
+	bn.plainHTTP(b, src.Host)
+	return bn
+}
+
+func (bn *bench) regctlRun(b *testing.B, args ...string) {
+	cmd := exec.CommandContext(bn.ctx, bn.regctl, args...)
+	cmd.Env = bn.regctlEnv
+	if out, err := cmd.CombinedOutput(); err != nil {
+		b.Fatalf("regctl %v: %v\n%s", args, err, out)
+	}
+}
+
+func (bn *bench) plainHTTP(b *testing.B, host string) {
+	bn.regctlRun(b, "registry", "set", host, "--tls", "disabled", "--req-concurrent", strconv.Itoa(*concurrency))
+}
+
+// runs are the timings of every repetition, by what was timed.
+type runs struct {
+	total                                    int64
+	mirror, mirrorNoop, crane, craneNoop, rg []time.Duration
+}
+
+// copyRelease is what reloader-mirror copy does: verify, then push.
+func (bn *bench) copyRelease(cl *registry.Client, opts mirror.PushOptions) (*mirror.Receipt, error) {
+	v, err := trust.NewVerifier(trust.Policy{PublicKey: bn.pub})
+	if err != nil {
+		return nil, err
+	}
+	verified, err := mirror.Verify(bn.ctx, &mirror.RegistrySource{Client: cl}, bn.rel.LockJSON, bn.rel.LockBundle, v)
+	if err != nil {
+		return nil, err
+	}
+	return verified.Push(bn.ctx, opts)
+}
+
+func (bn *bench) runMirror(b *testing.B, r *runs) {
+	cl, _ := registry.New(registry.Options{})
+	defer cl.Close()
+	dst, stop := start(b)
+	defer stop()
+	opts := mirror.PushOptions{Client: cl, Target: dst.Host + "/m", Concurrency: *concurrency}
+	t0 := time.Now()
+	rc, err := bn.copyRelease(cl, opts)
+	if err != nil {
+		b.Fatal(err)
+	}
+	r.mirror = append(r.mirror, time.Since(t0))
+	r.total = rc.Stats.BytesPushed
+	t1 := time.Now()
+	rc2, err := bn.copyRelease(cl, opts)
+	if err != nil {
+		b.Fatal(err)
+	}
+	r.mirrorNoop = append(r.mirrorNoop, time.Since(t1))
+	if rc2.Stats.BytesPushed != 0 {
+		b.Fatalf("no-op re-run pushed %d bytes", rc2.Stats.BytesPushed)
+	}
+}
+
+func (bn *bench) runCrane(b *testing.B, r *runs) {
+	cdst, stop := start(b)
+	defer stop()
+	m, _ := mirror.NewMapping(cdst.Host+"/c", bn.rel.Lock, nil)
+	copyAll := func() time.Duration {
+		t0 := time.Now()
+		for _, a := range bn.rel.Lock.Artifacts {
+			if err := crane.Copy(a.Repository+"@"+a.Digest, m.Repository(a.Repository)+"@"+a.Digest,
+				crane.WithContext(bn.ctx), crane.WithJobs(*concurrency)); err != nil {
+				b.Fatal(err)
+			}
 		}
+		return time.Since(t0)
 	}
-	plainHTTP := func(host string) {
-		regctlRun("registry", "set", host, "--tls", "disabled", "--req-concurrent", strconv.Itoa(*concurrency))
+	r.crane = append(r.crane, copyAll())
+	// The same copy again, into the now complete target: crane's no-op.
+	r.craneNoop = append(r.craneNoop, copyAll())
+}
+
+func (bn *bench) runRegctl(b *testing.B, r *runs) {
+	rdst, stop := start(b)
+	defer stop()
+	bn.plainHTTP(b, rdst.Host)
+	m, _ := mirror.NewMapping(rdst.Host+"/r", bn.rel.Lock, nil)
+	t0 := time.Now()
+	for _, a := range bn.rel.Lock.Artifacts {
+		bn.regctlRun(b, "image", "copy", a.Repository+"@"+a.Digest, m.Repository(a.Repository)+"@"+a.Digest)
 	}
-	plainHTTP(src.Host)
+	r.rg = append(r.rg, time.Since(t0))
+}
+
+func benchSize(b *testing.B, c benchCase) {
+	bn := newBench(b, c)
 	for range b.N {
-		var total int64
-		var mirrorRuns, craneRuns, regctlRuns, noopRuns []time.Duration
-		runMirror := func() {
-			cl, _ := registry.New(registry.Options{})
-			defer cl.Close()
-			dst := start(b)
-			opts := mirror.PushOptions{Client: cl, Target: dst.Host + "/m", Concurrency: *concurrency}
-			// A run is what reloader-mirror copy does: verify, then push.
-			copyRelease := func() (*mirror.Receipt, error) {
-				v, err := trust.NewVerifier(trust.Policy{PublicKey: pub})
-				if err != nil {
-					return nil, err
-				}
-				verified, err := mirror.Verify(ctx, &mirror.RegistrySource{Client: cl}, rel.LockJSON, rel.LockBundle, v)
-				if err != nil {
-					return nil, err
-				}
-				return verified.Push(ctx, opts)
-			}
-			t0 := time.Now()
-			rc, err := copyRelease()
-			if err != nil {
-				b.Fatal(err)
-			}
-			mirrorRuns = append(mirrorRuns, time.Since(t0))
-			total = rc.Stats.BytesPushed
-			t1 := time.Now()
-			rc2, err := copyRelease()
-			if err != nil {
-				b.Fatal(err)
-			}
-			noopRuns = append(noopRuns, time.Since(t1))
-			if rc2.Stats.BytesPushed != 0 {
-				b.Fatalf("no-op re-run pushed %d bytes", rc2.Stats.BytesPushed)
-			}
-		}
-		runCrane := func() {
-			cdst := start(b)
-			m, _ := mirror.NewMapping(cdst.Host+"/c", rel.Lock, nil)
-			t0 := time.Now()
-			for _, a := range rel.Lock.Artifacts {
-				if err := crane.Copy(a.Repository+"@"+a.Digest, m.Repository(a.Repository)+"@"+a.Digest,
-					crane.WithContext(ctx), crane.WithJobs(*concurrency)); err != nil {
-					b.Fatal(err)
-				}
-			}
-			craneRuns = append(craneRuns, time.Since(t0))
-		}
-		runRegctl := func() {
-			rdst := start(b)
-			plainHTTP(rdst.Host)
-			m, _ := mirror.NewMapping(rdst.Host+"/r", rel.Lock, nil)
-			t0 := time.Now()
-			for _, a := range rel.Lock.Artifacts {
-				regctlRun("image", "copy", a.Repository+"@"+a.Digest, m.Repository(a.Repository)+"@"+a.Digest)
-			}
-			regctlRuns = append(regctlRuns, time.Since(t0))
-		}
-		contestants := []func(){runMirror, runCrane, runRegctl}
-		for r := range *reps {
+		r := &runs{}
+		contestants := []func(*testing.B, *runs){bn.runMirror, bn.runCrane, bn.runRegctl}
+		for rep := range c.reps {
 			for i := range contestants {
-				contestants[(r+i)%len(contestants)]()
+				contestants[(rep+i)%len(contestants)](b, r)
 			}
 		}
-		mMed, mText := spread(mirrorRuns)
-		cMed, cText := spread(craneRuns)
-		rMed, rText := spread(regctlRuns)
-		_, nText := spread(noopRuns)
-		mbps := func(d time.Duration) float64 { return float64(total) / (1 << 20) / d.Seconds() }
-		b.ReportMetric(mbps(mMed), "mirror-MiB/s")
-		b.ReportMetric(mbps(cMed), "crane-MiB/s")
-		b.ReportMetric(mbps(rMed), "regctl-MiB/s")
-		b.ReportMetric(cMed.Seconds()/mMed.Seconds(), "speedup-vs-crane")
-		b.ReportMetric(rMed.Seconds()/mMed.Seconds(), "speedup-vs-regctl")
-		b.Logf("%d MiB, %d repetitions rotating, concurrency %d, median [min-max]: mirror %s (verify+push+read-back verify), crane.Copy WithJobs(%d) %s, regctl image copy %s (neither verifies), no-op re-run %s",
-			total>>20, *reps, *concurrency, mText, *concurrency, cText, rText, nText)
+		report(b, c, r)
 	}
+}
+
+func report(b *testing.B, c benchCase, r *runs) {
+	mMed, mText := spread(r.mirror)
+	cMed, cText := spread(r.crane)
+	rMed, rText := spread(r.rg)
+	nMed, nText := spread(r.mirrorNoop)
+	cnMed, cnText := spread(r.craneNoop)
+	mbps := func(d time.Duration) float64 { return float64(r.total) / (1 << 20) / d.Seconds() }
+	b.ReportMetric(mbps(mMed), "mirror-MiB/s")
+	b.ReportMetric(mbps(cMed), "crane-MiB/s")
+	b.ReportMetric(mbps(rMed), "regctl-MiB/s")
+	b.ReportMetric(cMed.Seconds()/mMed.Seconds(), "speedup-vs-crane")
+	b.ReportMetric(cnMed.Seconds()/nMed.Seconds(), "noop-speedup-vs-crane")
+	b.ReportMetric(rMed.Seconds()/mMed.Seconds(), "speedup-vs-regctl")
+	b.Logf("%s: %d MiB, %d repetitions rotating, concurrency %d, median [min-max]: mirror %s (verify+push+read-back verify), crane.Copy WithJobs(%d) %s, regctl image copy %s (neither verifies); no-op re-run: mirror %s (verifying both ends), crane.Copy %s",
+		c.name, r.total>>20, c.reps, *concurrency, mText, *concurrency, cText, rText, nText, cnText)
+	b.Logf("%s: mirror/crane %.2fx verifying, %.2fx no-op", c.name, cMed.Seconds()/mMed.Seconds(), cnMed.Seconds()/nMed.Seconds())
 }

@@ -114,14 +114,14 @@ func (g *globals) open(ctx context.Context, c *registry.Client) (*releaseInput, 
 		if in.lockBundle, err = os.ReadFile(b); err != nil {
 			return nil, fmt.Errorf("reading the lock's signature bundle: %w", err)
 		}
-		in.src = &mirror.RegistrySource{Client: c, Name: "source registries"}
+		in.src = &mirror.RegistrySource{Client: c, Name: "source registries", Concurrency: g.concurrency}
 		in.given = "lock file " + g.lock + " and the registries it names"
 	default:
 		var err error
 		if in.lockJSON, in.lockBundle, err = mirror.FetchLock(ctx, c, g.lockRef); err != nil {
 			return nil, err
 		}
-		in.src = &mirror.RegistrySource{Client: c, Name: "source registries"}
+		in.src = &mirror.RegistrySource{Client: c, Name: "source registries", Concurrency: g.concurrency}
 		in.given = "lock " + g.lockRef
 	}
 	p, err := g.trust.PolicyCarrying(carried, carriedFrom)

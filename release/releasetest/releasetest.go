@@ -34,7 +34,6 @@ import (
 
 	"github.com/reloader-dev/reloader/release"
 	"github.com/reloader-dev/reloader/release/internal/artifact"
-	"github.com/reloader-dev/reloader/release/local"
 	"github.com/reloader-dev/reloader/release/pipeline"
 	"github.com/reloader-dev/reloader/release/provenance"
 	"github.com/reloader-dev/reloader/release/sign"
@@ -189,6 +188,11 @@ type Options struct {
 	// the release policy) instead of releasing unscanned; the gate judges
 	// exceptions at Created, the day the release is cut.
 	Scan *pipeline.ScanOptions
+	// PadBytes, when above zero, adds about this many bytes of random
+	// data to the release, as layers of the stand-in UBI base split
+	// between its platforms (padding.go): a release the size of one on a
+	// full base image, of the same shape, for benchmarks.
+	PadBytes int64
 }
 
 // Release is what Publish produced.
@@ -246,7 +250,7 @@ func Publish(ctx context.Context, opts Options) (*Release, error) {
 	}
 	defer os.RemoveAll(out)
 	ropts := append([]remote.Option{remote.WithContext(ctx)}, opts.Remote...)
-	base, err := local.PushStandInBase(ctx, opts.Registry+"/stand-in/ubi-minimal", opts.Created, ropts...)
+	base, err := pushBase(ctx, opts.Registry+"/stand-in/ubi-minimal", opts.Created, opts.Seed, opts.PadBytes, ropts...)
 	if err != nil {
 		return nil, err
 	}

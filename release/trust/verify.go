@@ -8,6 +8,7 @@ import (
 	"errors"
 	"fmt"
 	"strings"
+	"sync"
 	"time"
 
 	v1 "github.com/google/go-containerregistry/pkg/v1"
@@ -77,6 +78,8 @@ type Verifier struct {
 	bundle *sgverify.Verifier
 	// bundlePolicy is what a bundle's signer must be.
 	bundlePolicy []sgverify.PolicyOption
+	// statements and provenances remember what was parsed (parallel.go).
+	statements, provenances sync.Map
 }
 
 // NewVerifier checks the policy and prepares everything verification
@@ -247,7 +250,7 @@ func (v *Verifier) Release(ctx context.Context, l *release.Lock, c Content) (*Re
 			bySubject[a.Subject] = append(bySubject[a.Subject], a)
 		}
 	}
-	res := &Result{}
+	var subjects []release.Artifact
 	seen := map[string]bool{}
 	for _, a := range l.Artifacts {
 		_, hasSigs := bySubject[a.Digest]
@@ -257,22 +260,27 @@ func (v *Verifier) Release(ctx context.Context, l *release.Lock, c Content) (*Re
 			continue
 		}
 		seen[a.Digest] = true
+		subjects = append(subjects, a)
+	}
+	checked := v.verifySignatures(ctx, c, subjects, bySubject)
+	res := &Result{}
+	for _, a := range subjects {
 		sr := SubjectResult{Kind: a.Kind, Name: a.Name, Variant: a.Variant, Digest: a.Digest, Signatures: []SignatureResult{}}
 		allOK := true
 		var provs [][]byte
 		for _, s := range bySubject[a.Digest] {
 			r := SignatureResult{Digest: s.Digest, Format: Format(s)}
-			if sts, err := v.verifySignature(ctx, c, s, a.Digest); err != nil {
-				r.Error = fmt.Sprintf("%s %s: %v", r.Format, s.Digest, err)
+			if o := checked[a.Digest+" "+s.Digest]; o.err != nil {
+				r.Error = fmt.Sprintf("%s %s: %v", r.Format, s.Digest, o.err)
 				allOK = false
 			} else {
 				r.Verified = true
-				for _, st := range sts {
+				for _, st := range o.statements {
 					if st.PredicateType == provenance.PredicateType {
 						provs = append(provs, st.Data)
 					}
 				}
-				sr.Statements = append(sr.Statements, sts...)
+				sr.Statements = append(sr.Statements, o.statements...)
 			}
 			sr.Signatures = append(sr.Signatures, r)
 		}
@@ -300,7 +308,7 @@ func (v *Verifier) checkProvenance(l *release.Lock, a release.Artifact, statemen
 		return true
 	}
 	for _, raw := range statements {
-		st, err := provenance.Parse(raw)
+		st, err := v.parseProvenance(raw)
 		if err != nil {
 			return fail("%v", err)
 		}
@@ -366,7 +374,7 @@ func (v *Verifier) verifySignature(ctx context.Context, c Content, s release.Art
 		if err != nil {
 			return nil, fmt.Errorf("layer %d: %w", i, err)
 		}
-		if pt, st := InTotoStatement(format, payload); st != nil {
+		if pt, st := v.statement(format, payload); st != nil {
 			sts = append(sts, Statement{PredicateType: pt, Data: st})
 		}
 	}
