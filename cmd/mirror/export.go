@@ -69,7 +69,7 @@ func (g *globals) exportCmd() *cobra.Command {
 		},
 	}
 	c.Flags().StringVar(&out, "to", "", "archive to write: NAME.tar, NAME.tar.zst (zstd) or a directory (OCI layout)")
-	c.Flags().IntVarP(&g.concurrency, "concurrency", "j", 4, "blobs fetched in parallel")
+	c.Flags().IntVarP(&g.concurrency, "concurrency", "j", 4, "requests in parallel: blobs fetched, and the reads of manifests and signatures")
 	c.Flags().StringVar(&split, "split-size", "", "write NAME.tar[.zst] as numbered parts of at most this size (e.g. 650MiB, 4GB) and a part list NAME.tar[.zst].parts")
 	c.Flags().StringVar(&since, "since", "", "make a delta against the release the target already holds: its archive, its signed lock file (with LOCK.sigstore.json) or its lock reference; verified with the same trust flags")
 	return c
