@@ -233,6 +233,11 @@ func TestProvenanceOfARealReleaseIsSignedCheckedAndRequired(t *testing.T) {
 		"provenance of another commit": {
 			add(attach(t, ctx, rel.signer, img, img, []byte(strings.ReplaceAll(string(pred), rel.lock.Commit, strings.Repeat("ef", 20))))),
 			"built from https://github.com/reloader-dev/reloader at " + strings.Repeat("ef", 20)},
+		// Signed with the release key but written by another builder: the
+		// key was used outside the release job that alone writes provenance.
+		"provenance by another builder": {
+			add(attach(t, ctx, rel.signer, img, img, []byte(strings.ReplaceAll(string(pred), `"id":"reloader-release local"`, `"id":"`+forkBuilder+`"`)))),
+			`written by builder "` + forkBuilder + `", but the policy expects "reloader-release local"`},
 		"provenance whose subject is another image": {add(attach(t, ctx, rel.signer, img, ubi, pred)), "untrusted"},
 		"provenance signed by another key":          {add(attach(t, ctx, otherSigner(t), img, img, pred)), "sigstore bundle"},
 		"no provenance at all": {
@@ -266,6 +271,16 @@ func TestProvenanceOfARealReleaseIsSignedCheckedAndRequired(t *testing.T) {
 		})
 	}
 
+	t.Run("--expect-builder names the one builder accepted", func(t *testing.T) {
+		code, _, errs := runCLI(t, "verify", "--lock", rel.res.LockPath, "--key", rel.pub, "--allow-unscanned", "--expect-builder", forkBuilder)
+		if want := `written by builder "reloader-release local", but the policy expects "` + forkBuilder + `"`; code != cli.ExitRefused || !strings.Contains(errs, want) {
+			t.Fatalf("verify --expect-builder %s of a local release: exit %d, want %d and %q: %s", forkBuilder, code, cli.ExitRefused, want, errs)
+		}
+		if code, _, errs := runCLI(t, "verify", "--lock", rel.res.LockPath, "--key", rel.pub, "--allow-unscanned", "--expect-builder", provenance.LocalBuilder); code != cli.ExitOK {
+			t.Fatalf("verify --expect-builder %q: exit %d: %s", provenance.LocalBuilder, code, errs)
+		}
+	})
+
 	t.Run("a release without provenance is accepted only when asked for", func(t *testing.T) {
 		lock := rel.forge(t, ctx, refusals["no provenance at all"].edit)
 		if code, _, errs := runCLI(t, "verify", "--lock", lock, "--key", rel.pub, "--allow-unscanned", "--allow-no-provenance"); code != cli.ExitOK {
@@ -277,6 +292,9 @@ func TestProvenanceOfARealReleaseIsSignedCheckedAndRequired(t *testing.T) {
 		}
 	})
 }
+
+// forkBuilder is a builder id no release of ours names.
+const forkBuilder = "https://github.com/someone/fork/.github/workflows/build.yml@refs/heads/main"
 
 func otherSigner(t *testing.T) *sign.Signer {
 	t.Helper()

@@ -137,3 +137,26 @@ func TestLocalCommandRefusesAnAmbiguousOrUnknownRequest(t *testing.T) {
 		}
 	}
 }
+
+// The two stages must be asked for together: a publish from a build stage
+// needs the digests that stage reported, and a digest that is not one is
+// refused before anything runs.
+func TestPublishFromABuildNeedsTheDigestsTheBuildReported(t *testing.T) {
+	t.Setenv("SOURCE_DATE_EPOCH", "1764500000")
+	common := []string{"publish", "--registry", "registry.example/reloader", "--version", "v1.2.3", "--commit", strings.Repeat("a", 40),
+		"--ubi-base", "registry.example/ubi@sha256:" + strings.Repeat("b", 64), "--trivy", "trivy", "--key", "cosign.key", "--out", t.TempDir(),
+		"--license-file", "../../LICENSE"}
+	cases := map[string][]string{
+		"--from-build without --expect-index": {"--from-build", t.TempDir()},
+		"--expect-index without --from-build": {"--expect-index", "reloader@sha256:" + strings.Repeat("c", 64)},
+		"an --expect-index that is no digest": {"--from-build", t.TempDir(), "--expect-index", "reloader@latest"},
+	}
+	for name, args := range cases {
+		if code, out := run(t, append(common, args...)...); code != cli.ExitUsage || !strings.Contains(out, "--") {
+			t.Errorf("%s: exit %d, want %d\n%s", name, code, cli.ExitUsage, out)
+		}
+	}
+	if code, out := run(t, "build", "--version", "v1.2.3"); code != cli.ExitUsage || !strings.Contains(out, "--registry, --version and --ubi-base are required") {
+		t.Errorf("build without --registry: exit %d\n%s", code, out)
+	}
+}

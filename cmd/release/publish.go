@@ -23,8 +23,14 @@ type publishFlags struct {
 	skipDBUpdate                                                                                                bool
 	maxDBAge                                                                                                    time.Duration
 	output                                                                                                      cli.Output
+	// fromBuild and expectIndexes take the images of a build stage
+	// (reloader-release build) instead of building.
+	fromBuild     string
+	expectIndexes []string
 }
 
+// newPublishCmd is publish's help and flags. It stays whole: the help
+// explains the flags declared below it, and they are read together.
 func newPublishCmd() *cobra.Command {
 	f := &publishFlags{}
 	c := &cobra.Command{
@@ -36,6 +42,13 @@ COSIGN_PASSWORD) or keyless (--keyless: Fulcio certificate for the GitHub
 Actions OIDC token, every signature recorded in Rekor). Images are pushed by
 digest first and tagged only after the gate passed and everything is signed;
 the last step verifies the whole release offline as users would.
+
+With --from-build it builds nothing: it releases the OCI layout a build stage
+(reloader-release build) wrote, taking from that stage only the index
+digests given with --expect-index, and refusing the layout unless every
+manifest, config and layer hashes to them. SBOMs and provenance are then
+generated here, from those bytes. The release workflow runs the two in
+separate jobs, so the job that signs never ran the build.
 
 --skip-db-update judges the release with the Trivy database already in the
 cache; publish refuses (exit 3, before building anything) unless that
@@ -73,6 +86,8 @@ allowUnknown: true.` + cli.ExitCodesHelp,
 	fl.DurationVar(&f.maxDBAge, "max-db-age", 24*time.Hour, "with --skip-db-update: the oldest trivy DB a release may be gated with")
 	fl.StringVar(&f.policyPath, "policy", "", "release policy file (default: the built-in one, which reloader-release gate --print-policy prints)")
 	fl.StringVar(&f.license, "license-file", "LICENSE", "license text shipped under /licenses")
+	fl.StringVar(&f.fromBuild, "from-build", "", "release the images of this build stage's output directory (reloader-release build) instead of building; needs --expect-index")
+	fl.StringSliceVar(&f.expectIndexes, "expect-index", nil, "with --from-build: NAME@sha256:HEX of each index the build stage reported, the only thing taken from it besides content that hashes to these")
 	f.keyless.register(c)
 	f.output.AddFlags(c.Flags())
 	return c
@@ -95,17 +110,22 @@ func runPublish(cmd *cobra.Command, f *publishFlags) error {
 	if (f.key == "") == !f.keyless.enabled {
 		return cli.Usage(errors.New("sign with exactly one of --key or --keyless"))
 	}
-	if _, err := os.Stat(f.license); err != nil {
-		return cli.Usage(fmt.Errorf("license file: %w", err))
+	if (f.fromBuild == "") != (len(f.expectIndexes) == 0) {
+		return cli.Usage(errors.New("--from-build and --expect-index go together: the build stage's directory and the digests it reported"))
 	}
-	created, err := sourceDateEpoch(".")
+	o, err := productOptions(productFlags{registry: f.registry, version: f.version, commit: f.commit, source: f.source,
+		ubiBase: f.ubiBase, main: f.main, out: f.out, license: f.license})
 	if err != nil {
 		return err
 	}
-	commit := f.commit
-	if commit == "" {
-		if commit, err = headCommit("."); err != nil {
-			return err
+	if f.fromBuild != "" {
+		o.FromBuild, o.Built = f.fromBuild, &pipeline.BuildRecord{}
+		for _, s := range f.expectIndexes {
+			ix, err := pipeline.ParseBuiltIndex(s)
+			if err != nil {
+				return cli.Usage(fmt.Errorf("--expect-index: %w", err))
+			}
+			o.Built.Indexes = append(o.Built.Indexes, ix)
 		}
 	}
 	var signer *sign.Signer
@@ -125,18 +145,12 @@ func runPublish(cmd *cobra.Command, f *publishFlags) error {
 		// for ten minutes and the build and scan take longer.
 		newSigner = f.keyless.newSigner
 	}
-	res, err := pipeline.Run(ctx, pipeline.Options{
-		Version: f.version, Commit: commit, Source: f.source, Created: created, Now: time.Now(),
-		ModuleDir: ".", MainPackage: f.main, Registry: f.registry, StandardName: "reloader", UBIName: "reloader-ubi",
-		UBIBase: f.ubiBase, LicenseFiles: []string{f.license}, Licenses: "Apache-2.0", Vendor: "Reloader contributors",
-		Summary:     "Reloads Kubernetes workloads when their ConfigMaps and Secrets change",
-		Description: "Reloader watches ConfigMaps and Secrets and rolls the Deployments, StatefulSets and DaemonSets that use them.",
-		ChartDirs:   findCharts("."), OutDir: f.out, Signer: signer, NewSigner: newSigner, Verify: vopts, BuilderID: builderID(f.keyless.enabled),
-		Scan: &pipeline.ScanOptions{PolicyPath: f.policyPath, Trivy: gate.TrivyOptions{Binary: f.trivy, CacheDir: f.trivyCache,
-			DBRepository: f.trivyDB, SkipDBUpdate: f.skipDBUpdate}, MaxDBAge: f.maxDBAge},
-		Remote: []remote.Option{remote.WithAuthFromKeychain(authn.DefaultKeychain)},
-		Log:    cmd.ErrOrStderr(),
-	})
+	o.ChartDirs, o.Signer, o.NewSigner, o.Verify, o.BuilderID = findCharts("."), signer, newSigner, vopts, builderID(f.keyless.enabled)
+	o.Scan = &pipeline.ScanOptions{PolicyPath: f.policyPath, Trivy: gate.TrivyOptions{Binary: f.trivy, CacheDir: f.trivyCache,
+		DBRepository: f.trivyDB, SkipDBUpdate: f.skipDBUpdate}, MaxDBAge: f.maxDBAge}
+	o.Remote = []remote.Option{remote.WithAuthFromKeychain(authn.DefaultKeychain)}
+	o.Log = cmd.ErrOrStderr()
+	res, err := pipeline.Run(ctx, o)
 	if err != nil {
 		return err
 	}

@@ -19,6 +19,8 @@ type TrustFlags struct {
 	TrustedRootSHA256 string
 	IgnoreTlog        bool
 	IgnoreSCT         bool
+	// ExpectBuilder is --expect-builder (trust.Policy.ExpectBuilder).
+	ExpectBuilder string
 }
 
 // AddFlags adds the flags both CLIs take.
@@ -28,6 +30,7 @@ func (f *TrustFlags) AddFlags(fs *pflag.FlagSet) {
 	fs.StringVar(&f.IdentityRegexp, "certificate-identity-regexp", "", "keyless: regular expression the whole certificate identity must match (anchored: ^(?:EXPR)$)")
 	fs.StringVar(&f.Issuer, "certificate-oidc-issuer", "", "keyless: OIDC issuer of the signing certificate")
 	fs.StringVar(&f.TrustedRoot, "trusted-root", "", "keyless: Sigstore trusted_root.json to verify certificates against")
+	fs.StringVar(&f.ExpectBuilder, "expect-builder", "", "builder id every image's SLSA provenance must name (default: keyless, the signer's certificate identity, i.e. the release workflow whose signing job wrote it; key-signed, \"reloader-release local\")")
 	fs.BoolVar(&f.IgnoreTlog, "insecure-ignore-tlog", false, "keyless: accept signatures without a transparency log entry (by default each needs one; a private Sigstore without Rekor only)")
 }
 
@@ -64,5 +67,6 @@ func (f *TrustFlags) PolicyCarrying(rootJSON []byte, source string) (trust.Polic
 	if err != nil {
 		return trust.Policy{}, Usage(err)
 	}
+	p.ExpectBuilder = f.ExpectBuilder
 	return p, nil
 }

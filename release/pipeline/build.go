@@ -44,7 +44,7 @@ func (r *run) buildImages(ctx context.Context) error {
 		licenses = append(licenses, image.File{Path: "/licenses/" + filepath.Base(p), Mode: 0o644, Data: data})
 	}
 	content := func(p v1.Platform) image.Content {
-		return image.Content{Platform: p, Binary: byPlatform[p.String()], BinaryPath: "/reloader", Licenses: licenses}
+		return image.Content{Platform: p, Binary: byPlatform[p.String()], BinaryPath: controllerPath, Licenses: licenses}
 	}
 
 	var std []v1.Image

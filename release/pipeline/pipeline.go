@@ -11,6 +11,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"path/filepath"
 	"time"
 
 	"github.com/google/go-containerregistry/pkg/name"
@@ -97,6 +98,13 @@ type Options struct {
 	// platform each variant ships for); see ParsePlatforms.
 	Platforms []v1.Platform
 
+	// FromBuild is the output directory of a build stage (see Build),
+	// whose images Run releases instead of building its own; Built is the
+	// record that stage reported, the only thing Run takes from it besides
+	// content that hashes to its digests. Empty: Run runs Build itself.
+	FromBuild string
+	Built     *BuildRecord
+
 	Remote []remote.Option
 	Log    io.Writer
 }
@@ -179,7 +187,7 @@ type step struct {
 func steps() []step {
 	return []step{
 		{"record the support table and advisories", (*run).recordSupport},
-		{"build images", (*run).buildImages},
+		{"take the build's images by digest", (*run).loadBuild},
 		{"generate SBOMs", (*run).generateSBOMs},
 		{"generate provenance", (*run).generateProvenance},
 		{"write the OCI layout", (*run).writeLayout},
@@ -201,11 +209,22 @@ func Run(ctx context.Context, opts Options) (*Result, error) {
 	if err := opts.check(); err != nil {
 		return nil, err
 	}
-	r := &run{opts: opts, res: &Result{ImageSizes: map[string]int64{}}, log: opts.Log, imageByDigest: map[string]*builtImage{},
-		ropts: append([]remote.Option{remote.WithContext(ctx)}, opts.Remote...)}
-	if r.log == nil {
-		r.log = io.Discard
+	var buildSteps []Step
+	if opts.FromBuild == "" {
+		// The same two stages as the release workflow's two jobs, with
+		// the layout between them read back as the signing job reads it.
+		start := time.Now()
+		bo := opts
+		bo.OutDir = filepath.Join(opts.OutDir, "build")
+		rec, err := Build(ctx, bo)
+		if err != nil {
+			return nil, err
+		}
+		opts.FromBuild, opts.Built = bo.OutDir, rec
+		buildSteps = append(buildSteps, Step{Name: "build stage", Duration: time.Since(start)})
 	}
+	r := newRun(ctx, opts)
+	r.res.Steps = buildSteps
 	r.lock = &release.Lock{Schema: release.LockSchema, Version: opts.Version, Source: opts.Source,
 		Commit: opts.Commit, Created: opts.Created.UTC()}
 	for _, s := range steps() {
@@ -221,15 +240,12 @@ func Run(ctx context.Context, opts Options) (*Result, error) {
 }
 
 func (o *Options) check() error {
-	var errs []error
+	errs := o.buildProblems()
+	if (o.FromBuild == "") != (o.Built == nil) || (o.Built != nil && len(o.Built.Indexes) == 0) {
+		errs = append(errs, errors.New("a release from a build stage needs its directory and the indexes it reported"))
+	}
 	if (o.Signer == nil) == (o.NewSigner == nil) {
 		errs = append(errs, errors.New("give exactly one of Signer and NewSigner"))
-	}
-	for k, v := range map[string]string{"version": o.Version, "commit": o.Commit, "source": o.Source, "registry": o.Registry,
-		"main package": o.MainPackage, "output directory": o.OutDir, "standard image name": o.StandardName} {
-		if v == "" {
-			errs = append(errs, fmt.Errorf("no %s", k))
-		}
 	}
 	if o.NewSigner != nil && o.BuilderID == "" {
 		errs = append(errs, errors.New("a keyless release needs its builder id (the release workflow) for the provenance"))
@@ -240,22 +256,8 @@ func (o *Options) check() error {
 	if o.Scan != nil && o.NoScan {
 		errs = append(errs, errors.New("a scanner and --no-scan: choose one"))
 	}
-	if o.Platforms != nil && len(only(StandardPlatforms(), o.Platforms)) == 0 {
-		errs = append(errs, fmt.Errorf("none of the platforms asked for is one Reloader ships (%s)", platformList(StandardPlatforms())))
-	}
-	if o.Created.IsZero() {
-		errs = append(errs, errors.New("no creation time (SOURCE_DATE_EPOCH)"))
-	}
-	if o.UBIBase != "" {
-		if _, err := name.NewDigest(o.UBIBase); err != nil {
-			errs = append(errs, fmt.Errorf("the UBI base must be pinned by digest (name@sha256:...): %w", err))
-		}
-		if o.UBIName == "" {
-			errs = append(errs, errors.New("no UBI image name"))
-		}
-	}
-	if len(errs) > 0 {
-		return fmt.Errorf("release options: %w", errors.Join(errs...))
+	if err := errors.Join(errs...); err != nil {
+		return fmt.Errorf("release options: %w", err)
 	}
 	return nil
 }

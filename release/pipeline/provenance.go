@@ -1,12 +1,20 @@
 package pipeline
 
 import (
+	"archive/tar"
+	"bytes"
 	"context"
 	"debug/buildinfo"
+	"errors"
 	"fmt"
+	"io"
 	"os"
+	pathpkg "path"
 	"path/filepath"
+	"runtime/debug"
 	"strings"
+
+	v1 "github.com/google/go-containerregistry/pkg/v1"
 
 	"github.com/reloader-dev/reloader/internal/image"
 	"github.com/reloader-dev/reloader/release/build"
@@ -16,8 +24,9 @@ import (
 // generateProvenance writes the SLSA v1 provenance of every platform image
 // and index. What the binary was built with is read back from the binary's
 // own build information (toolchain, environment, every linked module with
-// its go.sum hash), not from what the pipeline meant to pass; only the
-// ldflags, which Go does not record under -trimpath, come from the build.
+// its go.sum hash) inside the image, the very bytes the digest names, not
+// from what the build stage meant to do or says it did; only the ldflags,
+// which Go does not record under -trimpath, are the recipe's.
 func (r *run) generateProvenance(context.Context) error {
 	o := r.opts
 	dir := filepath.Join(o.OutDir, "provenance")
@@ -76,10 +85,9 @@ func (r *run) builderID() string {
 
 func (r *run) imageBuild(bi *builtImage, builder string) (provenance.Build, error) {
 	o := r.opts
-	bin := filepath.Join(o.OutDir, "bin", build.PlatformDir(bi.platform), "reloader")
-	info, err := buildinfo.ReadFile(bin)
+	info, err := binaryBuildInfo(bi.img, controllerPath)
 	if err != nil {
-		return provenance.Build{}, fmt.Errorf("provenance of %s %s: reading the build information of %s: %w", bi.name, bi.platform.String(), bin, err)
+		return provenance.Build{}, fmt.Errorf("provenance of %s %s %s: %w", bi.name, bi.platform.String(), bi.digest, err)
 	}
 	b := provenance.Build{BuilderID: builder, Source: o.Source, Commit: o.Commit, Version: o.Version, MainPackage: o.MainPackage,
 		Variant: bi.variant, Platforms: []string{bi.platform.String()}, GoVersion: info.GoVersion, Env: map[string]string{},
@@ -120,4 +128,60 @@ func (r *run) addProvenance(dir, file, subject string, b provenance.Build) error
 		return fmt.Errorf("writing provenance: %w", err)
 	}
 	return nil
+}
+
+// controllerPath is where both variants ship the controller.
+const controllerPath = "/reloader"
+
+// maxBinaryBytes bounds the controller binary read from an image.
+const maxBinaryBytes = 512 << 20
+
+// binaryBuildInfo reads the Go build information of the file at path in
+// img, searching the layers from the top, as the container would see it.
+func binaryBuildInfo(img v1.Image, path string) (*debug.BuildInfo, error) {
+	layers, err := img.Layers()
+	if err != nil {
+		return nil, err
+	}
+	for i := len(layers) - 1; i >= 0; i-- {
+		data, err := fileInLayer(layers[i], path)
+		if err != nil {
+			return nil, fmt.Errorf("layer %d: %w", i, err)
+		}
+		if data == nil {
+			continue
+		}
+		info, err := buildinfo.Read(bytes.NewReader(data))
+		if err != nil {
+			return nil, fmt.Errorf("reading the build information of %s: %w", path, err)
+		}
+		return info, nil
+	}
+	return nil, fmt.Errorf("the image has no %s", path)
+}
+
+// fileInLayer is the content of the regular file at path in l, or nil.
+func fileInLayer(l v1.Layer, path string) ([]byte, error) {
+	rc, err := l.Uncompressed()
+	if err != nil {
+		return nil, err
+	}
+	defer rc.Close()
+	tr := tar.NewReader(rc)
+	for {
+		h, err := tr.Next()
+		if errors.Is(err, io.EOF) {
+			return nil, nil
+		}
+		if err != nil {
+			return nil, err
+		}
+		if pathpkg.Clean("/"+h.Name) != path || h.Typeflag != tar.TypeReg {
+			continue
+		}
+		if h.Size > maxBinaryBytes {
+			return nil, fmt.Errorf("%s is %d bytes, above %d", path, h.Size, maxBinaryBytes)
+		}
+		return io.ReadAll(io.LimitReader(tr, maxBinaryBytes))
+	}
 }

@@ -30,6 +30,7 @@ import (
 	"github.com/sigstore/sigstore/pkg/cryptoutils"
 
 	"github.com/reloader-dev/reloader/release"
+	"github.com/reloader-dev/reloader/release/provenance"
 	"github.com/reloader-dev/reloader/release/scancheck"
 
 	"github.com/reloader-dev/reloader/internal/exitcode"
@@ -64,6 +65,14 @@ type Policy struct {
 	// that is present is always checked (source, commit, subject), required
 	// or not.
 	RequireProvenance bool
+	// ExpectBuilder is the builder id (SLSA runDetails.builder.id) every
+	// provenance statement must name. Empty means the builder a release by
+	// the lock's signer names: for keyless, the signer's certificate
+	// identity, because only the release workflow's signing job, which
+	// alone holds that identity, writes provenance; for a key,
+	// provenance.LocalBuilder, what reloader-release records outside the
+	// release workflow. See ExpectedBuilder.
+	ExpectBuilder string
 	// InsecureIgnoreTlog accepts keyless signatures with no transparency
 	// log entry, in either format. The product promises signatures recorded
 	// in Rekor, so this is only for a private Sigstore without a log, asked
@@ -287,4 +296,27 @@ func PolicyFor(s release.Signer, tr *root.TrustedRoot) (Policy, error) {
 	}
 	p := Policy{Identity: s.Identity, IdentityRegexp: s.IdentityRegexp, Issuer: s.Issuer, TrustedRoot: tr}
 	return p, p.Validate()
+}
+
+// ExpectedBuilder is the builder id the policy requires of the provenance
+// of a release signed as s (see Policy.ExpectBuilder), with a matcher: an
+// exact string, or the anchored regexp of a lock that names its signer by
+// regexp.
+func (p Policy) ExpectedBuilder(s release.Signer) (string, func(string) bool) {
+	exact := func(want string) (string, func(string) bool) {
+		return want, func(got string) bool { return got == want }
+	}
+	switch {
+	case p.ExpectBuilder != "":
+		return exact(p.ExpectBuilder)
+	case !s.Keyless():
+		return exact(provenance.LocalBuilder)
+	case s.Identity != "":
+		return exact(s.Identity)
+	}
+	re, err := regexp.Compile(AnchorRegexp(s.IdentityRegexp))
+	if err != nil {
+		return s.IdentityRegexp, func(string) bool { return false }
+	}
+	return s.IdentityRegexp, re.MatchString
 }

@@ -294,8 +294,8 @@ func (v *Verifier) Release(ctx context.Context, l *release.Lock, c Content) (*Re
 }
 
 // checkProvenance holds the subject's verified provenance statements to
-// the lock: each must name the lock's source and commit and be about
-// exactly this subject; with RequireProvenance an image or index needs one.
+// the lock and the policy: each must name the lock's source and commit and
+// the expected builder, and be about exactly this subject; with RequireProvenance an image or index needs one.
 func (v *Verifier) checkProvenance(l *release.Lock, a release.Artifact, statements [][]byte, sr *SubjectResult) bool {
 	fail := func(format string, args ...any) bool {
 		sr.ProvenanceError = fmt.Sprintf("provenance of %s %s %s: ", a.Kind, a.Name, a.Digest) + fmt.Sprintf(format, args...)
@@ -328,6 +328,12 @@ func (v *Verifier) checkProvenance(l *release.Lock, a release.Artifact, statemen
 			}
 		}
 		sum := st.Summary()
+		// The builder is who wrote the provenance: a statement by another
+		// builder (a build job that had the signing key, a fork's
+		// workflow) is refused even when its signature holds.
+		if want, ok := v.policy.ExpectedBuilder(l.Signer); !ok(sum.Builder) {
+			return fail("written by builder %q, but the policy expects %q (--expect-builder)", sum.Builder, want)
+		}
 		sr.Provenance = &sum
 	}
 	return true
