@@ -107,3 +107,12 @@ func (v *Verifier) parseProvenance(raw []byte) (*provenance.Statement, error) {
 	v.provenances.Store(key, parsedProvenance{st, err})
 	return st, err
 }
+
+// verifiedKey names one signature artifact verified for one subject, in
+// one format: Verifier.verified holds its statements. Only successes are
+// kept, so a failure is always verified (and reported) afresh. A Verifier
+// is made per command run and its policy never changes, so a result cannot
+// outlive the policy or the time it was reached under.
+type verifiedKey struct {
+	subject, signature, format string
+}

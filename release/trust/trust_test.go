@@ -298,3 +298,61 @@ func TestAnUnscannedReleaseIsRefusedWhenTheScanIsRequired(t *testing.T) {
 		t.Fatalf("a scanned release: %v", err)
 	}
 }
+
+// alteredContent serves c's content with the signature manifest or its
+// layer changed after the fact, checking no digest itself, as a target
+// registry that lies would.
+type alteredContent struct {
+	registryContent
+	manifest, layer, missing bool
+}
+
+func (c alteredContent) Manifest(ctx context.Context, a release.Artifact) ([]byte, error) {
+	b, err := c.registryContent.Manifest(ctx, a)
+	if c.manifest && a.Kind == release.KindSignature {
+		b = append(b, ' ')
+	}
+	return b, err
+}
+
+func (c alteredContent) SmallBlob(ctx context.Context, a release.Artifact, dg string, max int64) ([]byte, error) {
+	if c.missing {
+		return nil, errors.New("blob unknown")
+	}
+	b, err := c.registryContent.SmallBlob(ctx, a, dg, max)
+	if c.layer && err == nil {
+		b = append(bytes.Clone(b), ' ')
+	}
+	return b, err
+}
+
+// A verifier meets the same signatures twice when a copy is read back at
+// its target. The second time it reads and digest-checks every manifest
+// and layer again, wherever they come from: a target serving other bytes,
+// or missing a layer, is refused although the same signature verified at
+// the source a moment before.
+func TestASecondVerificationReadsAndChecksEveryByteAgain(t *testing.T) {
+	ours := newKeySigner(t)
+	l, c := signedIndex(t, ours.signer)
+	ctx := context.Background()
+	v := verifier(t, ours.policy)
+	if res, err := v.Release(ctx, l, c); err != nil || res.Err() != nil {
+		t.Fatalf("at the source: %v %v", err, res.Err())
+	}
+	if res, err := v.Release(ctx, l, c); err != nil || res.Err() != nil {
+		t.Fatalf("the same bytes again: %v %v", err, res.Err())
+	}
+	for name, bad := range map[string]alteredContent{
+		"another signature manifest": {registryContent: c, manifest: true},
+		"another signature layer":    {registryContent: c, layer: true},
+		"a missing signature layer":  {registryContent: c, missing: true},
+	} {
+		res, err := v.Release(ctx, l, bad)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := res.Err(); !errors.Is(err, trust.ErrUntrusted) {
+			t.Errorf("%s at the target after the source verified: Err() = %v, want it refused", name, err)
+		}
+	}
+}

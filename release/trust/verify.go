@@ -78,8 +78,9 @@ type Verifier struct {
 	bundle *sgverify.Verifier
 	// bundlePolicy is what a bundle's signer must be.
 	bundlePolicy []sgverify.PolicyOption
-	// statements and provenances remember what was parsed (parallel.go).
-	statements, provenances sync.Map
+	// statements and provenances remember what was parsed, verified what
+	// was verified (parallel.go).
+	statements, provenances, verified sync.Map
 }
 
 // NewVerifier checks the policy and prepares everything verification
@@ -340,7 +341,13 @@ func (v *Verifier) checkProvenance(l *release.Lock, a release.Artifact, statemen
 }
 
 // verifySignature verifies every layer of the signature artifact s and
-// returns the in-toto statements of those that are attestations.
+// returns the in-toto statements of those that are attestations. It reads
+// and digest-checks the manifest and every layer on every call, wherever c
+// reads from; the cryptographic verification of a signature artifact it
+// has already verified for this subject (the read-back of a copy at its
+// target meets the source's bytes again) is not repeated, because the
+// digests fix every byte verified, and the same bytes under the same policy
+// verify the same (see verified in parallel.go).
 func (v *Verifier) verifySignature(ctx context.Context, c Content, s release.Artifact, subject string) ([]Statement, error) {
 	h, err := v1.NewHash(subject)
 	if err != nil {
@@ -349,6 +356,9 @@ func (v *Verifier) verifySignature(ctx context.Context, c Content, s release.Art
 	raw, err := c.Manifest(ctx, s)
 	if err != nil {
 		return nil, err
+	}
+	if got := sha256Digest(raw); got != s.Digest {
+		return nil, fmt.Errorf("%w: signature manifest %s has digest %s", ErrUntrusted, s.Digest, got)
 	}
 	var m v1.Manifest
 	if err := json.Unmarshal(raw, &m); err != nil {
@@ -361,14 +371,24 @@ func (v *Verifier) verifySignature(ctx context.Context, c Content, s release.Art
 	if format == FormatBundle && (m.Subject == nil || m.Subject.Digest.String() != subject) {
 		return nil, fmt.Errorf("bundle referrer's subject is not %s", subject)
 	}
+	payloads := make([][]byte, len(m.Layers))
+	for i, l := range m.Layers {
+		if payloads[i], err = c.SmallBlob(ctx, s, l.Digest.String(), maxSignatureLayerBytes); err != nil {
+			return nil, fmt.Errorf("layer %d: %w", i, err)
+		}
+		if got := sha256Digest(payloads[i]); got != l.Digest.String() {
+			return nil, fmt.Errorf("%w: layer %d: content has digest %s, not %s", ErrUntrusted, i, got, l.Digest)
+		}
+	}
+	key := verifiedKey{subject: subject, signature: s.Digest, format: format}
+	if sts, ok := v.verified.Load(key); ok {
+		return sts.([]Statement), nil
+	}
 	var sts []Statement
 	// Every layer must verify: a manifest carrying one good and one forged
 	// signature is not something the signer produced.
 	for i, l := range m.Layers {
-		payload, err := c.SmallBlob(ctx, s, l.Digest.String(), maxSignatureLayerBytes)
-		if err != nil {
-			return nil, fmt.Errorf("layer %d: %w", i, err)
-		}
+		payload := payloads[i]
 		switch format {
 		case FormatCosignSignature:
 			err = v.cosignSignature(ctx, payload, l.Annotations, h)
@@ -384,6 +404,7 @@ func (v *Verifier) verifySignature(ctx context.Context, c Content, s release.Art
 			sts = append(sts, Statement{PredicateType: pt, Data: st})
 		}
 	}
+	v.verified.Store(key, sts)
 	return sts, nil
 }
 
