@@ -80,6 +80,9 @@ type Verifier struct {
 	bundlePolicy []sgverify.PolicyOption
 	// statements and provenances remember what was parsed (parallel.go).
 	statements, provenances sync.Map
+	// byKey, for a policy of several keys or a windowed one, verifies
+	// each release with the key its lock names (rotation.go).
+	byKey []keyVerifier
 }
 
 // NewVerifier checks the policy and prepares everything verification
@@ -89,13 +92,18 @@ func NewVerifier(p Policy) (*Verifier, error) {
 		return nil, err
 	}
 	v := &Verifier{policy: p}
+	if p.rotating() {
+		var err error
+		v.byKey, err = newKeyVerifiers(p)
+		return v, err
+	}
 	co := &cosign.CheckOpts{Offline: true, IgnoreSCT: p.IgnoreSCT, ClaimVerifier: cosign.SimpleClaimVerifier}
 	var (
 		trusted root.TrustedMaterial
 		vopts   []sgverify.VerifierOption
 	)
 	if !p.Keyless() {
-		sv, err := signature.LoadVerifier(p.PublicKey, crypto.SHA256)
+		sv, err := signature.LoadVerifier(p.TrustedKeys()[0].Key, crypto.SHA256)
 		if err != nil {
 			return nil, fmt.Errorf("%w: loading the public key: %w", ErrPolicy, err)
 		}
@@ -147,6 +155,9 @@ func (v *Verifier) Policy() Policy { return v.policy }
 // Lock checks the lock's Sigstore bundle against the policy, then parses
 // the lock and checks it names the signer the policy trusts.
 func (v *Verifier) Lock(lockJSON, bundleJSON []byte) (*release.Lock, LockResult, error) {
+	if v.byKey != nil {
+		return v.lockRotating(lockJSON, bundleJSON)
+	}
 	if len(bundleJSON) == 0 {
 		return nil, LockResult{}, fmt.Errorf("%w: verifying the release lock: no signature bundle", ErrUntrusted)
 	}
@@ -244,6 +255,13 @@ func (r *Result) Err() error {
 // The verdict is in the Result (see Result.Err); the error is only for a
 // lock that cannot be read.
 func (v *Verifier) Release(ctx context.Context, l *release.Lock, c Content) (*Result, error) {
+	if v.byKey != nil {
+		kv, err := v.forLock(l)
+		if err != nil {
+			return nil, err
+		}
+		return kv.Release(ctx, l, c)
+	}
 	bySubject := map[string][]release.Artifact{}
 	for _, a := range l.Artifacts {
 		if Format(a) != "" && a.Subject != "" {
