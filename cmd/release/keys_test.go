@@ -42,6 +42,25 @@ func TestAPKCS11KeyInTheStaticBuildIsAUsageErrorSayingHowToBuildOne(t *testing.T
 	}
 }
 
+// The Vault / OpenBao transit provider is linked (a real server is not
+// started here: see SECURITY.md, key custody): a malformed key reference is
+// a usage error, and a server that cannot be reached fails to run, naming
+// the key, with the token read from the environment and never printed.
+func TestAHashiVaultKeyIsOpenedThroughSigstoresProvider(t *testing.T) {
+	t.Setenv("VAULT_ADDR", "http://127.0.0.1:9")
+	t.Setenv("VAULT_TOKEN", "s.t0ken")
+	if code, out := run(t, "public-key", "--key", "hashivault://not a key"); code != cli.ExitUsage || !strings.Contains(out, "hashivault://<key>") {
+		t.Errorf("a malformed hashivault reference: exit %d, want %d:\n%s", code, cli.ExitUsage, out)
+	}
+	code, out := run(t, "public-key", "--key", "hashivault://reloader-release")
+	if code != cli.ExitError || !strings.Contains(out, "hashivault://reloader-release") || !strings.Contains(out, "127.0.0.1:9") {
+		t.Errorf("an unreachable Vault: exit %d, want %d naming the key and the server:\n%s", code, cli.ExitError, out)
+	}
+	if strings.Contains(out, "s.t0ken") {
+		t.Errorf("the Vault token was printed:\n%s", out)
+	}
+}
+
 // public-key prints what the lock names as the signer of a release signed
 // with that key, and its fingerprint.
 func TestPublicKeyExportsTheKeyVerifiersAreGiven(t *testing.T) {
