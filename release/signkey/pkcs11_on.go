@@ -4,6 +4,7 @@ package signkey
 
 import (
 	"fmt"
+	"os"
 
 	"github.com/sigstore/cosign/v2/pkg/cosign/pkcs11key"
 	"github.com/sigstore/sigstore/pkg/signature"
@@ -24,6 +25,11 @@ func openPKCS11(uri string) (signature.SignerVerifier, func(), error) {
 	}
 	k, err := pkcs11key.GetKeyWithURIConfig(conf, true)
 	if err != nil {
+		if conf.Pin == "" && os.Getenv("COSIGN_PKCS11_PIN") == "" {
+			// Without a terminal cosign's PIN prompt fails with an
+			// ioctl error that does not say what is missing.
+			return nil, nil, fmt.Errorf("%w: opening the token (no PIN given: set COSIGN_PKCS11_PIN): %w", ErrKey, err)
+		}
 		return nil, nil, fmt.Errorf("%w: opening the token: %w", ErrKey, err)
 	}
 	sv, err := k.SignerVerifier()
