@@ -86,6 +86,7 @@ func (h softHSM) run(t *testing.T, ctx context.Context, bin string, args ...stri
 // through an archive accepts the release with that key and refuses it with
 // another.
 func TestAReleaseSignedInAPKCS11TokenVerifiesWithItsExportedPublicKey(t *testing.T) {
+	t.Parallel()
 	ctx, cancel := tools.BuildContext(t)
 	defer cancel()
 	hsm := newSoftHSM(t, ctx)
