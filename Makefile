@@ -33,7 +33,7 @@ RACE_MIRROR_TESTS ?= ^(TestCopyRetriesServerErrorsAndResets|TestInterruptedCopyF
 SLOW_PKGS ?= ./test/airgap ./cmd/mirror ./cmd/release ./mirror/admission ./release/local
 PLAIN_PKGS = $$($(GO) list $(SLOW_PKGS) ./... | grep -v -e '^github.com/reloader-dev/reloader/controller\(/\|$$\)' -e '^github.com/reloader-dev/reloader/mirror/\(registry\|archive\)$$')
 
-.PHONY: all build test test-plain race race-pkgs race-mirror unit demo lint tools test-tools lint-tools bench fuzz release-local airgap-drill clean-tools
+.PHONY: all build test test-plain race race-pkgs race-mirror unit demo lint tools test-tools lint-tools bench fuzz release-local reloader-release-pkcs11 airgap-drill clean-tools
 
 all: build
 
@@ -112,6 +112,13 @@ fuzz:
 ## the release is built with --no-scan and its lock says it is unscanned.
 release-local:
 	$(GO) run ./cmd/release local --out _out/release $(if $(TRIVY),--trivy $(TRIVY),--no-scan)
+
+## reloader-release-pkcs11: reloader-release that signs with a key in a PKCS#11 token
+## (--key pkcs11:...): built with cgo and -tags pkcs11key, as cosign's own PKCS#11
+## build; it dlopens the token's module. The default build is static and refuses
+## pkcs11: keys, saying how to build this one.
+reloader-release-pkcs11:
+	CGO_ENABLED=1 $(GO) build -trimpath -tags pkcs11key -o _out/bin/reloader-release-pkcs11 ./cmd/release
 
 ## airgap-drill: only the air-gap drill (test/airgap), printing each step with its
 ## time: real release refused and accepted by real Trivy, export, import into two

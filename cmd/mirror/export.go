@@ -88,8 +88,14 @@ func (g *globals) exportOptions(out, split string) (mirror.ExportOptions, error)
 			return eo, cli.Usage(fmt.Errorf("--split-size needs --to NAME.tar or NAME.tar.zst, not %s", out))
 		}
 	}
-	if g.trust.Key != "" {
-		if eo.PublicKeyPEM, err = os.ReadFile(g.trust.Key); err != nil {
+	// The archive carries the key for its reader's information only (the
+	// importer names its own): with several keys, none is carried.
+	if len(g.trust.Keys) == 1 {
+		k, err := cli.ParseKeySpec(g.trust.Keys[0])
+		if err != nil {
+			return eo, cli.Usage(fmt.Errorf("--key: %w", err))
+		}
+		if eo.PublicKeyPEM, err = os.ReadFile(k.Path); err != nil {
 			return eo, cli.Usage(fmt.Errorf("--key: %w", err))
 		}
 	}

@@ -99,6 +99,12 @@ verifies again, and only then writes tags.` + advisoriesHelp + replayHelp + down
 
   # Then install pinned by digest
   reloader-mirror values -f reloader-v1.2.3.tar.zst --key cosign.pub \
+      --target harbor.corp.example/platform/reloader
+
+  # During a signing-key rotation: accept the new key, and the old one
+  # through 31 January 2027 (by this machine's clock), then refuse it
+  reloader-mirror import -f reloader-v1.2.3.tar.zst \
+      --key new.pub --key old.pub,not-after=2027-01-31 \
       --target harbor.corp.example/platform/reloader`,
 		SilenceUsage:  true,
 		SilenceErrors: true,

@@ -144,10 +144,22 @@ func (g *globals) admissionTrust(in *releaseInput) (admission.Trust, error) {
 	t := admission.Trust{Identity: g.trust.Identity, IdentityRegexp: g.trust.IdentityRegexp, Issuer: g.trust.Issuer, IgnoreSCT: g.trust.IgnoreSCT, IgnoreTlog: g.trust.IgnoreTlog}
 	var err error
 	switch {
-	case g.trust.Key != "":
+	case len(g.trust.Keys) > 1:
+		// Admission controllers have no key windows: a rotated-out key
+		// written into a cluster policy would be accepted there forever.
+		return t, cli.Usage(errors.New("policy writes one key: admission policies cannot expire a key, so give only the key the cluster must accept " +
+			"(during a rotation, write the policy with the new key once the mirrored releases are signed with it)"))
+	case len(g.trust.Keys) == 1:
+		k, err := cli.ParseKeySpec(g.trust.Keys[0])
+		if err != nil {
+			return t, cli.Usage(fmt.Errorf("--key: %w", err))
+		}
+		if !k.NotAfter.IsZero() {
+			return t, cli.Usage(errors.New("policy cannot give a key a window (not-after): admission policies cannot expire a key"))
+		}
 		var b []byte
-		if b, err = os.ReadFile(g.trust.Key); err != nil {
-			return t, cli.Usage(fmt.Errorf("reading public key %s: %w", g.trust.Key, err))
+		if b, err = os.ReadFile(k.Path); err != nil {
+			return t, cli.Usage(fmt.Errorf("reading public key %s: %w", k.Path, err))
 		}
 		t.PublicKeyPEM = string(b)
 	case g.trust.TrustedRoot != "":

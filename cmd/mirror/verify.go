@@ -18,7 +18,9 @@ func (g *globals) verifyCmd() *cobra.Command {
 		Short: "Verify a release in a registry or an archive against a trust policy, offline",
 		Example: `  reloader-mirror verify -f reloader-v1.2.3.tar.zst --key cosign.pub
   reloader-mirror verify --lock-ref harbor.corp.example/platform/reloader/reloader-release:v1.2.3 \
-      --key cosign.pub --target harbor.corp.example/platform/reloader -o json`,
+      --key cosign.pub --target harbor.corp.example/platform/reloader -o json
+  # two keys during a rotation; the JSON's lock.signer.keySha256 is the one that verified
+  reloader-mirror verify -f reloader-v1.2.3.tar.zst --key new.pub --key old.pub,not-after=2027-01-31 -o json`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			return g.withRelease(cmd, func(cl *registry.Client, in *releaseInput) error {

@@ -57,7 +57,7 @@ Such a release is for trying the pipeline, never for publishing.` + cli.ExitCode
 	fl.StringVar(&f.main, "main", "./cmd/reloader", "the controller's main package")
 	fl.StringVar(&f.stamp, "stamp-package", "", "package holding Version/Commit/Date (default the controller's buildinfo)")
 	fl.StringVar(&f.registry, "registry", "", "use this registry host instead of starting one (loopback only)")
-	fl.StringVar(&f.key, "key", "", "cosign private key to sign with (default: generate one; password from COSIGN_PASSWORD)")
+	fl.StringVar(&f.key, "key", "", "signing key: a cosign private key file (password from COSIGN_PASSWORD) or a pkcs11: or KMS URI, see publish --help (default: generate one)")
 	fl.StringVar(&f.ubiBase, "ubi-base", "", "UBI base index as name@sha256:... (default: a generated stand-in)")
 	fl.StringVar(&f.trivy, "trivy", "", "trivy binary (default: trivy in PATH)")
 	fl.BoolVar(&f.noScan, "no-scan", false, "release without a vulnerability scan; the lock marks the release unscanned")
@@ -116,6 +116,7 @@ func runLocal(cmd *cobra.Command, f *localFlags) error {
 		charts = findCharts(".")
 	}
 	logw := cmd.ErrOrStderr()
+	warnPIN(cmd, f.key)
 	res, err := local.Run(ctx, local.Options{
 		MainPackage: f.main, StampPackage: f.stamp, OutDir: f.out, Registry: f.registry,
 		KeyPath: f.key, KeyPassword: []byte(os.Getenv("COSIGN_PASSWORD")), UBIBase: f.ubiBase,

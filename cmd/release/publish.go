@@ -66,7 +66,13 @@ allowUnknown: true.` + cli.ExitCodesHelp,
 
   # private PKI
   COSIGN_PASSWORD=... reloader-release publish --registry registry.example/reloader \
-    --version v1.2.3 --ubi-base ... --trivy trivy --key cosign.key`,
+    --version v1.2.3 --ubi-base ... --trivy trivy --key cosign.key
+
+  # the key in an HSM (a reloader-release built with -tags pkcs11key);
+  # the PIN from the environment, never in the URI on the command line
+  COSIGN_PKCS11_PIN=... reloader-release publish --registry registry.example/reloader \
+    --version v1.2.3 --ubi-base ... --trivy trivy \
+    --key 'pkcs11:token=release;object=reloader?module-path=/usr/lib/softhsm/libsofthsm2.so'`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error { return runPublish(cmd, f) },
 	}
@@ -78,7 +84,7 @@ allowUnknown: true.` + cli.ExitCodesHelp,
 	fl.StringVar(&f.ubiBase, "ubi-base", "", "UBI base index pinned by digest, name@sha256:... (required)")
 	fl.StringVar(&f.main, "main", "./cmd/reloader", "the controller's main package")
 	fl.StringVar(&f.out, "out", "_out/release", "output directory")
-	fl.StringVar(&f.key, "key", "", "cosign private key file")
+	fl.StringVar(&f.key, "key", "", "signing key: a cosign private key file (password from COSIGN_PASSWORD), a pkcs11: URI (build with -tags pkcs11key) or a KMS URI")
 	fl.StringVar(&f.trivy, "trivy", "", "trivy binary (required)")
 	fl.StringVar(&f.trivyCache, "trivy-cache-dir", "", "trivy cache directory")
 	fl.StringVar(&f.trivyDB, "trivy-db-repository", "", "OCI repository of the trivy DB (a mirror in air gaps)")
@@ -130,8 +136,12 @@ func runPublish(cmd *cobra.Command, f *publishFlags) error {
 	}
 	var signer *sign.Signer
 	if f.key != "" {
-		signer, err = sign.FromKey(sign.KeyOptions{PrivateKeyPath: f.key, Password: []byte(os.Getenv("COSIGN_PASSWORD"))})
+		key, err := openKey(ctx, cmd, f.key)
 		if err != nil {
+			return err
+		}
+		defer key.Close()
+		if signer, err = sign.FromSignerVerifier(key.SignerVerifier); err != nil {
 			return cli.Usage(err)
 		}
 	}

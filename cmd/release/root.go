@@ -26,7 +26,7 @@ that lists every artifact by digest.` + cli.ExitCodesHelp,
 		SilenceUsage:  true,
 		SilenceErrors: true,
 	}
-	root.AddCommand(newLocalCmd(), newBuildCmd(), newPublishCmd(), newVerifyCmd(), newGateCmd(), newPageCmd(), newRebuildCmd())
+	root.AddCommand(newLocalCmd(), newBuildCmd(), newPublishCmd(), newVerifyCmd(), newGateCmd(), newPageCmd(), newRebuildCmd(), newPublicKeyCmd())
 	cli.Wire(root)
 	return root
 }

@@ -9,6 +9,7 @@ import (
 
 	"github.com/reloader-dev/reloader/internal/cli"
 	"github.com/reloader-dev/reloader/release"
+	"github.com/reloader-dev/reloader/release/trust"
 	"github.com/reloader-dev/reloader/release/verify"
 )
 
@@ -45,6 +46,9 @@ repository digest and ref must name the lock's commit and refs/tags/<version>.
 verify -o json reports the scan check as "scanCheck".` + cli.ExitCodesHelp,
 		Example: `  # key-based release (private PKI)
   reloader-release verify --lock reloader-release.json --key cosign.pub --expect-version v1.2.3
+
+  # during a key rotation: the new key, and the old one through 31 January 2027
+  reloader-release verify --lock reloader-release.json --key new.pub --key old.pub,not-after=2027-01-31
 
   # keyless release from GitHub Actions
   reloader-release verify --lock reloader-release.json --trusted-root trusted_root.json \
@@ -114,7 +118,7 @@ func runVerify(cmd *cobra.Command, f *verifyFlags) error {
 	}
 	res, err := verify.Artifacts(cmd.Context(), l, opts)
 	if f.output.JSON() {
-		out := map[string]any{"version": l.Version, "verified": err == nil, "checked": res.Checked, "scanCheck": scan}
+		out := map[string]any{"version": l.Version, "verified": err == nil, "checked": res.Checked, "scanCheck": scan, "signerKeySha256": signerKey(l)}
 		if err != nil {
 			out["error"] = err.Error()
 		}
@@ -131,6 +135,23 @@ func runVerify(cmd *cobra.Command, f *verifyFlags) error {
 	}
 	if !f.output.JSON() {
 		fmt.Fprintf(cmd.OutOrStdout(), "release %s: all %d artifacts verified\n", l.Version, len(res.Checked))
+		if fp := signerKey(l); fp != "" {
+			fmt.Fprintf(cmd.OutOrStdout(), "signed by key sha256:%s\n", fp)
+		}
 	}
 	return nil
+}
+
+// signerKey is the fingerprint of the key that verified a key-signed
+// release: the verified lock names it, and verification held it to the
+// policy's keys, so with several keys (a rotation) the user sees which.
+func signerKey(l *release.Lock) string {
+	if l.Signer.PublicKey == "" {
+		return ""
+	}
+	k, err := trust.ParsePublicKey([]byte(l.Signer.PublicKey))
+	if err != nil {
+		return ""
+	}
+	return trust.KeyFingerprint(k)
 }

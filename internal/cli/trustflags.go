@@ -2,6 +2,9 @@ package cli
 
 import (
 	"errors"
+	"fmt"
+	"strings"
+	"time"
 
 	"github.com/spf13/pflag"
 
@@ -12,8 +15,11 @@ import (
 // policy with Policy, so that a flag means the same in both (the
 // transparency-log setting once diverged between two builders).
 type TrustFlags struct {
-	Key, Identity, IdentityRegexp, Issuer string
-	TrustedRoot                           string
+	// Keys are the --key values: PATH, or PATH,not-after=DATE for a key
+	// being rotated out (see ParseKeySpec).
+	Keys                             []string
+	Identity, IdentityRegexp, Issuer string
+	TrustedRoot                      string
 	// TrustedRootSHA256 and IgnoreSCT are reloader-mirror's alone (see
 	// AddMirrorFlags).
 	TrustedRootSHA256 string
@@ -25,7 +31,8 @@ type TrustFlags struct {
 
 // AddFlags adds the flags both CLIs take.
 func (f *TrustFlags) AddFlags(fs *pflag.FlagSet) {
-	fs.StringVar(&f.Key, "key", "", "PEM public key that must have signed the release (cosign.pub)")
+	fs.StringArrayVar(&f.Keys, "key", nil, "PEM public key that must have signed the release (cosign.pub); repeat it to accept several keys during a rotation, "+
+		"and give a key being rotated out its window as PATH,not-after=DATE (DATE: 2027-01-31, accepted through that day UTC, or RFC 3339), e.g. --key new.pub --key old.pub,not-after=2027-01-31")
 	fs.StringVar(&f.Identity, "certificate-identity", "", "keyless: exact certificate identity (SAN) that must have signed")
 	fs.StringVar(&f.IdentityRegexp, "certificate-identity-regexp", "", "keyless: regular expression the whole certificate identity must match (anchored: ^(?:EXPR)$)")
 	fs.StringVar(&f.Issuer, "certificate-oidc-issuer", "", "keyless: OIDC issuer of the signing certificate")
@@ -43,7 +50,9 @@ func (f *TrustFlags) AddMirrorFlags(fs *pflag.FlagSet) {
 }
 
 // Given reports whether any signer was named.
-func (f *TrustFlags) Given() bool { return f.Key != "" || f.Identity != "" || f.IdentityRegexp != "" }
+func (f *TrustFlags) Given() bool {
+	return len(f.Keys) > 0 || f.Identity != "" || f.IdentityRegexp != ""
+}
 
 // Policy is the policy the flags ask for; every error is a usage error.
 func (f *TrustFlags) Policy() (trust.Policy, error) { return f.PolicyCarrying(nil, "") }
@@ -55,10 +64,14 @@ func (f *TrustFlags) PolicyCarrying(rootJSON []byte, source string) (trust.Polic
 	switch {
 	case !f.Given():
 		return trust.Policy{}, Usage(errors.New("say whom to trust: --key, or --certificate-identity(-regexp) with --certificate-oidc-issuer"))
-	case f.Key != "" && (f.Identity != "" || f.IdentityRegexp != ""):
+	case len(f.Keys) > 0 && (f.Identity != "" || f.IdentityRegexp != ""):
 		return trust.Policy{}, Usage(errors.New("give either --key or a certificate identity, not both"))
 	}
-	pf := trust.PolicyFiles{KeyFile: f.Key, Identity: f.Identity, IdentityRegexp: f.IdentityRegexp, Issuer: f.Issuer,
+	keys, err := f.KeyFiles()
+	if err != nil {
+		return trust.Policy{}, err
+	}
+	pf := trust.PolicyFiles{KeyFiles: keys, Identity: f.Identity, IdentityRegexp: f.IdentityRegexp, Issuer: f.Issuer,
 		TrustedRootFile: f.TrustedRoot, TrustedRootSHA256: f.TrustedRootSHA256, IgnoreSCT: f.IgnoreSCT, IgnoreTlog: f.IgnoreTlog}
 	if f.TrustedRoot == "" {
 		pf.TrustedRootJSON, pf.TrustedRootSource = rootJSON, source
@@ -69,4 +82,45 @@ func (f *TrustFlags) PolicyCarrying(rootJSON []byte, source string) (trust.Polic
 	}
 	p.ExpectBuilder = f.ExpectBuilder
 	return p, nil
+}
+
+// KeyFiles are the --key values parsed.
+func (f *TrustFlags) KeyFiles() ([]trust.KeyFile, error) {
+	var out []trust.KeyFile
+	for _, spec := range f.Keys {
+		k, err := ParseKeySpec(spec)
+		if err != nil {
+			return nil, Usage(fmt.Errorf("--key %q: %w", spec, err))
+		}
+		out = append(out, k)
+	}
+	return out, nil
+}
+
+// ParseKeySpec reads a --key value: PATH, or PATH,not-after=DATE where
+// DATE is a day (the key is accepted through its end, UTC) or an RFC 3339
+// instant. A path with a comma cannot be given; nobody names a key so.
+func ParseKeySpec(spec string) (trust.KeyFile, error) {
+	path, attrs, _ := strings.Cut(spec, ",")
+	if path == "" {
+		return trust.KeyFile{}, errors.New("no key file")
+	}
+	k := trust.KeyFile{Path: path}
+	if attrs == "" {
+		return k, nil
+	}
+	name, value, ok := strings.Cut(attrs, "=")
+	if !ok || name != "not-after" || value == "" {
+		return trust.KeyFile{}, fmt.Errorf("want PATH or PATH,not-after=DATE, not %q after the path", attrs)
+	}
+	if t, err := time.Parse(time.DateOnly, value); err == nil {
+		k.NotAfter = t.Add(24*time.Hour - time.Nanosecond)
+		return k, nil
+	}
+	t, err := time.Parse(time.RFC3339, value)
+	if err != nil {
+		return trust.KeyFile{}, fmt.Errorf("not-after=%s: want a date (2027-01-31) or an RFC 3339 time (2027-01-31T12:00:00Z)", value)
+	}
+	k.NotAfter = t
+	return k, nil
 }

@@ -29,6 +29,7 @@ import (
 	"github.com/reloader-dev/reloader/release/internal/rpmdb"
 	"github.com/reloader-dev/reloader/release/pipeline"
 	"github.com/reloader-dev/reloader/release/sign"
+	"github.com/reloader-dev/reloader/release/signkey"
 )
 
 // Options configures a local release.
@@ -40,8 +41,9 @@ type Options struct {
 	// Registry is an existing registry host ("127.0.0.1:5000"); empty
 	// starts one in process for the duration of the run.
 	Registry string
-	// KeyPath uses an existing cosign key instead of generating one;
-	// KeyPassword decrypts it.
+	// KeyPath uses an existing key instead of generating one: a cosign
+	// key file, which KeyPassword decrypts, or a pkcs11: or KMS URI (see
+	// release/signkey), whose public key is written to keys/cosign.pub.
 	KeyPath     string
 	KeyPassword []byte
 	// UBIBase is a real UBI base (name@sha256); empty builds a stand-in.
@@ -90,22 +92,11 @@ func Run(ctx context.Context, opts Options) (*Result, error) {
 		defer stop()
 		host = h
 	}
-	keyPath := opts.KeyPath
-	pubPath := ""
-	if keyPath == "" {
-		dir := filepath.Join(opts.OutDir, "keys")
-		if err := os.MkdirAll(dir, 0o700); err != nil {
-			return nil, fmt.Errorf("local release: %w", err)
-		}
-		var err error
-		if keyPath, pubPath, err = sign.GenerateKey(dir, opts.KeyPassword); err != nil {
-			return nil, fmt.Errorf("local release: %w", err)
-		}
-	}
-	signer, err := sign.FromKey(sign.KeyOptions{PrivateKeyPath: keyPath, Password: opts.KeyPassword})
+	signer, pubPath, closeKey, err := openSigner(ctx, opts)
 	if err != nil {
 		return nil, fmt.Errorf("local release: %w", err)
 	}
+	defer closeKey()
 	ropts := []remote.Option{remote.WithContext(ctx)}
 	res := &Result{Registry: host, PublicKey: pubPath}
 	ubiBase := opts.UBIBase
@@ -142,6 +133,45 @@ func Run(ctx context.Context, opts Options) (*Result, error) {
 		return res, err
 	}
 	return res, nil
+}
+
+// openSigner opens the key KeyPath names, or generates a cosign key pair
+// under OutDir/keys. It returns where the public key was written ("" for
+// a key file the caller already has) and what closes the key.
+func openSigner(ctx context.Context, opts Options) (*sign.Signer, string, func(), error) {
+	ref, pubPath := opts.KeyPath, ""
+	dir := filepath.Join(opts.OutDir, "keys")
+	if ref == "" {
+		if err := os.MkdirAll(dir, 0o700); err != nil {
+			return nil, "", nil, err
+		}
+		var err error
+		if ref, pubPath, err = sign.GenerateKey(dir, opts.KeyPassword); err != nil {
+			return nil, "", nil, err
+		}
+	}
+	key, err := signkey.Open(ctx, signkey.Options{Ref: ref, Password: opts.KeyPassword})
+	if err != nil {
+		return nil, "", nil, err
+	}
+	signer, err := sign.FromSignerVerifier(key.SignerVerifier)
+	if err != nil {
+		key.Close()
+		return nil, "", nil, err
+	}
+	if key.Kind != signkey.File {
+		// Verifiers need the public half of a key they cannot read.
+		pubPath = filepath.Join(dir, "cosign.pub")
+		if err := os.MkdirAll(dir, 0o700); err != nil {
+			key.Close()
+			return nil, "", nil, err
+		}
+		if err := os.WriteFile(pubPath, key.PublicKeyPEM, 0o644); err != nil {
+			key.Close()
+			return nil, "", nil, err
+		}
+	}
+	return signer, pubPath, key.Close, nil
 }
 
 // StartRegistry serves go-containerregistry's registry (referrers API on)

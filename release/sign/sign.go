@@ -72,13 +72,24 @@ func FromKey(opts KeyOptions) (*Signer, error) {
 	if err != nil {
 		return nil, fmt.Errorf("loading the signing key %s: %w", opts.PrivateKeyPath, err)
 	}
-	pub, err := sv.PublicKey()
+	s, err := FromSignerVerifier(sv)
 	if err != nil {
 		return nil, fmt.Errorf("loading the signing key %s: %w", opts.PrivateKeyPath, err)
 	}
+	return s, nil
+}
+
+// FromSignerVerifier is a key-based signer for a key held anywhere (a
+// PKCS#11 token, a KMS: see release/signkey); the lock names its public key
+// as the signer.
+func FromSignerVerifier(sv signature.SignerVerifier) (*Signer, error) {
+	pub, err := sv.PublicKey()
+	if err != nil {
+		return nil, fmt.Errorf("reading the signing key's public key: %w", err)
+	}
 	pubPEM, err := cryptoutils.MarshalPublicKeyToPEM(pub)
 	if err != nil {
-		return nil, fmt.Errorf("encoding the public key of %s: %w", opts.PrivateKeyPath, err)
+		return nil, fmt.Errorf("encoding the signing key's public key: %w", err)
 	}
 	return &Signer{sv: sv, identity: release.Signer{PublicKey: string(pubPEM)}}, nil
 }

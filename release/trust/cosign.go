@@ -124,6 +124,9 @@ func (v *Verifier) remoteOpts(ctx context.Context, ropts []remote.Option) *cosig
 // ImageSignatures verifies the cosign signatures (the .sig tag) of ref in
 // its registry, as `cosign verify` does, offline.
 func (v *Verifier) ImageSignatures(ctx context.Context, ref name.Digest, ropts []remote.Option) error {
+	if v.byKey != nil {
+		return v.imageSignaturesRotating(ctx, ref, ropts)
+	}
 	if _, _, err := cosign.VerifyImageSignatures(ctx, ref, v.remoteOpts(ctx, ropts)); err != nil {
 		return fmt.Errorf("%w: signature does not verify against the expected signer: %w", ErrUntrusted, err)
 	}
@@ -133,6 +136,9 @@ func (v *Verifier) ImageSignatures(ctx context.Context, ref name.Digest, ropts [
 // ImageAttestations verifies the cosign attestations (the .att tag) of ref
 // in its registry and returns their DSSE payloads.
 func (v *Verifier) ImageAttestations(ctx context.Context, ref name.Digest, ropts []remote.Option) ([][]byte, error) {
+	if v.byKey != nil {
+		return v.imageAttestationsRotating(ctx, ref, ropts)
+	}
 	co := v.remoteOpts(ctx, ropts)
 	co.ClaimVerifier = cosign.IntotoSubjectClaimVerifier
 	atts, _, err := cosign.VerifyImageAttestations(ctx, ref, co)

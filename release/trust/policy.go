@@ -25,6 +25,7 @@ import (
 	"os"
 	"regexp"
 	"strings"
+	"time"
 
 	"github.com/sigstore/sigstore-go/pkg/root"
 	"github.com/sigstore/sigstore/pkg/cryptoutils"
@@ -36,11 +37,19 @@ import (
 	"github.com/reloader-dev/reloader/internal/exitcode"
 )
 
-// Policy says whom to trust. Either PublicKey is set (key-based signing), or
-// a certificate identity (Identity or IdentityRegexp) with its OIDC Issuer and
-// the TrustedRoot that anchors keyless certificates.
+// Policy says whom to trust. Either public keys (key-based signing: PublicKey,
+// Keys or both), or a certificate identity (Identity or IdentityRegexp) with
+// its OIDC Issuer and the TrustedRoot that anchors keyless certificates.
 type Policy struct {
+	// PublicKey is a key trusted without a window: the one-key policy.
 	PublicKey crypto.PublicKey
+	// Keys are further keys, each with an optional window: several keys
+	// during a rotation, the old one accepted until its NotAfter (see
+	// keys.go).
+	Keys []TrustedKey
+	// Now is the verifier's clock, which key windows are judged by; nil is
+	// the system clock.
+	Now func() time.Time
 
 	Identity       string
 	IdentityRegexp string
@@ -106,16 +115,16 @@ var (
 func policyErr(msg string) error { return fmt.Errorf("%w: %s", ErrPolicy, msg) }
 
 // Keyless reports whether the policy trusts certificate identities.
-func (p Policy) Keyless() bool { return p.PublicKey == nil }
+func (p Policy) Keyless() bool { return p.PublicKey == nil && len(p.Keys) == 0 }
 
 // Validate checks the policy is complete; an incomplete policy would trust
 // too much, so verification refuses it.
 func (p Policy) Validate() error {
-	if p.PublicKey != nil {
+	if !p.Keyless() {
 		if p.Identity != "" || p.IdentityRegexp != "" {
 			return policyErr("give a public key or a certificate identity, not both")
 		}
-		return nil
+		return p.validateKeys()
 	}
 	if p.Identity == "" && p.IdentityRegexp == "" {
 		return policyErr("no public key and no certificate identity: refusing to trust anyone who signs")
@@ -139,18 +148,23 @@ func (p Policy) Validate() error {
 
 // Summary is the policy in words and fingerprints, for plans and reports.
 type Summary struct {
-	Mode           string `json:"mode"`
-	KeySHA256      string `json:"keySha256,omitempty"`
-	Identity       string `json:"identity,omitempty"`
-	IdentityRegexp string `json:"identityRegexp,omitempty"`
-	Issuer         string `json:"issuer,omitempty"`
-	TrustedRoot    string `json:"trustedRoot,omitempty"`
+	Mode string `json:"mode"`
+	// KeySHA256 is the policy's key when it has one; in a LockResult, the
+	// key that verified the release.
+	KeySHA256 string `json:"keySha256,omitempty"`
+	// Keys are every key the policy accepts, when it accepts several or
+	// gives one a window.
+	Keys           []KeySummary `json:"keys,omitempty"`
+	Identity       string       `json:"identity,omitempty"`
+	IdentityRegexp string       `json:"identityRegexp,omitempty"`
+	Issuer         string       `json:"issuer,omitempty"`
+	TrustedRoot    string       `json:"trustedRoot,omitempty"`
 }
 
 // Summary describes the policy.
 func (p Policy) Summary() Summary {
 	if !p.Keyless() {
-		return Summary{Mode: "key", KeySHA256: KeyFingerprint(p.PublicKey)}
+		return p.keySummary()
 	}
 	return Summary{Mode: "keyless", Identity: p.Identity, IdentityRegexp: p.IdentityRegexp, Issuer: p.Issuer, TrustedRoot: p.TrustedRootSource}
 }
@@ -169,17 +183,8 @@ func KeyFingerprint(k crypto.PublicKey) string {
 // signed by a trusted key cannot redirect users to expect someone else.
 func (p Policy) MatchesSigner(s release.Signer) error {
 	if !p.Keyless() {
-		if s.PublicKey == "" {
-			return fmt.Errorf("%w: the lock expects keyless signer %q but the policy trusts key sha256:%s", ErrUntrusted, s.Identity+s.IdentityRegexp, KeyFingerprint(p.PublicKey))
-		}
-		k, err := ParsePublicKey([]byte(s.PublicKey))
-		if err != nil {
-			return fmt.Errorf("%w: the lock's signer key: %w", ErrUntrusted, err)
-		}
-		if KeyFingerprint(k) != KeyFingerprint(p.PublicKey) {
-			return fmt.Errorf("%w: the lock names signer key sha256:%s but the policy trusts sha256:%s", ErrUntrusted, KeyFingerprint(k), KeyFingerprint(p.PublicKey))
-		}
-		return nil
+		_, err := p.keyFor(s)
+		return err
 	}
 	if !s.Keyless() {
 		return fmt.Errorf("%w: the lock expects key-based signatures but the policy trusts a certificate identity", ErrUntrusted)
@@ -196,7 +201,9 @@ func (p Policy) MatchesSigner(s release.Signer) error {
 // PolicyFiles names the files and values a policy is built from.
 type PolicyFiles struct {
 	// KeyFile is a PEM public key (cosign.pub).
-	KeyFile        string
+	KeyFile string
+	// KeyFiles are further keys, each with an optional window (rotation).
+	KeyFiles       []KeyFile
 	Identity       string
 	IdentityRegexp string
 	Issuer         string
@@ -219,16 +226,21 @@ type PolicyFiles struct {
 // LoadPolicy builds a Policy from files; it reads only the local disk.
 func LoadPolicy(f PolicyFiles) (Policy, error) {
 	p := Policy{Identity: f.Identity, IdentityRegexp: f.IdentityRegexp, Issuer: f.Issuer, IgnoreSCT: f.IgnoreSCT, InsecureIgnoreTlog: f.IgnoreTlog}
-	if f.KeyFile != "" {
-		b, err := os.ReadFile(f.KeyFile)
-		if err != nil {
-			return Policy{}, fmt.Errorf("%w: reading public key %s: %w", ErrPolicy, f.KeyFile, err)
+	if f.KeyFile != "" || len(f.KeyFiles) > 0 {
+		if f.KeyFile != "" {
+			k, err := readPublicKey(f.KeyFile)
+			if err != nil {
+				return Policy{}, err
+			}
+			p.PublicKey = k
 		}
-		k, err := ParsePublicKey(b)
-		if err != nil {
-			return Policy{}, fmt.Errorf("%w: public key %s: %w", ErrPolicy, f.KeyFile, err)
+		for _, kf := range f.KeyFiles {
+			k, err := readPublicKey(kf.Path)
+			if err != nil {
+				return Policy{}, err
+			}
+			p.Keys = append(p.Keys, TrustedKey{Key: k, NotAfter: kf.NotAfter, Source: kf.Path})
 		}
-		p.PublicKey = k
 		return p, p.Validate()
 	}
 	rootJSON, src := f.TrustedRootJSON, f.TrustedRootSource
@@ -269,6 +281,18 @@ func checkRootDigest(rootJSON []byte, src, want string, carried bool) error {
 		return fmt.Errorf("%w: trusted root %s has sha256 %s, not the expected %s", ErrUntrusted, src, hex.EncodeToString(got[:]), want)
 	}
 	return nil
+}
+
+func readPublicKey(path string) (crypto.PublicKey, error) {
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return nil, fmt.Errorf("%w: reading public key %s: %w", ErrPolicy, path, err)
+	}
+	k, err := ParsePublicKey(b)
+	if err != nil {
+		return nil, fmt.Errorf("%w: public key %s: %w", ErrPolicy, path, err)
+	}
+	return k, nil
 }
 
 // ParsePublicKey reads a PEM public key.

@@ -81,6 +81,9 @@ type Verifier struct {
 	// statements and provenances remember what was parsed, verified what
 	// was verified (parallel.go).
 	statements, provenances, verified sync.Map
+	// byKey, for a policy of several keys or a windowed one, verifies
+	// each release with the key its lock names (rotation.go).
+	byKey []keyVerifier
 }
 
 // NewVerifier checks the policy and prepares everything verification
@@ -90,13 +93,18 @@ func NewVerifier(p Policy) (*Verifier, error) {
 		return nil, err
 	}
 	v := &Verifier{policy: p}
+	if p.rotating() {
+		var err error
+		v.byKey, err = newKeyVerifiers(p)
+		return v, err
+	}
 	co := &cosign.CheckOpts{Offline: true, IgnoreSCT: p.IgnoreSCT, ClaimVerifier: cosign.SimpleClaimVerifier}
 	var (
 		trusted root.TrustedMaterial
 		vopts   []sgverify.VerifierOption
 	)
 	if !p.Keyless() {
-		sv, err := signature.LoadVerifier(p.PublicKey, crypto.SHA256)
+		sv, err := signature.LoadVerifier(p.TrustedKeys()[0].Key, crypto.SHA256)
 		if err != nil {
 			return nil, fmt.Errorf("%w: loading the public key: %w", ErrPolicy, err)
 		}
@@ -148,6 +156,9 @@ func (v *Verifier) Policy() Policy { return v.policy }
 // Lock checks the lock's Sigstore bundle against the policy, then parses
 // the lock and checks it names the signer the policy trusts.
 func (v *Verifier) Lock(lockJSON, bundleJSON []byte) (*release.Lock, LockResult, error) {
+	if v.byKey != nil {
+		return v.lockRotating(lockJSON, bundleJSON)
+	}
 	if len(bundleJSON) == 0 {
 		return nil, LockResult{}, fmt.Errorf("%w: verifying the release lock: no signature bundle", ErrUntrusted)
 	}
@@ -245,6 +256,13 @@ func (r *Result) Err() error {
 // The verdict is in the Result (see Result.Err); the error is only for a
 // lock that cannot be read.
 func (v *Verifier) Release(ctx context.Context, l *release.Lock, c Content) (*Result, error) {
+	if v.byKey != nil {
+		kv, err := v.forLock(l)
+		if err != nil {
+			return nil, err
+		}
+		return kv.Release(ctx, l, c)
+	}
 	bySubject := map[string][]release.Artifact{}
 	for _, a := range l.Artifacts {
 		if Format(a) != "" && a.Subject != "" {
@@ -406,44 +424,4 @@ func (v *Verifier) verifySignature(ctx context.Context, c Content, s release.Art
 	}
 	v.verified.Store(key, sts)
 	return sts, nil
-}
-
-// ProvenanceStatement returns the in-toto statement of a DSSE envelope (a
-// cosign attestation layer, or a bundle's; format is Format of its lock
-// entry) if it carries SLSA provenance. It checks no signature: the
-// Verifier calls it on verified layers only.
-func ProvenanceStatement(format string, payload []byte) []byte {
-	if pt, st := InTotoStatement(format, payload); pt == provenance.PredicateType {
-		return st
-	}
-	return nil
-}
-
-// InTotoStatement returns the predicate type and the in-toto statement of a
-// DSSE envelope (see ProvenanceStatement), or nil for a payload that is
-// not one. It checks no signature.
-func InTotoStatement(format string, payload []byte) (string, []byte) {
-	var env struct {
-		Payload      []byte `json:"payload"`
-		DSSEEnvelope *struct {
-			Payload []byte `json:"payload"`
-		} `json:"dsseEnvelope"`
-	}
-	if format == FormatCosignSignature || json.Unmarshal(payload, &env) != nil {
-		return "", nil
-	}
-	st := env.Payload
-	if format == FormatBundle {
-		if env.DSSEEnvelope == nil {
-			return "", nil
-		}
-		st = env.DSSEEnvelope.Payload
-	}
-	var head struct {
-		PredicateType string `json:"predicateType"`
-	}
-	if json.Unmarshal(st, &head) != nil || head.PredicateType == "" {
-		return "", nil
-	}
-	return head.PredicateType, st
 }
