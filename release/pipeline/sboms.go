@@ -40,7 +40,7 @@ func (r *run) generateSBOMs(ctx context.Context) error {
 				return fmt.Errorf("writing SBOM: %w", err)
 			}
 		}
-		fmt.Fprintf(r.log, "    %-13s %-12s SPDX %d B, CycloneDX %d B\n", bi.name, bi.platform.String(), len(docs[0].Data), len(docs[1].Data))
+		fmt.Fprintf(r.log, "    %-17s %-12s SPDX %d B, CycloneDX %d B\n", bi.name, bi.platform.String(), len(docs[0].Data), len(docs[1].Data))
 	}
 	return nil
 }
