@@ -276,6 +276,7 @@ func encodeSPDX(s sbom.SBOM, opts Options, dgst v1.Hash, rpmMD5 map[string]strin
 		doc["documentNamespace"] = fmt.Sprintf("%s/%s/%s-%s", opts.Namespace, opts.Name, opts.Version, dgst.Hex)
 		supplySPDX(doc, opts)
 		completeSPDX(doc, opts, rpmMD5)
+		noteFIPSModule(doc, fipsModule(s))
 	})
 }
 
