@@ -55,18 +55,26 @@ func RenderValues(l *release.Lock, m *Mapping) (*Values, error) {
 }
 
 // VariantChart is the chart a variant's image installs with: the chart named
-// as the image (reloader for the standard variant, reloader-ubi for ubi). A
-// library chart has no image of its name, so it is never chosen.
+// as the image (reloader for the standard variant, reloader-ubi for ubi).
+// A -fips variant installs with the chart of the variant it is built from
+// (reloader-fips with reloader): the charts differ only in the default
+// image, which the pinned values replace, and set nothing FIPS 140-only
+// mode refuses. A library chart has no image of its name, so it is never
+// chosen.
 func VariantChart(l *release.Lock, idx release.Artifact) (release.Artifact, error) {
+	want := idx.Name
+	if idx.Variant == release.VariantFIPS || idx.Variant == release.VariantUBIFIPS {
+		want = strings.TrimSuffix(idx.Name, "-fips")
+	}
 	var names []string
 	for _, c := range l.Find(release.KindChart, "") {
-		if c.Name == idx.Name {
+		if c.Name == want {
 			return c, nil
 		}
 		names = append(names, c.Name)
 	}
 	return release.Artifact{}, fmt.Errorf("release %s has no chart for the %s variant (image %s): want a chart named %q, the release has %q",
-		l.Version, idx.Variant, idx.Name, idx.Name, names)
+		l.Version, idx.Variant, idx.Name, want, names)
 }
 
 var digestKey = regexp.MustCompile(`(?m)^image:\s*\n(?:[ \t]+.*\n)*?[ \t]+digest:`)

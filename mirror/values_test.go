@@ -16,6 +16,8 @@ func pipelineShapedLock(charts ...string) *release.Lock {
 	l := &release.Lock{Version: "v9.9.9", Artifacts: []release.Artifact{
 		{Kind: release.KindImageIndex, Name: "reloader", Variant: "standard", Repository: "ghcr.io/reloader-dev/reloader", Digest: digestOf('a')},
 		{Kind: release.KindImageIndex, Name: "reloader-ubi", Variant: "ubi", Repository: "ghcr.io/reloader-dev/reloader-ubi", Digest: digestOf('b')},
+		{Kind: release.KindImageIndex, Name: "reloader-fips", Variant: "fips", Repository: "ghcr.io/reloader-dev/reloader-fips", Digest: digestOf('8')},
+		{Kind: release.KindImageIndex, Name: "reloader-ubi-fips", Variant: "ubi-fips", Repository: "ghcr.io/reloader-dev/reloader-ubi-fips", Digest: digestOf('9')},
 	}}
 	for i, c := range charts {
 		l.Artifacts = append(l.Artifacts, release.Artifact{Kind: release.KindChart, Name: c, Repository: "ghcr.io/reloader-dev/charts/" + c, Digest: digestOf(byte('c' + i))})
@@ -24,7 +26,8 @@ func pipelineShapedLock(charts ...string) *release.Lock {
 }
 
 // Each variant installs with its own chart (reloader, reloader-ubi), never
-// the library chart, whatever order the lock lists them in.
+// the library chart, whatever order the lock lists them in; a -fips variant
+// with the chart of the variant it is built from, its own image pinned.
 func TestValuesPickTheChartOfEachVariant(t *testing.T) {
 	l := pipelineShapedLock("reloader-lib", "reloader-ubi", "reloader")
 	m, err := mirror.NewMapping("harbor.internal/platform", l, nil)
@@ -38,13 +41,18 @@ func TestValuesPickTheChartOfEachVariant(t *testing.T) {
 	want := map[string]string{
 		"standard": "oci://harbor.internal/platform/charts/reloader@" + digestOf('e'),
 		"ubi":      "oci://harbor.internal/platform/charts/reloader-ubi@" + digestOf('d'),
+		"fips":     "oci://harbor.internal/platform/charts/reloader@" + digestOf('e'),
+		"ubi-fips": "oci://harbor.internal/platform/charts/reloader-ubi@" + digestOf('d'),
 	}
-	if len(v.Images) != 2 {
-		t.Fatalf("values for %d variants, want 2: %+v", len(v.Images), v.Images)
+	if len(v.Images) != 4 {
+		t.Fatalf("values for %d variants, want 4: %+v", len(v.Images), v.Images)
 	}
 	for _, iv := range v.Images {
 		if iv.Chart != want[iv.Variant] {
 			t.Errorf("%s variant installs with %s, want %s", iv.Variant, iv.Chart, want[iv.Variant])
+		}
+		if image := map[string]string{"standard": "reloader", "ubi": "reloader-ubi", "fips": "reloader-fips", "ubi-fips": "reloader-ubi-fips"}[iv.Variant]; !strings.HasSuffix(iv.Repository, "/"+image) {
+			t.Errorf("%s variant pins the image %s, want the %s image", iv.Variant, iv.Repository, image)
 		}
 		if !strings.Contains(v.Install[iv.Variant], want[iv.Variant]) || !strings.Contains(v.Install[iv.Variant], iv.Digest) {
 			t.Errorf("%s install command %q does not pin chart and image by digest", iv.Variant, v.Install[iv.Variant])

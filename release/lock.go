@@ -61,6 +61,24 @@ func (k Kind) valid() bool {
 	return false
 }
 
+// Image variants: what Artifact.Variant may say. The -fips variants are
+// the standard and UBI images with the controller built against Go's
+// FIPS 140-3 module (GOFIPS140) and run with GODEBUG=fips140=only.
+const (
+	VariantStandard = "standard"
+	VariantUBI      = "ubi"
+	VariantFIPS     = "fips"
+	VariantUBIFIPS  = "ubi-fips"
+)
+
+func validVariant(v string) bool {
+	switch v {
+	case VariantStandard, VariantUBI, VariantFIPS, VariantUBIFIPS:
+		return true
+	}
+	return false
+}
+
 // Lock describes one release completely. Its JSON form is what is signed.
 type Lock struct {
 	Schema string `json:"schema"`
@@ -158,7 +176,8 @@ type Artifact struct {
 	// Name is the artifact's product name: "reloader", "reloader-ubi", a
 	// chart name.
 	Name string `json:"name"`
-	// Variant is "standard" or "ubi" for images and what refers to them.
+	// Variant is one of the Variant constants for images and what refers
+	// to them.
 	Variant string `json:"variant,omitempty"`
 	// Platform is "os/arch[/variant]" for KindImage and its SBOMs.
 	Platform string `json:"platform,omitempty"`
@@ -275,6 +294,9 @@ func (l *Lock) Validate() error {
 		}
 		if a.MediaType == "" {
 			bad("%s: no media type", where)
+		}
+		if a.Variant != "" && !validVariant(a.Variant) {
+			bad("%s: unknown variant %q (want %s, %s, %s or %s)", where, a.Variant, VariantStandard, VariantUBI, VariantFIPS, VariantUBIFIPS)
 		}
 		if a.Kind == KindImage && a.Platform == "" {
 			bad("%s: image without platform", where)

@@ -55,6 +55,7 @@ func TestLockRejectsWhatIsWrongByName(t *testing.T) {
 		"unknown kind":   {func(l *Lock) { l.Artifacts[0].Kind = "tarball" }, "unknown kind"},
 		"duplicate":      {func(l *Lock) { l.Artifacts = append(l.Artifacts, l.Artifacts[0]) }, "listed twice"},
 		"platformless":   {func(l *Lock) { l.Artifacts[1].Platform = "" }, "without platform"},
+		"bad variant":    {func(l *Lock) { l.Artifacts[1].Variant = "fips140" }, `unknown variant "fips140"`},
 		"bad commit":     {func(l *Lock) { l.Commit = "main" }, "commit"},
 	}
 	for name, tc := range cases {

@@ -5,6 +5,9 @@ import (
 	"encoding/hex"
 	"runtime/debug"
 	"strings"
+
+	"github.com/anchore/syft/syft/pkg"
+	"github.com/anchore/syft/syft/sbom"
 )
 
 // What the documents say beyond what syft writes, so they carry the
@@ -234,4 +237,48 @@ func spdxPURL(pkg map[string]any) string {
 		}
 	}
 	return ""
+}
+
+// fipsModule is the Go Cryptographic Module version the image's Go
+// binaries link (their GOFIPS140 build setting, e.g. v1.0.0-c2097c7c), or
+// "" when none was built with GOFIPS140.
+func fipsModule(s sbom.SBOM) string {
+	if s.Artifacts.Packages == nil {
+		return ""
+	}
+	for _, p := range s.Artifacts.Packages.Sorted(pkg.GoModulePkg) {
+		md, ok := p.Metadata.(pkg.GolangBinaryBuildinfoEntry)
+		if !ok {
+			continue
+		}
+		for _, kv := range md.GoCryptoSettings {
+			if v, ok := strings.CutPrefix(kv, "GOFIPS140="); ok {
+				return v
+			}
+		}
+	}
+	return ""
+}
+
+// noteFIPSModule names the Go Cryptographic Module on the standard
+// library's SPDX package, which carries it: syft writes the GOFIPS140
+// setting as a CycloneDX property of the main module, but SPDX 2.3 has no
+// place for it, and an auditor's question is which FIPS module the crypto
+// is.
+func noteFIPSModule(doc map[string]any, module string) {
+	if module == "" {
+		return
+	}
+	pkgs, _ := doc["packages"].([]any)
+	for _, p := range pkgs {
+		pm, _ := p.(map[string]any)
+		if pm == nil || !strings.HasPrefix(spdxPURL(pm), "pkg:golang/stdlib@") {
+			continue
+		}
+		note := "crypto is the Go Cryptographic Module " + module + " (GOFIPS140, FIPS 140-3)"
+		if c := str(pm["comment"]); c != "" {
+			note = c + "; " + note
+		}
+		pm["comment"] = note
+	}
 }

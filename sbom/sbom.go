@@ -89,6 +89,9 @@ func Generate(ctx context.Context, img v1.Image, opts Options) ([]Document, erro
 	if err != nil {
 		return nil, fmt.Errorf("generating SBOMs for %s: %w", opts.Name, err)
 	}
+	if ctx, err = WithLicenseScanner(ctx); err != nil {
+		return nil, fmt.Errorf("generating SBOMs for %s %s: %w", opts.Name, dgst, err)
+	}
 	dir, err := os.MkdirTemp(opts.WorkDir, "sbom-oci-")
 	if err != nil {
 		return nil, fmt.Errorf("generating SBOMs for %s %s: %w", opts.Name, dgst, err)
@@ -129,6 +132,25 @@ func Generate(ctx context.Context, img v1.Image, opts Options) ([]Document, erro
 		return nil, fmt.Errorf("generating the CycloneDX SBOM for %s %s: %w", opts.Name, dgst, err)
 	}
 	return []Document{{MediaType: MediaTypeSPDX, Data: spdx}, {MediaType: MediaTypeCycloneDX, Data: cdx}}, nil
+}
+
+// licenseScannerKey marks a context that carries syft's licence scanner.
+type licenseScannerKey struct{}
+
+// WithLicenseScanner returns ctx carrying syft's licence scanner (its
+// default configuration, which createConfig keeps), for every Generate
+// under ctx to share: building one compiles licensecheck's whole licence
+// corpus, most of an SBOM's time for a small image, and syft would build
+// one per call. A release's pipeline builds it once for all its images.
+func WithLicenseScanner(ctx context.Context) (context.Context, error) {
+	if ctx.Value(licenseScannerKey{}) != nil {
+		return ctx, nil
+	}
+	ctx, err := syft.SetContextLicenseScanner(ctx, cataloging.DefaultLicenseConfig())
+	if err != nil {
+		return nil, fmt.Errorf("building the licence scanner: %w", err)
+	}
+	return context.WithValue(ctx, licenseScannerKey{}, true), nil
 }
 
 // createConfig is syft's default configuration with Go licences read from
@@ -191,10 +213,6 @@ func declareModuleLicence(ctx context.Context, s *sbom.SBOM, licenceFile string)
 		return fmt.Errorf("reading the main module's licence: %w", err)
 	}
 	defer f.Close()
-	ctx, err = syft.SetContextLicenseScanner(ctx, cataloging.DefaultLicenseConfig())
-	if err != nil {
-		return fmt.Errorf("identifying the main module's licence %s: %w", licenceFile, err)
-	}
 	var declared []pkg.License
 	for _, l := range pkg.NewLicensesFromReadCloserWithContext(ctx, file.NewLocationReadCloser(file.NewLocation(filepath.Base(licenceFile)), f)) {
 		if l.SPDXExpression == "" {
@@ -258,6 +276,7 @@ func encodeSPDX(s sbom.SBOM, opts Options, dgst v1.Hash, rpmMD5 map[string]strin
 		doc["documentNamespace"] = fmt.Sprintf("%s/%s/%s-%s", opts.Namespace, opts.Name, opts.Version, dgst.Hex)
 		supplySPDX(doc, opts)
 		completeSPDX(doc, opts, rpmMD5)
+		noteFIPSModule(doc, fipsModule(s))
 	})
 }
 

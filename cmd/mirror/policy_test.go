@@ -24,7 +24,7 @@ func TestPolicyCommand(t *testing.T) {
 		t.Fatalf("policy: exit %d: %s", code, errs)
 	}
 	for _, want := range []string{"kind: ValidatingAdmissionPolicy\n", "kind: ClusterImagePolicy\n", "kind: ClusterPolicy\n",
-		`"` + target + `/reloader", "` + target + `/reloader-ubi"`, "glob: " + target + "/reloader@*", "reloader.dev/release: v1.2.3"} {
+		`'["` + target + `/reloader", "` + target + `/reloader-fips",`, `"` + target + `/reloader-ubi", "` + target + `/reloader-ubi-fips"]`, "glob: " + target + "/reloader@*", "reloader.dev/release: v1.2.3"} {
 		if !strings.Contains(out, want) {
 			t.Errorf("policy output lacks %q", want)
 		}

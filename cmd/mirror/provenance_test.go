@@ -211,8 +211,28 @@ func TestProvenanceOfARealReleaseIsSignedCheckedAndRequired(t *testing.T) {
 				n++
 			}
 		}
-		if n != 4 {
-			t.Errorf("%d images and indexes verified, want 4", n)
+		if n != 8 {
+			t.Errorf("%d images and indexes verified, want 8 (four variants)", n)
+		}
+	})
+
+	t.Run("a -fips image's provenance records the Go Cryptographic Module it was built against", func(t *testing.T) {
+		for file, fips := range map[string]bool{"reloader-fips-linux-amd64": true, "reloader-ubi-fips-linux-amd64": true, "reloader-linux-amd64": false} {
+			b, err := os.ReadFile(filepath.Join(rel.out, "provenance", file+".slsa.json"))
+			if err != nil {
+				t.Fatal(err)
+			}
+			var pred struct {
+				BuildDefinition struct {
+					InternalParameters struct{ Env map[string]string }
+				}
+			}
+			if err := json.Unmarshal(b, &pred); err != nil {
+				t.Fatal(err)
+			}
+			if got := pred.BuildDefinition.InternalParameters.Env["GOFIPS140"]; strings.HasPrefix(got, "v1.0.0-") != fips {
+				t.Errorf("%s: GOFIPS140 %q in the build environment, want v1.0.0-… only for a -fips image", file, got)
+			}
 		}
 	})
 

@@ -4,22 +4,31 @@ import (
 	"bytes"
 	"encoding/json"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
 	"time"
 
+	v1 "github.com/google/go-containerregistry/pkg/v1"
+
 	"github.com/reloader-dev/reloader/internal/cli"
 	"github.com/reloader-dev/reloader/release/local"
 	"github.com/reloader-dev/reloader/release/pipeline"
+	"github.com/reloader-dev/reloader/release/releasetest"
 
 	"github.com/reloader-dev/reloader/test/tools"
 )
 
 // values works on what the real pipeline publishes: the repository's own
-// charts (reloader, reloader-ubi and the library chart reloader-lib), both
-// image variants. Each variant gets its own chart, pinned by digest, and
-// --check-chart reads each at the target.
+// charts (reloader, reloader-ubi and the library chart reloader-lib), every
+// image variant. Each variant gets its own chart, pinned by digest (a -fips
+// one the chart of the variant it is built from), and --check-chart reads
+// each at the target. The copied -fips images' controller, run with the
+// image's own environment, is in FIPS 140-only mode (--version says
+// "(fips140=only)"), the others' is not: the image config's
+// GODEBUG=fips140=only reached the target, and the binary links Go's FIPS
+// module (a binary without it would refuse to start with that setting).
 func TestValuesOnARealLocalRelease(t *testing.T) {
 	t.Parallel()
 	if testing.Short() {
@@ -65,12 +74,13 @@ func TestValuesOnARealLocalRelease(t *testing.T) {
 		t.Fatalf("values on a real release: exit %d: %s", code, errs)
 	}
 	var v struct {
-		Images []struct{ Variant, Chart string }
+		Images []struct{ Variant, Chart, Repository, Digest string }
 	}
 	if err := json.Unmarshal([]byte(out), &v); err != nil {
 		t.Fatalf("values json: %v: %s", err, out)
 	}
-	want := map[string]string{"standard": "oci://" + target + "/charts/reloader@sha256:", "ubi": "oci://" + target + "/charts/reloader-ubi@sha256:"}
+	want := map[string]string{"standard": "oci://" + target + "/charts/reloader@sha256:", "ubi": "oci://" + target + "/charts/reloader-ubi@sha256:",
+		"fips": "oci://" + target + "/charts/reloader@sha256:", "ubi-fips": "oci://" + target + "/charts/reloader-ubi@sha256:"}
 	if len(v.Images) != len(want) {
 		t.Fatalf("values for %d variants, want %d: %s", len(v.Images), len(want), out)
 	}
@@ -80,7 +90,20 @@ func TestValuesOnARealLocalRelease(t *testing.T) {
 		}
 	}
 
-	// The SBOMs of the real controller, both variants, carry every CISA
+	for _, iv := range v.Images {
+		t.Run("the copied "+iv.Variant+" image's controller runs with the image's environment", func(t *testing.T) {
+			fips := strings.HasSuffix(iv.Variant, "fips")
+			if got := runImageController(t, iv.Repository+"@"+iv.Digest, "--version"); strings.Contains(got, "(fips140=only)") != fips {
+				t.Errorf("%s --version: %q, want (fips140=only) only in a -fips image", iv.Variant, got)
+			}
+		})
+	}
+	if code, out, errs := runCLI(t, append([]string{"values", "--variant", "fips"}, trust...)...); code != cli.ExitOK ||
+		!strings.Contains(out, "repository: "+target+"/reloader-fips\n") || !strings.Contains(out, target+"/charts/reloader@sha256:") {
+		t.Errorf("values --variant fips: exit %d, want the reloader-fips image with the reloader chart:\n%s%s", code, out, errs)
+	}
+
+	// The SBOMs of the real controller, every variant, carry every CISA
 	// 2025 element; BSI TR-03183-2 names what they lack.
 	review := []string{"review", "--lock", res.LockPath, "--lock-bundle", res.BundlePath, "--key", res.PublicKey, "--allow-unscanned", "--fail-on", "minimum-elements", "-o", "json"}
 	code, out, errs = runCLI(t, append(review, "--out", filepath.Join(dir, "review-cisa"), "--profile", "cisa-2025")...)
@@ -101,4 +124,34 @@ func TestValuesOnARealLocalRelease(t *testing.T) {
 		t.Errorf("review --profile bsi-tr-03183-2: exit %d, want 3 naming the component creator: %s", code, errs)
 	}
 	t.Logf("%d components pass cisa-2025; bsi-tr-03183-2: %s", len(rv.Review.Components), errs)
+}
+
+// runImageController runs the controller binary of the linux/amd64 image of
+// the index at ref with args and only the environment the image's config
+// gives a container, and returns its output.
+func runImageController(t *testing.T, ref string, args ...string) string {
+	t.Helper()
+	img, err := releasetest.PlatformImage(t.Context(), ref, v1.Platform{OS: "linux", Architecture: "amd64"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	cf, err := img.ConfigFile()
+	if err != nil {
+		t.Fatal(err)
+	}
+	data, err := releasetest.ImageFile(img, cf.Config.Entrypoint[0])
+	if err != nil {
+		t.Fatal(err)
+	}
+	bin := filepath.Join(t.TempDir(), "reloader")
+	if err := os.WriteFile(bin, data, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	cmd := exec.CommandContext(t.Context(), bin, args...)
+	cmd.Env = cf.Config.Env
+	out, err := cmd.CombinedOutput()
+	if err != nil {
+		t.Fatalf("%s %v with %v: %v\n%s", ref, args, cf.Config.Env, err, out)
+	}
+	return string(out)
 }

@@ -50,8 +50,9 @@ func runReview(t *testing.T, args ...string) (int, reviewOutput, string) {
 	return code, out, stderr
 }
 
-// The review a release made by the real pipeline (two platforms, both
-// variants, key-signed) signs on each image index verifies on the
+// The review a release made by the real pipeline (two platforms of the
+// standard and UBI variants, their -fips images on amd64, key-signed) signs
+// on each image index verifies on the
 // disconnected side, from an archive and from a registry, and is equal to
 // the review recomputed there; the page the release published is the one
 // whose digest is signed. A one-byte change to the signed review refuses
@@ -69,7 +70,9 @@ func TestTheSignedReviewOfARealReleaseVerifiesAndATamperedOneDoesNot(t *testing.
 	defer cancel()
 	src := startRegistry(t)
 	out := t.TempDir()
-	// Two platforms of two variants: every Go module is in four images.
+	// Two platforms of two variants, and their -fips images on amd64 only
+	// (on arm64 they would be another full compile of the controller):
+	// every Go module is in six images.
 	platforms, err := pipeline.ParsePlatforms([]string{"linux/amd64", "linux/arm64"})
 	if err != nil {
 		t.Fatal(err)
@@ -77,7 +80,7 @@ func TestTheSignedReviewOfARealReleaseVerifiesAndATamperedOneDoesNot(t *testing.
 	start := time.Now()
 	res, err := local.Run(ctx, local.Options{ModuleDir: "../..", MainPackage: "./cmd/reloader", OutDir: out, Registry: src.Host,
 		Version: "v1.2.3", Commit: strings.Repeat("ef", 20), Created: time.Date(2026, 11, 30, 12, 0, 0, 0, time.UTC),
-		NoScan: true, Platforms: platforms})
+		NoScan: true, Platforms: platforms, FIPSPlatforms: platforms[:1]})
 	if err != nil {
 		t.Fatalf("local release: %v", err)
 	}
@@ -108,8 +111,8 @@ func TestTheSignedReviewOfARealReleaseVerifiesAndATamperedOneDoesNot(t *testing.
 		if code != cli.ExitOK {
 			t.Fatalf("review --verify of the archive: exit %d: %s", code, errs)
 		}
-		if got.SignedReview == nil || len(got.SignedReview.Indexes) != 2 || got.SignedReview.HTMLDigest != publishedDigest {
-			t.Errorf("signed review %+v, want both indexes and the published page's digest %s", got.SignedReview, publishedDigest)
+		if got.SignedReview == nil || len(got.SignedReview.Indexes) != 4 || got.SignedReview.HTMLDigest != publishedDigest {
+			t.Errorf("signed review %+v, want every index and the published page's digest %s", got.SignedReview, publishedDigest)
 		}
 		r := got.Review
 		if !strings.Contains(r.Release.Verification, "archive "+archive) {
@@ -143,13 +146,14 @@ func TestTheSignedReviewOfARealReleaseVerifiesAndATamperedOneDoesNot(t *testing.
 				carriers = c.Labels()
 			}
 		}
-		want := []string{"reloader linux/amd64", "reloader linux/arm64", "reloader-ubi linux/amd64", "reloader-ubi linux/arm64"}
+		want := []string{"reloader linux/amd64", "reloader linux/arm64", "reloader-fips linux/amd64",
+			"reloader-ubi linux/amd64", "reloader-ubi linux/arm64", "reloader-ubi-fips linux/amd64"}
 		if strings.Join(carriers, ",") != strings.Join(want, ",") {
 			t.Errorf("k8s.io/client-go is carried by %q, want %q", carriers, want)
 		}
 		t.Logf("%d components listed once each, for %d image-and-component pairs", len(r.Components), rows)
 		if len(r.Components)*2 > rows {
-			t.Errorf("%d components for %d pairs: the modules shared by four images are not folded", len(r.Components), rows)
+			t.Errorf("%d components for %d pairs: the modules shared by six images are not folded", len(r.Components), rows)
 		}
 		signed, err := review.ParseAttestation(pred)
 		if err != nil {
@@ -312,8 +316,8 @@ func TestTheSignedReviewOfAKeylessReleaseVerifiesAgainstTheWorkflowIdentity(t *t
 			}
 		}
 	}
-	if listed != 2 {
-		t.Errorf("the lock lists %d signed reviews, want one per image index (2)", listed)
+	if listed != 4 {
+		t.Errorf("the lock lists %d signed reviews, want one per image index (4)", listed)
 	}
 	code, got, errs := runReview(t, "--lock-ref", res.LockRef, "--verify", "--out", t.TempDir(), "--allow-unscanned",
 		"--trusted-root", root, "--certificate-identity", workflowIdentity, "--certificate-oidc-issuer", githubIssuer,
@@ -321,8 +325,8 @@ func TestTheSignedReviewOfAKeylessReleaseVerifiesAgainstTheWorkflowIdentity(t *t
 	if code != cli.ExitOK {
 		t.Fatalf("review --verify of a keyless release: exit %d: %s", code, errs)
 	}
-	if got.SignedReview == nil || len(got.SignedReview.Indexes) != 2 {
-		t.Errorf("signed review %+v, want both indexes verified", got.SignedReview)
+	if got.SignedReview == nil || len(got.SignedReview.Indexes) != 4 {
+		t.Errorf("signed review %+v, want every index verified", got.SignedReview)
 	}
 	code, _, errs = runReview(t, "--lock-ref", res.LockRef, "--verify", "--out", t.TempDir(), "--allow-unscanned",
 		"--trusted-root", root, "--certificate-identity", strings.Replace(workflowIdentity, "release.yml", "ci.yml", 1), "--certificate-oidc-issuer", githubIssuer,

@@ -25,6 +25,8 @@ target and confirms it honours image.digest.`,
 		Example: `  reloader-mirror values --lock reloader-release.json --key cosign.pub \
       --target harbor.corp.example/platform/reloader > values.yaml
   reloader-mirror values -f reloader-v1.2.3.tar.zst --key cosign.pub --target harbor.corp.example/platform/reloader --variant ubi
+  # FIPS 140-only: the controller built with Go's FIPS module, GODEBUG=fips140=only
+  reloader-mirror values -f reloader-v1.2.3.tar.zst --key cosign.pub --target harbor.corp.example/platform/reloader --variant fips
   reloader-mirror values --lock-ref harbor.corp.example/platform/reloader/reloader-release:v1.2.3 --key cosign.pub \
       --target harbor.corp.example/platform/reloader --check-chart -o json`,
 		Args: cobra.NoArgs,
@@ -60,7 +62,7 @@ target and confirms it honours image.digest.`,
 		},
 	}
 	g.targetFlags(c, true)
-	c.Flags().StringVar(&variant, "variant", "standard", "image variant for the text output: standard or ubi (json has both)")
+	c.Flags().StringVar(&variant, "variant", "standard", "image variant for the text output: standard, ubi, fips or ubi-fips (json has them all)")
 	c.Flags().BoolVar(&check, "check-chart", false, "read the chart at the target and confirm it honours image.digest")
 	return c
 }

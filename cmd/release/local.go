@@ -31,8 +31,10 @@ func newLocalCmd() *cobra.Command {
 		Short: "Run the whole release against a loopback registry with a generated key",
 		Long: `local runs the complete release pipeline on this machine: it starts an OCI
 registry on 127.0.0.1 (or uses --registry), generates a cosign key under
-<out>/keys, builds a stand-in UBI base unless --ubi-base is given, builds,
-scans the images in a local OCI layout, and only if the gate passes pushes,
+<out>/keys, builds a stand-in UBI base unless --ubi-base is given, builds
+the images (reloader, reloader-ubi and their -fips builds: the controller
+compiled with GOFIPS140=certified, GODEBUG=fips140=only in the image),
+scans them in a local OCI layout, and only if the gate passes pushes,
 signs, verifies and prints the release lock.
 
 A release without a scan needs --no-scan: its lock and versions page say it

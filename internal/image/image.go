@@ -4,6 +4,8 @@ import (
 	"errors"
 	"fmt"
 	"maps"
+	"slices"
+	"strings"
 	"time"
 
 	v1 "github.com/google/go-containerregistry/pkg/v1"
@@ -83,6 +85,10 @@ type Content struct {
 	BinaryPath string
 	// Licenses are license texts shipped under /licenses.
 	Licenses []File
+	// Env are KEY=value settings the image's environment adds, replacing
+	// a base's setting of the same key (GODEBUG=fips140=only in the -fips
+	// variants).
+	Env []string
 }
 
 // Standard builds the scratch-based image of one platform: a rootfs layer
@@ -121,6 +127,10 @@ func UBI(base v1.Image, baseRef, baseDigest string, meta Metadata, c Content) (v
 	return mutate.Annotations(img, ann).(v1.Image), nil
 }
 
+// assemble adds the layers and writes the config of one image. It stays
+// whole because every field of the config it sets is one decision about
+// what the container runs with (user, entrypoint, environment, labels), and
+// reviewing them side by side is the point.
 func assemble(base v1.Image, meta Metadata, c Content, rootfs []File, labels map[string]string) (v1.Image, error) {
 	if len(c.Binary) == 0 || c.BinaryPath == "" {
 		return nil, errors.New("no controller binary")
@@ -170,6 +180,7 @@ func assemble(base v1.Image, meta Metadata, c Content, rootfs []File, labels map
 	if len(rootfs) > 0 {
 		cf.Config.Env = []string{"PATH=/", "SSL_CERT_FILE=/etc/ssl/certs/ca-certificates.crt"}
 	}
+	cf.Config.Env = withEnv(cf.Config.Env, c.Env)
 	all := map[string]string{}
 	maps.Copy(all, cf.Config.Labels)
 	maps.Copy(all, labels)
@@ -180,6 +191,19 @@ func assemble(base v1.Image, meta Metadata, c Content, rootfs []File, labels map
 		return nil, fmt.Errorf("writing config: %w", err)
 	}
 	return mutate.Annotations(img, meta.Annotations()).(v1.Image), nil
+}
+
+// withEnv is env with each KEY=value of add set, replacing any setting of
+// the same key: a base that set GODEBUG must not weaken the FIPS setting,
+// and which of two settings of one key wins differs between readers.
+func withEnv(env, add []string) []string {
+	out := slices.Clone(env)
+	for _, kv := range add {
+		k, _, _ := strings.Cut(kv, "=")
+		out = slices.DeleteFunc(out, func(e string) bool { return strings.HasPrefix(e, k+"=") })
+		out = append(out, kv)
+	}
+	return out
 }
 
 // Index bundles the platform images of one variant into an OCI index.

@@ -155,3 +155,37 @@ func TestIndexListsEveryPlatform(t *testing.T) {
 		t.Fatal("selected a platform the index does not have")
 	}
 }
+
+// The environment a variant adds (GODEBUG=fips140=only in the -fips images)
+// replaces a base's setting of the same key rather than standing beside it,
+// and keeps the base's other settings: which of two settings of one key a
+// reader takes differs between readers.
+func TestAddedEnvironmentReplacesTheBasesSettingOfTheKey(t *testing.T) {
+	base, err := mutate.Config(mutate.MediaType(empty.Image, types.DockerManifestSchema2),
+		v1.Config{Env: []string{"PATH=/usr/bin", "GODEBUG=fips140=off"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := content()
+	c.Env = []string{"GODEBUG=fips140=only"}
+	ubi, err := UBI(base, "registry.example/ubi9/ubi-minimal@sha256:"+strings.Repeat("0", 64), "sha256:"+strings.Repeat("1", 64), meta, c)
+	if err != nil {
+		t.Fatal(err)
+	}
+	scratch, err := Standard(meta, c)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for img, want := range map[v1.Image]string{
+		ubi:     "PATH=/usr/bin GODEBUG=fips140=only",
+		scratch: "PATH=/ SSL_CERT_FILE=/etc/ssl/certs/ca-certificates.crt GODEBUG=fips140=only",
+	} {
+		cf, err := img.ConfigFile()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := strings.Join(cf.Config.Env, " "); got != want {
+			t.Errorf("environment %q, want %q", got, want)
+		}
+	}
+}

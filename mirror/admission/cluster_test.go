@@ -225,7 +225,8 @@ func pod(ns, name string, containers, initContainers map[string]string) *unstruc
 }
 
 // The ValidatingAdmissionPolicy, applied to a real apiserver, admits the chart
-// installed with the values reloader-mirror values prints, and rejects a
+// installed with the values reloader-mirror values prints, for every variant
+// (a -fips one with the chart of the variant it is built from), and rejects a
 // tag-only image and an image from another registry with a message naming
 // the container and image.
 func TestValidatingAdmissionPolicyOnTheAPIServer(t *testing.T) {
@@ -263,8 +264,9 @@ func TestValidatingAdmissionPolicyOnTheAPIServer(t *testing.T) {
 		t.Fatalf("the policy never took effect; last answer: %v", last)
 	}
 
-	for _, variant := range []struct{ chart, values string }{{charts.Reloader, "standard"}, {charts.ReloaderUBI, "ubi"}} {
-		t.Run("chart "+variant.chart+" with reloader-mirror values is admitted", func(t *testing.T) {
+	for _, variant := range []struct{ chart, values string }{{charts.Reloader, "standard"}, {charts.ReloaderUBI, "ubi"},
+		{charts.Reloader, "fips"}, {charts.ReloaderUBI, "ubi-fips"}} {
+		t.Run("chart "+variant.chart+" with reloader-mirror's "+variant.values+" values is admitted", func(t *testing.T) {
 			var vals map[string]any
 			if err := yaml.Unmarshal([]byte(m.values.YAML[variant.values]), &vals); err != nil {
 				t.Fatal(err)

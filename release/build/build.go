@@ -42,6 +42,10 @@ type Options struct {
 	StampPackage string
 	// GoBinary is the go command; defaults to "go" in PATH.
 	GoBinary string
+	// GOFIPS140 builds against that frozen Go Cryptographic Module
+	// ("certified", or the version it names, e.g. "v1.0.0-c2097c7c");
+	// empty builds against the toolchain's own crypto, as Go's default is.
+	GOFIPS140 string
 }
 
 // Binary is one compiled controller.
@@ -71,7 +75,7 @@ func Binaries(ctx context.Context, opts Options) ([]Binary, error) {
 		path := filepath.Join(dir, opts.BinaryName)
 		cmd := exec.CommandContext(ctx, gobin, "build", "-trimpath", "-buildvcs=false", "-ldflags", ldflags, "-o", path, opts.MainPackage)
 		cmd.Dir = opts.Dir
-		cmd.Env = buildEnv(p)
+		cmd.Env = buildEnv(p, opts.GOFIPS140)
 		var stderr bytes.Buffer
 		cmd.Stderr = &stderr
 		if err := cmd.Run(); err != nil {
@@ -98,18 +102,24 @@ func LDFlags(opts Options) string {
 }
 
 // buildEnv is the environment of one cross build. GOFLAGS from the caller is
-// dropped so a developer's -race or -cover cannot leak into a release.
-func buildEnv(p v1.Platform) []string {
+// dropped so a developer's -race or -cover cannot leak into a release, and
+// GOFIPS140 so only the FIPS variant links the FIPS module. The FIPS build's
+// environment is reloadertest.FIPSBinary's (static, -trimpath, the same
+// GOFIPS140), so on amd64 the two share every compile in the build cache.
+func buildEnv(p v1.Platform, gofips140 string) []string {
 	var env []string
 	for _, kv := range os.Environ() {
 		k, _, _ := strings.Cut(kv, "=")
 		switch k {
-		case "GOFLAGS", "GOOS", "GOARCH", "GOARM", "GOAMD64", "GOARM64", "CGO_ENABLED", "GOEXPERIMENT":
+		case "GOFLAGS", "GOOS", "GOARCH", "GOARM", "GOAMD64", "GOARM64", "CGO_ENABLED", "GOEXPERIMENT", "GOFIPS140":
 			continue
 		}
 		env = append(env, kv)
 	}
 	env = append(env, "CGO_ENABLED=0", "GOOS="+p.OS, "GOARCH="+p.Architecture)
+	if gofips140 != "" {
+		env = append(env, "GOFIPS140="+gofips140)
+	}
 	if p.Architecture == "arm" {
 		v := strings.TrimPrefix(p.Variant, "v")
 		if v == "" {

@@ -54,14 +54,17 @@ type Options struct {
 	NoScan bool
 	// Platforms restricts the platforms (nil: all); see
 	// pipeline.ParsePlatforms.
-	Platforms   []v1.Platform
-	PolicyPath  string
-	Version     string
-	Commit      string
-	Created     time.Time
-	ChartDirs   []string
-	LicenseFile string
-	Log         io.Writer
+	Platforms []v1.Platform
+	// FIPSPlatforms restricts the -fips variants (see pipeline.Options),
+	// for tests that need them on fewer platforms than the others.
+	FIPSPlatforms []v1.Platform
+	PolicyPath    string
+	Version       string
+	Commit        string
+	Created       time.Time
+	ChartDirs     []string
+	LicenseFile   string
+	Log           io.Writer
 }
 
 // Result is the pipeline's result plus where things are.
@@ -125,7 +128,7 @@ func Run(ctx context.Context, opts Options) (*Result, error) {
 		Summary:     "Reloads Kubernetes workloads when their ConfigMaps and Secrets change",
 		Description: "Reloader watches ConfigMaps and Secrets and rolls the Deployments, StatefulSets and DaemonSets that use them.",
 		ChartDirs:   opts.ChartDirs, OutDir: opts.OutDir, Signer: signer, Scan: scan, NoScan: opts.NoScan, Platforms: opts.Platforms,
-		Remote: ropts, Log: opts.Log,
+		FIPSPlatforms: opts.FIPSPlatforms, Remote: ropts, Log: opts.Log,
 	})
 	res.Result = pres
 	res.Total = time.Since(start)

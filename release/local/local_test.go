@@ -177,13 +177,14 @@ func TestLocalRelease(t *testing.T) {
 		for _, x := range first.Lock.Artifacts {
 			kinds[x.Kind]++
 		}
-		// 2 indexes, 1+1 images (linux/amd64 only), 2 SBOMs per image, 1
-		// chart (the library chart is not published), a cosign .att (SBOMs
-		// and provenance) for each image and index, and signatures for
-		// everything signed. A key-signed release has no Sigstore bundle:
-		// the cosign CLI would then take every subject for the bundle format.
-		want := map[release.Kind]int{release.KindImageIndex: 2, release.KindImage: 2, release.KindSBOM: 4,
-			release.KindChart: 1, release.KindAttestation: 4, release.KindSignature: 9}
+		// 4 indexes (standard, ubi, fips, ubi-fips), an image of each
+		// (linux/amd64 only), 2 SBOMs per image, 1 chart (the library chart
+		// is not published), a cosign .att (SBOMs and provenance) for each
+		// image and index, and signatures for everything signed. A
+		// key-signed release has no Sigstore bundle: the cosign CLI would
+		// then take every subject for the bundle format.
+		want := map[release.Kind]int{release.KindImageIndex: 4, release.KindImage: 4, release.KindSBOM: 8,
+			release.KindChart: 1, release.KindAttestation: 8, release.KindSignature: 17}
 		for k, n := range want {
 			if kinds[k] != n {
 				t.Errorf("lock has %d %s artifacts, want %d", kinds[k], k, n)

@@ -117,7 +117,12 @@ type View struct {
 	TrustedRootSHA256 string
 	// CheckSigner says where the signer must be checked.
 	CheckSigner string
+	// FIPS says what the -fips images are, when the release has them.
+	FIPS string
 }
+
+// fipsNote is what the page says of a release's -fips images.
+const fipsNote = "The -fips images run the controller built against Go's FIPS 140-3 module (GOFIPS140, recorded in each one's provenance and SBOMs), in FIPS 140-only mode by default (their image config sets GODEBUG=fips140=only)."
 
 // scanLine describes the lock's scan record for people.
 func scanLine(l *release.Lock) string {
@@ -179,6 +184,9 @@ func Build(l *release.Lock, opts Options) View {
 		case release.KindImageIndex, release.KindImage, release.KindChart:
 		default:
 			continue
+		}
+		if a.Variant == release.VariantFIPS || a.Variant == release.VariantUBIFIPS {
+			v.FIPS = fipsNote
 		}
 		ref := a.Repository + "@" + a.Digest
 		row := Row{Kind: string(a.Kind), Name: a.Name, Variant: a.Variant, Platform: a.Platform, Ref: ref, Digest: a.Digest,
@@ -254,6 +262,8 @@ Signer: {{.Signer}}
 **{{.CheckSigner}}**
 {{if .TrustedRootSHA256}}
 Trusted root: [` + TrustedRootFile + `](` + TrustedRootFile + `), sha256 ` + "`{{.TrustedRootSHA256}}`" + ` (give it to reloader-mirror as ` + "`--trusted-root-sha256`" + `; compare it with the trusted root you obtained from Sigstore yourself).
+{{end}}{{if .FIPS}}
+{{.FIPS}}
 {{end}}
 | Kind | Name | Platform | Digest | SBOMs |
 |---|---|---|---|---|
@@ -294,6 +304,7 @@ const htmlPage = `<!DOCTYPE html>
 <p>Signer:</p><pre>{{.Signer}}</pre>
 <p><strong>{{.CheckSigner}}</strong></p>
 {{if .TrustedRootSHA256}}<p id="trusted-root">Trusted root: <a href="` + TrustedRootFile + `">` + TrustedRootFile + `</a>, sha256 <code>{{.TrustedRootSHA256}}</code> (give it to reloader-mirror as <code>--trusted-root-sha256</code>; compare it with the trusted root you obtained from Sigstore yourself).</p>{{end}}
+{{if .FIPS}}<p>{{.FIPS}}</p>{{end}}
 <table><tr><th>Kind</th><th>Name</th><th>Platform</th><th>Digest and verification</th><th>SBOMs</th></tr>
 {{range .Rows}}<tr><td>{{.Kind}}</td><td>{{.Name}}</td><td>{{.Platform}}</td><td><code>{{.Ref}}</code><br><code>{{.Verify}}</code>{{if .Provenance}}<br>{{.Provenance}}<br><code>{{.VerifyProvenance}}</code>{{end}}</td><td>{{range .SBOMs}}<a href="{{.URL}}">{{.Name}}</a><br>{{end}}</td></tr>
 {{end}}</table>

@@ -26,7 +26,8 @@ import (
 
 // A scan that cannot run must stop the release before anything reaches the
 // registry: the gate judges the local OCI layout and fails closed, and a
-// refused release leaves no manifest, blob or tag of it behind.
+// refused release leaves no manifest, blob or tag of it behind. The gate
+// judges every image, the -fips ones too.
 func TestAFailedGateLeavesNothingInTheRegistry(t *testing.T) {
 	if testing.Short() {
 		t.Skip("builds a whole release")
@@ -67,10 +68,15 @@ func TestAFailedGateLeavesNothingInTheRegistry(t *testing.T) {
 	if _, err := remote.Head(mustRef(t, reg.Host+"/reloader-dev/reloader:v1.2.3")); !notFound(err) {
 		t.Errorf("the version tag exists after a failed gate: %v", err)
 	}
+	judged := map[string]bool{}
 	for _, a := range res.Gate.Findings {
 		if a.Decision != gate.DecisionFail {
 			t.Errorf("finding %+v", a)
 		}
+		judged[a.Image] = true
+	}
+	if !judged["reloader linux/amd64"] || !judged["reloader-fips linux/amd64"] {
+		t.Errorf("the gate judged %v, want the standard and the -fips image", judged)
 	}
 	if _, err := os.Stat(filepath.Join(out, release.LockFileName)); !errors.Is(err, os.ErrNotExist) {
 		t.Errorf("a lock was written after a failed gate: %v", err)

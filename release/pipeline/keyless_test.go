@@ -100,8 +100,8 @@ func TestKeylessReleaseVerifiesAgainstTheWorkflowIdentity(t *testing.T) {
 	// A signature per index, image and SBOM, an attestation per SBOM on its
 	// image and again on its index (admission controllers check the digest
 	// a pod names), a provenance per index and image (linux/amd64 only: one
-	// image per variant), and the signed review on each index.
-	if want := 2 + 2 + 4 + 4 + 4 + 4 + 2; bundles != want {
+	// image per variant, four variants), and the signed review on each index.
+	if want := 4 * (1 + 1 + 2 + 2 + 2 + 2 + 1); bundles != want {
 		t.Errorf("lock lists %d Sigstore bundles, want %d", bundles, want)
 	}
 
@@ -121,8 +121,8 @@ func TestKeylessReleaseVerifiesAgainstTheWorkflowIdentity(t *testing.T) {
 			}
 		}
 	}
-	if reviews != 2 {
-		t.Errorf("the lock lists %d signed reviews, want one on each index", reviews)
+	if reviews != 4 {
+		t.Errorf("the lock lists %d signed reviews, want one on each of the 4 indexes", reviews)
 	}
 	checkPublishedPage(t, filepath.Dir(res.LockPath))
 	// The release notes publish the trusted root the release was verified

@@ -97,6 +97,15 @@ type Options struct {
 	// Platforms restricts the release to these platforms (nil: every
 	// platform each variant ships for); see ParsePlatforms.
 	Platforms []v1.Platform
+	// FIPSPlatforms restricts the -fips variants further (nil: every FIPS
+	// platform among Platforms; empty: no -fips variant, as a rebuild of
+	// a release made before them). Only tests and rebuilds set it: a
+	// release always ships its FIPS images.
+	FIPSPlatforms []v1.Platform
+	// GOFIPS140 is the Go Cryptographic Module the -fips variants link
+	// (default DefaultGOFIPS140); a rebuild takes the version the release's
+	// provenance records.
+	GOFIPS140 string
 
 	// FromBuild is the output directory of a build stage (see Build),
 	// whose images Run releases instead of building its own; Built is the

@@ -10,6 +10,7 @@ import (
 	"io"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"time"
 
@@ -111,13 +112,17 @@ func Rebuild(ctx context.Context, o RebuildOptions) (*RebuildReport, error) {
 		ann := ix.Annotations
 		opts.Registry = strings.TrimSuffix(ix.Repository, "/"+ix.Name)
 		opts.Licenses, opts.Vendor, opts.Summary = ann[image.AnnotationLicenses], ann[image.AnnotationVendor], ann[image.AnnotationDesc]
-		if ix.Variant == VariantUBI {
+		switch ix.Variant {
+		case VariantUBI:
 			opts.UBIName = ix.Name
-		} else {
+		case VariantStandard:
 			opts.StandardName = ix.Name
 		}
 	}
 	if err := fromLockedImages(&opts, images, ropts); err != nil {
+		return nil, fmt.Errorf("rebuilding %s: %w", l.Version, err)
+	}
+	if err := lockedFIPS(&opts, l, images, ropts); err != nil {
 		return nil, fmt.Errorf("rebuilding %s: %w", l.Version, err)
 	}
 	r := &run{opts: opts, res: &Result{ImageSizes: map[string]int64{}}, log: o.Log, imageByDigest: map[string]*builtImage{}, ropts: ropts}
@@ -193,6 +198,47 @@ func fromLockedImages(opts *Options, images []release.Artifact, ropts []remote.O
 	}
 	return nil
 }
+
+// lockedFIPS sets the -fips variants' platforms to those the lock lists
+// (none for a release made before them) and GOFIPS140 to the module
+// version their provenance records, so the rebuild links the same module
+// whatever the toolchain's alias names today. The variants' names follow
+// from the standard and UBI ones; a lock naming them otherwise is refused
+// rather than rebuilt under other names.
+func lockedFIPS(opts *Options, l *release.Lock, images []release.Artifact, ropts []remote.Option) error {
+	opts.FIPSPlatforms = []v1.Platform{}
+	want := map[string]string{VariantFIPS: opts.StandardName + FIPSSuffix, VariantUBIFIPS: opts.UBIName + FIPSSuffix}
+	seen := map[string]bool{}
+	for _, img := range images {
+		if img.Variant != VariantFIPS && img.Variant != VariantUBIFIPS {
+			continue
+		}
+		if img.Name != want[img.Variant] {
+			return fmt.Errorf("the %s image %s is not named %q, as this pipeline names that variant", img.Variant, img.Name, want[img.Variant])
+		}
+		if opts.GOFIPS140 == "" {
+			prov, err := lockedProvenance(l, img, ropts)
+			if err != nil {
+				return err
+			}
+			v := prov.Provenance.GetBuildDefinition().GetInternalParameters().GetFields()["env"].GetStructValue().GetFields()["GOFIPS140"].GetStringValue()
+			// It reaches go build's environment: only a module version.
+			if !fipsVersionRE.MatchString(v) {
+				return fmt.Errorf("the provenance of %s %s records GOFIPS140 %q, not a Go Cryptographic Module version (v1.0.0-c2097c7c)", img.Name, img.Platform, v)
+			}
+			opts.GOFIPS140 = v
+		}
+		if p, err := v1.ParsePlatform(img.Platform); err == nil && !seen[img.Platform] {
+			seen[img.Platform] = true
+			opts.FIPSPlatforms = append(opts.FIPSPlatforms, *p)
+		}
+	}
+	return nil
+}
+
+// fipsVersionRE is the form of a GOFIPS140 module version as binaries
+// record it: the alias resolved, e.g. v1.0.0-c2097c7c or v1.26.0.
+var fipsVersionRE = regexp.MustCompile(`^v[0-9]+\.[0-9]+\.[0-9]+(-[0-9a-f]{8})?$`)
 
 func digestRef(a release.Artifact) name.Digest {
 	d, _ := name.NewDigest(a.Repository + "@" + a.Digest)

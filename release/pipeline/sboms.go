@@ -21,6 +21,10 @@ func (r *run) generateSBOMs(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
+	// One licence scanner for the release's every image, not one each.
+	if ctx, err = sbom.WithLicenseScanner(ctx); err != nil {
+		return err
+	}
 	for _, bi := range r.images {
 		docs, err := sbom.Generate(ctx, bi.img, sbom.Options{Name: bi.name, Version: r.opts.Version, Created: r.opts.Created,
 			Namespace: r.opts.Source + "/sbom", WorkDir: r.opts.OutDir, GoModCache: modCache,
@@ -36,7 +40,7 @@ func (r *run) generateSBOMs(ctx context.Context) error {
 				return fmt.Errorf("writing SBOM: %w", err)
 			}
 		}
-		fmt.Fprintf(r.log, "    %-13s %-12s SPDX %d B, CycloneDX %d B\n", bi.name, bi.platform.String(), len(docs[0].Data), len(docs[1].Data))
+		fmt.Fprintf(r.log, "    %-17s %-12s SPDX %d B, CycloneDX %d B\n", bi.name, bi.platform.String(), len(docs[0].Data), len(docs[1].Data))
 	}
 	return nil
 }

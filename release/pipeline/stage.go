@@ -103,10 +103,7 @@ func (r *run) loadBuild(context.Context) error {
 	if err != nil {
 		return fmt.Errorf("reading the build's OCI layout in %s: %w", o.FromBuild, err)
 	}
-	want := map[string]string{o.StandardName: VariantStandard}
-	if o.UBIBase != "" {
-		want[o.UBIName] = VariantUBI
-	}
+	want := o.expectedIndexes()
 	seen := map[string]bool{}
 	for _, b := range o.Built.Indexes {
 		variant, ok := want[b.Name]

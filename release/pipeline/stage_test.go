@@ -46,8 +46,8 @@ func TestPublishFromABuildStageTakesOnlyContentThatHashesToItsDigests(t *testing
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(rec.Indexes) != 1 || rec.Indexes[0].Name != "reloader" {
-		t.Fatalf("build record %+v, want the standard index", rec)
+	if len(rec.Indexes) != 2 || rec.Indexes[0].Name != "reloader" || rec.Indexes[1].Name != "reloader-fips" {
+		t.Fatalf("build record %+v, want the standard and the fips index", rec)
 	}
 	run := func(t *testing.T, version, fromBuild string, built pipeline.BuildRecord) (*pipeline.Result, error) {
 		o := opts(version)
@@ -57,9 +57,11 @@ func TestPublishFromABuildStageTakesOnlyContentThatHashesToItsDigests(t *testing
 	changedLayer := copyLayout(t, bo.OutDir)
 	corruptLayer(t, changedLayer, rec.Indexes[0].Digest)
 	other := *rec
-	other.Indexes = []pipeline.BuiltIndex{{Name: "reloader", Digest: "sha256:" + strings.Repeat("0", 64)}}
+	other.Indexes = []pipeline.BuiltIndex{{Name: "reloader", Digest: "sha256:" + strings.Repeat("0", 64)}, rec.Indexes[1]}
 	renamed := *rec
-	renamed.Indexes = []pipeline.BuiltIndex{{Name: "reloader-extra", Digest: rec.Indexes[0].Digest}}
+	renamed.Indexes = []pipeline.BuiltIndex{{Name: "reloader-extra", Digest: rec.Indexes[0].Digest}, rec.Indexes[1]}
+	short := *rec
+	short.Indexes = rec.Indexes[:1]
 	for _, c := range []struct {
 		name, version, dir string
 		built              pipeline.BuildRecord
@@ -69,6 +71,7 @@ func TestPublishFromABuildStageTakesOnlyContentThatHashesToItsDigests(t *testing
 		{"an index the build did not report", "v1.2.3", bo.OutDir, other, "not in the layout"},
 		{"a build of another version", "v1.2.4", bo.OutDir, *rec, `built as version "v1.2.3"`},
 		{"an index of another name", "v1.2.3", bo.OutDir, renamed, "not one of this release's"},
+		{"a variant the build did not report", "v1.2.3", bo.OutDir, short, "the build reports no reloader-fips index"},
 	} {
 		t.Run("refused before anything is pushed: "+c.name, func(t *testing.T) {
 			_, err := run(t, c.version, c.dir, c.built)

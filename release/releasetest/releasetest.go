@@ -169,8 +169,9 @@ type Options struct {
 	// MainPackage is built (default SmallApp); "./cmd/reloader" releases
 	// the real controller.
 	MainPackage string
-	// Platforms (default linux/amd64 only).
-	Platforms []v1.Platform
+	// Platforms (default linux/amd64 only); the -fips variants are built
+	// for the FIPS platforms among them, or FIPSPlatforms when set.
+	Platforms, FIPSPlatforms []v1.Platform
 	// Signer signs the lock and everything else.
 	Signer Signer
 	// SignaturesBy, when set, signs the release (artifacts and lock) with
@@ -273,7 +274,7 @@ func Publish(ctx context.Context, opts Options) (*Release, error) {
 		SupportFile: opts.SupportFile, AdvisoriesDir: opts.AdvisoriesDir,
 		Registry: opts.Registry + "/" + opts.Prefix, StandardName: "reloader", UBIName: "reloader-ubi", UBIBase: base,
 		Licenses: "Apache-2.0", LicenseFiles: []string{filepath.Join(mod, "LICENSE")},
-		ChartDirs: charts, OutDir: out, NewSigner: signer.New, BuilderID: signer.builderID(), Verify: vopts, NoScan: opts.Scan == nil, Scan: opts.Scan, Platforms: opts.Platforms,
+		ChartDirs: charts, OutDir: out, NewSigner: signer.New, BuilderID: signer.builderID(), Verify: vopts, NoScan: opts.Scan == nil, Scan: opts.Scan, Platforms: opts.Platforms, FIPSPlatforms: opts.FIPSPlatforms,
 		Remote: opts.Remote,
 	})
 	if err != nil {

@@ -29,7 +29,8 @@ func startRegistry(t *testing.T) string {
 	return r.Host
 }
 
-// A fast release is a real one: both variants, their charts (not the
+// A fast release is a real one: every variant (standard, UBI and their
+// -fips images), the standard and UBI charts (not the
 // library chart), SBOMs and their attestations, an unscanned lock, and it
 // verifies as users verify it.
 func TestKeyReleaseIsThePipelines(t *testing.T) {
@@ -45,7 +46,7 @@ func TestKeyReleaseIsThePipelines(t *testing.T) {
 	for _, st := range rel.Steps {
 		t.Logf("%-28s %v", st.Name, st.Duration)
 	}
-	if len(rel.Indexes) != 2 || len(rel.Charts) != 2 || rel.Chart == "" {
+	if len(rel.Indexes) != 4 || len(rel.Charts) != 2 || rel.Chart == "" {
 		t.Fatalf("indexes %v charts %v", rel.Indexes, rel.Charts)
 	}
 	if rel.Lock.Scanned() || rel.Lock.Scan == nil || !rel.Lock.Scan.Skipped {

@@ -318,6 +318,7 @@ func (d *drill) registryAHoldsNothing() error {
 		return err
 	}
 	checked := 0
+	imageRepos := []string{"reloader-dev/reloader", "reloader-dev/reloader-ubi", "reloader-dev/reloader-fips", "reloader-dev/reloader-ubi-fips"}
 	for _, out := range []string{"refused", "expired"} {
 		digests, err := layoutDigests(filepath.Join(d.work, out))
 		if err != nil {
@@ -327,7 +328,7 @@ func (d *drill) registryAHoldsNothing() error {
 			if base[h] {
 				continue
 			}
-			for _, repo := range []string{"reloader-dev/reloader", "reloader-dev/reloader-ubi"} {
+			for _, repo := range imageRepos {
 				for _, kind := range []string{"manifests", "blobs"} {
 					url := fmt.Sprintf("http://%s/v2/%s/%s/%s", d.regA.Host, repo, kind, h)
 					resp, err := http.Head(url)
@@ -342,7 +343,7 @@ func (d *drill) registryAHoldsNothing() error {
 				}
 			}
 		}
-		for _, repo := range []string{"reloader-dev/reloader", "reloader-dev/reloader-ubi", "reloader-dev/" + release.LockRepository} {
+		for _, repo := range append(imageRepos, "reloader-dev/"+release.LockRepository) {
 			r, err := name.NewRepository(d.regA.Host+"/"+repo, name.Insecure)
 			if err != nil {
 				return err
@@ -356,7 +357,7 @@ func (d *drill) registryAHoldsNothing() error {
 	if checked == 0 {
 		return errors.New("the refused releases left no OCI layout to check against")
 	}
-	d.t.Logf("registry A: %d manifest and blob digests of the refused builds checked, all 404; no reloader-dev repository, no tag", checked/4)
+	d.t.Logf("registry A: %d manifest and blob digests of the refused builds checked, all 404; no reloader-dev repository, no tag", checked/(2*len(imageRepos)))
 	return nil
 }
 

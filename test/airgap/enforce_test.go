@@ -74,7 +74,8 @@ func (d *drill) enforce() error {
 	if err != nil {
 		return err
 	}
-	if !strings.Contains(res.Stdout, "The policies hold") || strings.Count(res.Stdout, "by ValidatingAdmissionPolicy ") != 6 {
+	// Three bad cases for each of the four variants (standard, ubi, fips, ubi-fips).
+	if !strings.Contains(res.Stdout, "The policies hold") || strings.Count(res.Stdout, "by ValidatingAdmissionPolicy ") != 3*4 {
 		return fmt.Errorf("policy check did not show each bad case denied by the policy:\n%s", res.Stdout)
 	}
 	d.policyKubeconfig = kubeconfig
