@@ -24,10 +24,10 @@ func newBuildCmd() *cobra.Command {
 		Use:   "build",
 		Short: "The build stage alone: images as an OCI layout and their index digests, nothing signed",
 		Long: `build runs the first of a release's two stages: it compiles the controller for
-every platform and assembles both variants' images and indexes into an OCI
-layout (<out>/oci), and prints each index as NAME@DIGEST. It needs no key,
-no OIDC token and no registry access (the UBI base is read from --ubi-base's
-registry).
+every platform and assembles every variant's images and indexes (standard,
+UBI and their -fips builds) into an OCI layout (<out>/oci), and prints each
+index as NAME@DIGEST. It needs no key, no OIDC token and no right to write
+to any registry (it only reads the UBI base --ubi-base names).
 
 The release workflow runs it in a job that cannot sign; a separate job takes
 the layout and these digests alone (publish --from-build --expect-index),

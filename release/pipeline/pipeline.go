@@ -65,7 +65,7 @@ type Options struct {
 	StandardName, UBIName string
 	// UBIBase is the UBI base index as name@sha256:...; empty skips UBI.
 	UBIBase string
-	// LicenseFiles are shipped under /licenses in both variants.
+	// LicenseFiles are shipped under /licenses in every variant.
 	LicenseFiles []string
 	// Licenses is the SPDX license expression of the product.
 	Licenses, Vendor, Summary, Description string

@@ -132,7 +132,7 @@ func (r *run) addProvenance(dir, file, subject string, b provenance.Build) error
 	return nil
 }
 
-// controllerPath is where both variants ship the controller.
+// controllerPath is where every variant ships the controller.
 const controllerPath = "/reloader"
 
 // maxBinaryBytes bounds the controller binary read from an image.

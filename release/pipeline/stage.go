@@ -49,7 +49,7 @@ type BuiltIndex struct {
 const buildLayoutDir = "oci"
 
 // Build runs the build stage into opts.OutDir: every platform's controller,
-// both variants' images and indexes, written as an OCI layout (OutDir/oci)
+// every variant's images and indexes, written as an OCI layout (OutDir/oci)
 // with build.json beside it. Nothing is signed, scanned or pushed, and no
 // signer or scanner is needed.
 func Build(ctx context.Context, opts Options) (*BuildRecord, error) {
