@@ -33,7 +33,7 @@ RACE_MIRROR_TESTS ?= ^(TestCopyRetriesServerErrorsAndResets|TestInterruptedCopyF
 SLOW_PKGS ?= ./test/airgap ./cmd/mirror ./cmd/release ./mirror/admission ./release/local
 PLAIN_PKGS = $$($(GO) list $(SLOW_PKGS) ./... | grep -v -e '^github.com/reloader-dev/reloader/controller\(/\|$$\)' -e '^github.com/reloader-dev/reloader/mirror/\(registry\|archive\)$$')
 
-.PHONY: all build test test-plain race race-pkgs race-mirror unit demo lint tools test-tools lint-tools bench fuzz release-local reloader-release-pkcs11 airgap-drill clean-tools
+.PHONY: all build test test-plain vet test-compiles race race-pkgs race-mirror unit demo lint staticcheck-cache tools test-tools lint-tools bench fuzz release-local reloader-release-pkcs11 airgap-drill clean-tools
 
 all: build
 
@@ -43,40 +43,79 @@ build:
 ## tools: build the pinned etcd, kube-apiserver, kube-controller-manager,
 ## distribution registry, Trivy and the cosign and crane CLIs from the Go module
 ## proxy (cached outside git).
-# Three sets build side by side, the longest cold build first: a set's module
-# downloads and final links leave a core idle that another set's compile uses.
 TOOL_SETS = trivy controlplane clients registry
 # What only the tests run: built here, not inside a test's deadline, since
 # the admission engines and cosign v3 take minutes to compile on a cold
 # cache; `make demo` does not pay for them.
 TEST_TOOL_SETS = kyverno policycontroller
-TOOL_BUILDS ?= 3
-tools:
-	@printf '%s\n' $(TOOL_SETS) | xargs -P $(TOOL_BUILDS) -I{} bash hack/tools/ensure.sh {} >/dev/null
+tools: $(addprefix tool-,$(TOOL_SETS))
 
-test-tools:
-	@printf '%s\n' $(TEST_TOOL_SETS) $(TOOL_SETS) | xargs -P $(TOOL_BUILDS) -I{} bash hack/tools/ensure.sh {} >/dev/null
+test-tools: $(addprefix tool-,$(TEST_TOOL_SETS) $(TOOL_SETS))
 
-lint-tools:
-	@bash hack/tools/ensure.sh lint >/dev/null
+lint-tools: tool-lint
+
+# One target a set (hack/tools/<set>), a no-op once the set is in its cache.
+tool-%:
+	@bash hack/tools/ensure.sh $* >/dev/null
+
+# On an empty cache the sets and go vet are most of `make test`'s compiles,
+# and two go commands compiling the same package at the same time both do
+# the work: the build cache only shares what is finished. So everything but
+# Trivy, which shares nothing (GOEXPERIMENT=jsonv2 changes every compile),
+# builds in one chain, each step starting from the cache the one before it
+# filled, the control plane and registry first since the race phase needs
+# only those; Trivy builds beside the chain, and the race phase, whose
+# instrumented compiles share nothing either, starts as soon as its tools
+# are there.
+# (Only in `make test`'s graph: alone, `make vet` or `make tools` wait on
+# nothing they do not need.)
+ifdef TEST_GRAPH
+tool-registry: | tool-controlplane
+vet: | tool-registry
+test-compiles: | vet
+tool-clients: | test-compiles
+tool-policycontroller: | tool-clients
+tool-kyverno: | tool-policycontroller
+endif
+
+# test-compiles compiles, once, what the plain tests' own go builds would
+# otherwise compile several times at once: test packages running side by
+# side each build the controller for a release (FIPS, arm64) or a FIPS
+# reloader-mirror, and concurrent go commands do not wait for each other's
+# compiles (seen on an empty cache: three FIPS builds of the controller
+# compiling the same packages together). Each line compiles as those builds
+# do (release/build, tools.GoBuildEnv, reloadertest): static, -trimpath,
+# GOFIPS140=certified or GOARCH=arm64. Builds only one test makes (the
+# PKCS#11 test's cgo build) are left to it.
+test-compiles:
+	$(PLAIN_ENV) GOFIPS140=certified $(GO) build ./cmd/reloader ./cmd/mirror $(SMALLAPP)
+	$(PLAIN_ENV) GOARCH=arm64 $(GO) build ./cmd/reloader
+SMALLAPP = ./release/releasetest/internal/smallapp
+
+## vet: go vet, compiling as the plain tests do.
+vet:
+	$(PLAIN_ENV) $(GO) vet ./...
 
 ## test: every test, against the real control plane and registries.
-# The plain and the race tests run side by side: most tests wait on an
+# The plain and the race phases run side by side: most tests wait on an
 # apiserver, a registry or an engine, and one phase alone leaves a core idle.
-test: test-tools
-	$(PLAIN_ENV) $(GO) vet ./...
-	@$(MAKE) --no-print-directory -j3 test-plain race-pkgs race-mirror
+# -j: the chain, Trivy, the race phase, and (later) the plain phase; each go
+# command runs its own compiles and test binaries in parallel.
+# TEST_ALSO adds goals to that graph: CI adds staticcheck-cache.
+test:
+	@$(MAKE) --no-print-directory -j5 TEST_GRAPH=1 test-plain race $(TEST_ALSO)
 
-test-plain: test-tools
+test-plain: vet test-compiles test-tools
 	$(PLAIN_ENV) $(GO) test -count=1 -p $(PLAIN_PARALLEL) -timeout $(TEST_TIMEOUT) -skip '$(RACE_MIRROR_TESTS)' $(PLAIN_PKGS)
 
-## race: the tests of RACE_PKGS and RACE_MIRROR_TESTS with the race detector on.
+## race: the tests of RACE_PKGS and RACE_MIRROR_TESTS with the race detector on,
+## one after the other, so the second reuses the first's instrumented compiles.
 race: race-pkgs race-mirror
 
-race-pkgs: test-tools
+race-pkgs: tool-controlplane tool-registry
 	$(GO) test -race -count=1 -p $(TEST_PARALLEL) -timeout $(TEST_TIMEOUT) $(RACE_PKGS)
 
-race-mirror: test-tools
+race-mirror: tool-registry | race-pkgs
 	$(GO) test -race -count=1 -timeout $(TEST_TIMEOUT) -run '$(RACE_MIRROR_TESTS)' ./mirror
 
 ## unit: only the tests that need no real component (fast feedback).
@@ -84,16 +123,26 @@ unit:
 	$(GO) test -count=1 -short ./...
 
 ## demo: a local control plane with the controller reloading a Deployment.
-demo: tools
+demo: tool-controlplane
 	$(GO) run ./hack/demo
 
 ## lint: go vet, staticcheck, actionlint and helm lint --strict.
-lint: lint-tools
-	$(PLAIN_ENV) $(GO) vet ./...
+# staticcheck loads the packages it checks through `go list -export`, which
+# compiles them: with PLAIN_ENV those are the compiles go vet and the plain
+# tests made (and what ships is analysed as it is built, without cgo).
+lint: lint-tools vet
 	@bin=$$(bash hack/tools/ensure.sh lint); \
-	  echo "staticcheck ./..."; "$$bin/staticcheck" ./...; \
+	  echo "staticcheck ./..."; $(PLAIN_ENV) "$$bin/staticcheck" ./...; \
 	  if ls .github/workflows/*.y*ml >/dev/null 2>&1; then echo "actionlint"; "$$bin/actionlint" .github/workflows/*.y*ml; fi; \
 	  for c in charts/*/; do [ -f "$$c/Chart.yaml" ] || continue; echo "helm lint --strict $$c"; "$$bin/helm" lint --strict "$$c"; done
+
+# staticcheck-cache fills staticcheck's cache, niced, once go vet has
+# compiled what it loads, and reports nothing: `make lint` does. On an empty
+# cache staticcheck analyses every dependency from source, minutes of CPU
+# that CI spends while tests wait on apiservers and registries
+# (TEST_ALSO=staticcheck-cache) instead of after them.
+staticcheck-cache: | vet
+	@bin=$$(nice -n 10 bash hack/tools/ensure.sh lint) && $(PLAIN_ENV) nice -n 10 "$$bin/staticcheck" ./... >/dev/null 2>&1 || true
 
 ## bench: Go benchmarks and the scenario drivers under bench/.
 bench: tools

@@ -58,6 +58,7 @@ exec 9>"$cache/.lock-$set_name"
 flock 9
 if [ ! -f "$dir/.complete" ]; then
   echo "ensure.sh: building the $set_name tools into $dir (a cold build takes minutes)" >&2
+  built_from=$(date +%s)
   rm -rf "$dir.tmp"
   mkdir -p "$dir.tmp"
   (
@@ -74,5 +75,6 @@ if [ ! -f "$dir/.complete" ]; then
   touch "$dir.tmp/.complete"
   rm -rf "$dir"
   mv "$dir.tmp" "$dir"
+  echo "ensure.sh: built the $set_name tools in $(( $(date +%s) - built_from ))s" >&2
 fi
 echo "$dir"

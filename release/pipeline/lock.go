@@ -22,7 +22,11 @@ func (r *run) writeLock(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	bundle, err := r.opts.Signer.Blob(ctx, data)
+	signer, err := r.currentSigner(ctx)
+	if err != nil {
+		return err
+	}
+	bundle, err := signer.Blob(ctx, data)
 	if err != nil {
 		return fmt.Errorf("signing the lock: %w", err)
 	}

@@ -3,6 +3,7 @@ package pipeline
 import (
 	"context"
 	"fmt"
+	"time"
 
 	"github.com/google/go-containerregistry/pkg/name"
 	v1 "github.com/google/go-containerregistry/pkg/v1"
@@ -18,14 +19,10 @@ import (
 // provenance, and records each signature and attestation manifest in the
 // lock. It stays whole: one pass over the subjects, in the lock's order.
 func (r *run) sign(ctx context.Context) error {
-	if r.opts.Signer == nil {
-		s, err := r.opts.NewSigner(ctx)
-		if err != nil {
-			return fmt.Errorf("obtaining the signer: %w", err)
-		}
-		r.opts.Signer = s
+	signer, err := r.currentSigner(ctx)
+	if err != nil {
+		return err
 	}
-	signer := r.opts.Signer
 	r.lock.Signer = signer.Identity()
 	// The review names the signer, so it is made once the signer is known
 	// and before anything is signed: it is attested with the rest.
@@ -50,6 +47,9 @@ func (r *run) sign(ctx context.Context) error {
 			return err
 		}
 		if signer.Keyless() {
+			if signer, err = r.currentSigner(ctx); err != nil {
+				return err
+			}
 			if err := r.signWithBundles(ctx, reg, signer, a, ref, atts); err != nil {
 				return err
 			}
@@ -211,4 +211,37 @@ func (r *run) sbomData(s release.Artifact) ([]byte, error) {
 		}
 	}
 	return nil, fmt.Errorf("no SBOM document for %s", s.Digest)
+}
+
+// certificateMargin is how much validity a keyless signer's certificate
+// must have left before it signs the next subject or the lock. Fulcio's
+// certificates last ten minutes, as cosign's do; signing every subject of a
+// release with its SBOM attestations, each timestamped and pushed, can take
+// longer on a slow registry or a busy runner, and a signature timestamped
+// after its certificate expired never verifies. One subject's signatures
+// take seconds, so three minutes leaves room.
+const certificateMargin = 3 * time.Minute
+
+// currentSigner is the release's signer, obtained on first use and again,
+// with a fresh certificate, whenever a keyless one's is within
+// certificateMargin of expiring. The new certificate must name the same
+// identity: the lock, and the review signed with the release, name one.
+func (r *run) currentSigner(ctx context.Context) (*sign.Signer, error) {
+	s := r.opts.Signer
+	if s != nil && (!s.Keyless() || r.opts.NewSigner == nil || time.Until(s.NotAfter()) > certificateMargin) {
+		return s, nil
+	}
+	renewed, err := r.opts.NewSigner(ctx)
+	if err != nil {
+		if s != nil {
+			return nil, fmt.Errorf("renewing the signer's certificate (it expires at %s): %w", s.NotAfter().UTC().Format(time.RFC3339), err)
+		}
+		return nil, fmt.Errorf("obtaining the signer: %w", err)
+	}
+	if s != nil && renewed.Identity() != s.Identity() {
+		was, now := s.Identity(), renewed.Identity()
+		return nil, fmt.Errorf("renewing the signer's certificate: the new one names %s (issuer %s), the release is signed by %s (issuer %s)", now.Identity, now.Issuer, was.Identity, was.Issuer)
+	}
+	r.opts.Signer = renewed
+	return renewed, nil
 }

@@ -18,6 +18,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"time"
 
 	"github.com/google/go-containerregistry/pkg/authn"
 	"github.com/google/go-containerregistry/pkg/name"
@@ -44,6 +45,7 @@ type Signer struct {
 	sv signature.SignerVerifier
 	// cert is the PEM certificate of a keyless signer.
 	cert     []byte
+	notAfter time.Time
 	identity release.Signer
 	// bundleOpts carry the certificate, log and timestamp authorities of
 	// Sigstore bundles (keyless); zero for keys.
@@ -120,8 +122,20 @@ func Keyless(opts KeylessOptions) (*Signer, error) {
 	if !opts.Identity.Keyless() || opts.Identity.Issuer == "" {
 		return nil, errors.New("keyless signer needs a certificate identity and OIDC issuer")
 	}
-	return &Signer{sv: opts.SignerVerifier, cert: opts.Cert, identity: opts.Identity, bundleOpts: opts.Bundle, timestamper: opts.Timestamper}, nil
+	certs, err := cryptoutils.UnmarshalCertificatesFromPEM(opts.Cert)
+	if err != nil {
+		return nil, fmt.Errorf("keyless signer: reading its certificate: %w", err)
+	}
+	if len(certs) == 0 {
+		return nil, errors.New("keyless signer: its certificate holds no PEM certificate")
+	}
+	return &Signer{sv: opts.SignerVerifier, cert: opts.Cert, notAfter: certs[0].NotAfter, identity: opts.Identity, bundleOpts: opts.Bundle, timestamper: opts.Timestamper}, nil
 }
+
+// NotAfter is when a keyless signer's certificate expires (Fulcio issues
+// them for ten minutes): a signature timestamped later never verifies. It
+// is the zero time for a key, which does not expire.
+func (s *Signer) NotAfter() time.Time { return s.notAfter }
 
 // GenerateKey writes a new cosign key pair (cosign.key, cosign.pub) into dir.
 func GenerateKey(dir string, password []byte) (privPath, pubPath string, err error) {
