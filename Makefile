@@ -17,6 +17,10 @@ FUZZTIME ?= 20s
 # times. The race phase needs cgo, and its instrumented compiles share
 # nothing anyway.
 # GOFLAGS may be set in go's own env file, which the variable would hide.
+# Steps that only compile let the compiler collect garbage less often
+# (5% less CPU measured on a cold compile; as hack/tools/ensure.sh does). Not
+# for go test: its test binaries and the processes they start would inherit it.
+COMPILE_ENV = GOGC=400
 PLAIN_ENV = CGO_ENABLED=0 GOFLAGS='$(strip $(filter-out -trimpath,$(shell $(GO) env GOFLAGS)) -trimpath)'
 
 # The concurrent parts run under the race detector: the controller's
@@ -88,13 +92,13 @@ endif
 # GOFIPS140=certified or GOARCH=arm64. Builds only one test makes (the
 # PKCS#11 test's cgo build) are left to it.
 test-compiles:
-	$(PLAIN_ENV) GOFIPS140=certified $(GO) build ./cmd/reloader ./cmd/mirror $(SMALLAPP)
-	$(PLAIN_ENV) GOARCH=arm64 $(GO) build ./cmd/reloader
+	$(PLAIN_ENV) $(COMPILE_ENV) GOFIPS140=certified $(GO) build ./cmd/reloader ./cmd/mirror $(SMALLAPP)
+	$(PLAIN_ENV) $(COMPILE_ENV) GOARCH=arm64 $(GO) build ./cmd/reloader
 SMALLAPP = ./release/releasetest/internal/smallapp
 
 ## vet: go vet, compiling as the plain tests do.
 vet:
-	$(PLAIN_ENV) $(GO) vet ./...
+	$(PLAIN_ENV) $(COMPILE_ENV) $(GO) vet ./...
 
 ## test: every test, against the real control plane and registries.
 # The plain and the race phases run side by side: most tests wait on an
