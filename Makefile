@@ -21,7 +21,17 @@ FUZZTIME ?= 20s
 # (5% less CPU measured on a cold compile; as hack/tools/ensure.sh does). Not
 # for go test: its test binaries and the processes they start would inherit it.
 COMPILE_ENV = GOGC=400
-PLAIN_ENV = CGO_ENABLED=0 GOFLAGS='$(strip $(filter-out -trimpath,$(shell $(GO) env GOFLAGS)) -trimpath)'
+# STATIC_FLAGS are release/build.Flags(), the flags of every release build,
+# and of hack/tools/ensure.sh's builds (test/layout_test.go holds all three
+# equal): one build configuration for everything static. Its tags let the
+# PKCS#11 test's cgo build of reloader-release compile only the packages
+# with cgo files anew (about 2,100 compiles fewer on an empty cache), and
+# -dwarf=false takes 15% off every compile (a release strips DWARF anyway).
+STATIC_FLAGS = -trimpath -buildvcs=false -tags=netgo,osusergo -gcflags=all=-dwarf=false
+PLAIN_ENV = CGO_ENABLED=0 GOFLAGS='$(strip $(filter-out $(STATIC_FLAGS),$(shell $(GO) env GOFLAGS)) $(STATIC_FLAGS))'
+# The race phase needs cgo and shares no compile with the others, but
+# writes no DWARF either (its -race builds of the controller inherit it).
+RACE_ENV = GOFLAGS='$(strip $(filter-out -gcflags=all=-dwarf=false,$(shell $(GO) env GOFLAGS)) -gcflags=all=-dwarf=false)'
 
 # The concurrent parts run under the race detector: the controller's
 # workers, queues, rollout budget and alert queue (its e2e tests run a -race
@@ -117,10 +127,10 @@ test-plain: vet test-compiles test-tools
 race: race-pkgs race-mirror
 
 race-pkgs: tool-controlplane tool-registry
-	$(GO) test -race -count=1 -p $(TEST_PARALLEL) -timeout $(TEST_TIMEOUT) $(RACE_PKGS)
+	$(RACE_ENV) $(GO) test -race -count=1 -p $(TEST_PARALLEL) -timeout $(TEST_TIMEOUT) $(RACE_PKGS)
 
 race-mirror: tool-registry | race-pkgs
-	$(GO) test -race -count=1 -timeout $(TEST_TIMEOUT) -run '$(RACE_MIRROR_TESTS)' ./mirror
+	$(RACE_ENV) $(GO) test -race -count=1 -timeout $(TEST_TIMEOUT) -run '$(RACE_MIRROR_TESTS)' ./mirror
 
 ## unit: only the tests that need no real component (fast feedback).
 unit:
@@ -169,9 +179,11 @@ release-local:
 ## reloader-release-pkcs11: reloader-release that signs with a key in a PKCS#11 token
 ## (--key pkcs11:...): built with cgo and -tags pkcs11key, as cosign's own PKCS#11
 ## build; it dlopens the token's module. The default build is static and refuses
-## pkcs11: keys, saying how to build this one.
+## pkcs11: keys, saying how to build this one. Otherwise it is built as the static
+## builds are (STATIC_FLAGS: the pure-Go resolver and user lookup), so it compiles
+## only the packages with cgo files anew.
 reloader-release-pkcs11:
-	CGO_ENABLED=1 $(GO) build -trimpath -tags pkcs11key -o _out/bin/reloader-release-pkcs11 ./cmd/release
+	CGO_ENABLED=1 $(GO) build $(filter-out -tags=%,$(STATIC_FLAGS)) -tags=$(patsubst -tags=%,%,$(filter -tags=%,$(STATIC_FLAGS))),pkcs11key -o _out/bin/reloader-release-pkcs11 ./cmd/release
 
 ## airgap-drill: only the air-gap drill (test/airgap), printing each step with its
 ## time: real release refused and accepted by real Trivy, export, import into two

@@ -11,6 +11,7 @@ import (
 
 	"github.com/reloader-dev/reloader/internal/cli"
 	"github.com/reloader-dev/reloader/release"
+	"github.com/reloader-dev/reloader/release/build"
 	"github.com/reloader-dev/reloader/release/releasetest"
 	"github.com/reloader-dev/reloader/release/trust"
 	"github.com/reloader-dev/reloader/test/tools"
@@ -92,8 +93,9 @@ func TestAReleaseSignedInAPKCS11TokenVerifiesWithItsExportedPublicKey(t *testing
 	hsm := newSoftHSM(t, ctx)
 	dir := t.TempDir()
 	bin := filepath.Join(dir, "reloader-release")
-	// Later variables win: CGO_ENABLED=1 over the static default.
-	if err := tools.GoBuildEnv(ctx, []string{"CGO_ENABLED=1"}, "./cmd/release", bin, "-tags", "pkcs11key"); err != nil {
+	// Later variables win: CGO_ENABLED=1 over the static default. With the
+	// static builds' tags only the packages with cgo files compile anew.
+	if err := tools.GoBuildEnv(ctx, []string{"CGO_ENABLED=1"}, "./cmd/release", bin, "-tags", build.Tags+",pkcs11key"); err != nil {
 		t.Fatal(err)
 	}
 	root, err := tools.RepoRoot()

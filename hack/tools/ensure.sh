@@ -17,6 +17,10 @@ mod="$here/$set_name"
 [ -f "$mod/go.mod" ] || { echo "ensure.sh: unknown tool set '$set_name' (no $mod/go.mod)" >&2; exit 2; }
 
 ldflags="-s -w"
+# The flags of every static build (release/build.Flags, the Makefile's
+# STATIC_FLAGS; test/layout_test.go holds them equal), so the sets share
+# compiles with each other and with the product's tests.
+static_flags="-trimpath -buildvcs=false -tags=netgo,osusergo -gcflags=all=-dwarf=false"
 goexperiment=${GOEXPERIMENT:-}
 case "$set_name" in
 controlplane)
@@ -50,7 +54,7 @@ policycontroller)
   ldflags="$ldflags -X sigs.k8s.io/release-utils/version.gitVersion=$pc_version"
   ;;
 esac
-key=$( { cat "$mod/go.mod" "$mod/go.sum"; echo "$ldflags${goexperiment:+ GOEXPERIMENT=$goexperiment}"; go env GOVERSION GOOS GOARCH; } | sha256sum | cut -c1-16)
+key=$( { cat "$mod/go.mod" "$mod/go.sum"; echo "$static_flags $ldflags${goexperiment:+ GOEXPERIMENT=$goexperiment}"; go env GOVERSION GOOS GOARCH; } | sha256sum | cut -c1-16)
 cache=${RELOADER_TOOLS_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/reloader-dev/tools}
 dir="$cache/$set_name-$key"
 mkdir -p "$cache"
@@ -63,11 +67,11 @@ if [ ! -f "$dir/.complete" ]; then
   mkdir -p "$dir.tmp"
   (
     cd "$mod"
-    # shellcheck disable=SC2046
+    # shellcheck disable=SC2046,SC2086
     # GOGC=400: the compiler collects garbage less often (measured: 5% less
     # CPU on a cold compile of the controller); memory is not what limits
     # these builds. It changes no compile's cache key.
-    CGO_ENABLED=0 GOEXPERIMENT=$goexperiment GOGC=400 go build -trimpath -ldflags "$ldflags" -o "$dir.tmp/" $(go list tool)
+    CGO_ENABLED=0 GOEXPERIMENT=$goexperiment GOGC=400 go build $static_flags -ldflags "$ldflags" -o "$dir.tmp/" $(go list tool)
   )
   # etcd's main package is its module root, so the binary comes out as "server".
   [ -f "$dir.tmp/server" ] && mv "$dir.tmp/server" "$dir.tmp/etcd"

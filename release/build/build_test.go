@@ -1,6 +1,7 @@
 package build
 
 import (
+	"debug/buildinfo"
 	"slices"
 	"strings"
 	"testing"
@@ -25,5 +26,49 @@ func TestOnlyTheFIPSBuildLinksTheFIPSModule(t *testing.T) {
 	}
 	if got := fips(buildEnv(p, "certified")); !slices.Equal(got, []string{"GOFIPS140=certified"}) {
 		t.Errorf("the FIPS build's environment has %v, want GOFIPS140=certified alone", got)
+	}
+}
+
+// A release binary records the flags it was built with, and FlagsOf reads
+// them back as go build takes them: what its provenance states and a
+// rebuild passes. Built here with Binaries, as a release is.
+func TestABinaryRecordsTheFlagsItWasBuiltWith(t *testing.T) {
+	if testing.Short() {
+		t.Skip("compiles a small program")
+	}
+	p := v1.Platform{OS: "linux", Architecture: "amd64"}
+	for _, flags := range [][]string{nil, {"-trimpath", "-buildvcs=false"}} {
+		bins, err := Binaries(t.Context(), Options{MainPackage: "./release/releasetest/internal/smallapp", Dir: "../..", OutDir: t.TempDir(),
+			BinaryName: "app", Platforms: []v1.Platform{p}, Version: "v0.0.1", Commit: strings.Repeat("a", 40), Flags: flags})
+		if err != nil {
+			t.Fatal(err)
+		}
+		info, err := buildinfo.ReadFile(bins[0].Path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		want := flags
+		if want == nil {
+			want = Flags()
+		}
+		if got := FlagsOf(info.Settings); !slices.Equal(got, want) {
+			t.Errorf("built with %q, the binary records %q", want, got)
+		}
+	}
+}
+
+// What reaches go build from a provenance is one of the flags a release is
+// built with; anything else, such as -toolexec, is refused by name.
+func TestOnlyAReleasesOwnFlagsAreAccepted(t *testing.T) {
+	if err := CheckFlags(Flags()); err != nil {
+		t.Errorf("today's flags: %v", err)
+	}
+	if err := CheckFlags([]string{"-trimpath", "-buildvcs=false"}); err != nil {
+		t.Errorf("the flags of a release before them: %v", err)
+	}
+	for _, bad := range []string{"-toolexec=/tmp/x", "-tags=netgo -toolexec=x", "-gcflags=all=-N", "-ldflags=-X main.a=b", "-tags=", "-overlay=o.json", "-modfile=x"} {
+		if err := CheckFlags([]string{"-trimpath", bad}); err == nil || !strings.Contains(err.Error(), bad) {
+			t.Errorf("%q: %v, want a refusal naming it", bad, err)
+		}
 	}
 }

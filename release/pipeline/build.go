@@ -112,7 +112,7 @@ func (r *run) compile(ctx context.Context, platforms []v1.Platform, gofips140, d
 	}
 	bins, err := build.Binaries(ctx, build.Options{MainPackage: o.MainPackage, Dir: o.ModuleDir,
 		OutDir: filepath.Join(o.OutDir, dir), BinaryName: "reloader", Platforms: platforms,
-		Version: o.Version, Commit: o.Commit, Date: o.Created, StampPackage: o.StampPackage, GOFIPS140: gofips140})
+		Version: o.Version, Commit: o.Commit, Date: o.Created, StampPackage: o.StampPackage, GOFIPS140: gofips140, Flags: o.BuildFlags})
 	if err != nil {
 		return nil, err
 	}

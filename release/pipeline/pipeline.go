@@ -106,6 +106,9 @@ type Options struct {
 	// (default DefaultGOFIPS140); a rebuild takes the version the release's
 	// provenance records.
 	GOFIPS140 string
+	// BuildFlags are the go build flags besides -ldflags (nil:
+	// build.Flags); a rebuild takes those the release's provenance records.
+	BuildFlags []string
 
 	// FromBuild is the output directory of a build stage (see Build),
 	// whose images Run releases instead of building its own; Built is the

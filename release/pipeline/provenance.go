@@ -91,7 +91,8 @@ func (r *run) imageBuild(bi *builtImage, builder string) (provenance.Build, erro
 	}
 	b := provenance.Build{BuilderID: builder, Source: o.Source, Commit: o.Commit, Version: o.Version, MainPackage: o.MainPackage,
 		Variant: bi.variant, Platforms: []string{bi.platform.String()}, GoVersion: info.GoVersion, Env: map[string]string{},
-		SourceDateEpoch: o.Created, LDFlags: build.LDFlags(build.Options{Version: o.Version, Commit: o.Commit, Date: o.Created, StampPackage: o.StampPackage})}
+		SourceDateEpoch: o.Created, LDFlags: build.LDFlags(build.Options{Version: o.Version, Commit: o.Commit, Date: o.Created, StampPackage: o.StampPackage}),
+		Flags: build.FlagsOf(info.Settings)}
 	// GOFIPS140 is among them in a -fips variant's binary, as the version
 	// it resolved to: what a rebuild passes to reproduce it (rebuild.go).
 	for _, s := range info.Settings {

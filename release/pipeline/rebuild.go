@@ -20,6 +20,7 @@ import (
 
 	"github.com/reloader-dev/reloader/internal/image"
 	"github.com/reloader-dev/reloader/release"
+	"github.com/reloader-dev/reloader/release/build"
 	"github.com/reloader-dev/reloader/release/provenance"
 	"github.com/reloader-dev/reloader/release/trust"
 )
@@ -106,8 +107,17 @@ func Rebuild(ctx context.Context, o RebuildOptions) (*RebuildReport, error) {
 	if err := CheckMainPackage(mainPkg); err != nil {
 		return nil, fmt.Errorf("rebuilding %s: the provenance's %w", l.Version, err)
 	}
+	// The flags the release was built with, not today's defaults: a release
+	// from before a change of them rebuilds as it was made.
+	flags := prov.Flags()
+	if len(flags) == 0 {
+		return nil, fmt.Errorf("rebuilding %s: the provenance records no go build flags", l.Version)
+	}
+	if err := build.CheckFlags(flags); err != nil {
+		return nil, fmt.Errorf("rebuilding %s: the provenance's %w", l.Version, err)
+	}
 	opts := Options{Version: l.Version, Commit: l.Commit, Source: l.Source, Created: l.Created, ModuleDir: o.ModuleDir,
-		MainPackage: mainPkg, LicenseFiles: o.LicenseFiles, OutDir: o.OutDir, Remote: o.Remote, NoScan: true}
+		MainPackage: mainPkg, LicenseFiles: o.LicenseFiles, OutDir: o.OutDir, Remote: o.Remote, NoScan: true, BuildFlags: flags}
 	for _, ix := range indexes {
 		ann := ix.Annotations
 		opts.Registry = strings.TrimSuffix(ix.Repository, "/"+ix.Name)

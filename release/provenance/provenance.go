@@ -69,6 +69,9 @@ type Build struct {
 	GoVersion, LDFlags string
 	// Env is the build environment that matters (CGO_ENABLED, GOOS, ...).
 	Env map[string]string
+	// Flags are the go build flags besides -ldflags (build.FlagsOf); nil
+	// records those of releases before they were taken from the binary.
+	Flags []string
 	// SourceDateEpoch is every timestamp in the image.
 	SourceDateEpoch time.Time
 	Modules         []Module
@@ -90,6 +93,13 @@ func Predicate(b Build) ([]byte, error) {
 	for k, v := range b.Env {
 		env[k] = v
 	}
+	flags := []any{"-trimpath", "-buildvcs=false"}
+	if b.Flags != nil {
+		flags = flags[:0]
+		for _, f := range b.Flags {
+			flags = append(flags, f)
+		}
+	}
 	platforms := make([]any, 0, len(b.Platforms))
 	for _, p := range b.Platforms {
 		platforms = append(platforms, p)
@@ -108,7 +118,7 @@ func Predicate(b Build) ([]byte, error) {
 		"goVersion":       b.GoVersion,
 		"ldflags":         b.LDFlags,
 		"env":             env,
-		"flags":           []any{"-trimpath", "-buildvcs=false"},
+		"flags":           flags,
 		"sourceDateEpoch": strconv.FormatInt(b.SourceDateEpoch.Unix(), 10),
 	})
 	if err != nil {
@@ -250,6 +260,16 @@ func (s *Statement) Summary() Summary {
 	repo, commit, _ := s.Source()
 	return Summary{Builder: s.Provenance.GetRunDetails().GetBuilder().GetId(), Source: repo, Commit: commit,
 		GoVersion: s.Provenance.GetBuildDefinition().GetInternalParameters().GetFields()["goVersion"].GetStringValue()}
+}
+
+// Flags returns the go build flags the provenance records (internal
+// parameter "flags"), in order.
+func (s *Statement) Flags() []string {
+	var out []string
+	for _, v := range s.Provenance.GetBuildDefinition().GetInternalParameters().GetFields()["flags"].GetListValue().GetValues() {
+		out = append(out, v.GetStringValue())
+	}
+	return out
 }
 
 // Param returns an internal parameter as a string ("ldflags", ...).

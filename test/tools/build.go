@@ -6,6 +6,8 @@ import (
 	"os"
 	"os/exec"
 	"slices"
+
+	"github.com/reloader-dev/reloader/release/build"
 )
 
 // GoBuild builds the repository's package pkg ("./cmd/reloader") into out
@@ -24,12 +26,13 @@ func GoBuildEnv(ctx context.Context, env []string, pkg, out string, flags ...str
 	if err != nil {
 		return err
 	}
-	// Static and -trimpath, as the release builds, the tool sets and the
+	// Static and with the release builds' flags, as the tool sets and the
 	// plain tests compile (see the Makefile's PLAIN_ENV), so the Go build
 	// cache shares those compiles whichever phase asks; only -race needs
-	// cgo, and its instrumented compiles share nothing anyway.
+	// cgo, and its instrumented compiles share nothing anyway. The caller's
+	// flags come after them and win (a -tags must repeat build.Tags).
 	if !slices.Contains(flags, "-race") {
-		flags = append([]string{"-trimpath"}, flags...)
+		flags = append(build.Flags(), flags...)
 		env = append([]string{"CGO_ENABLED=0"}, env...)
 	}
 	args := append(append([]string{"build"}, flags...), "-o", out, pkg)
