@@ -16,6 +16,7 @@ import (
 	"path/filepath"
 	"regexp"
 	"runtime/debug"
+	"slices"
 	"strings"
 	"time"
 
@@ -126,12 +127,24 @@ func FlagsOf(settings []debug.BuildSetting) []string {
 	if !vcs {
 		out = append(out, "-buildvcs=false")
 	}
-	for _, k := range []string{"-tags", "-gcflags"} {
-		if v := get(settings, k); v != "" {
-			out = append(out, k+"="+v)
-		}
+	if tags := tagsGiven(settings); tags != "" {
+		out = append(out, "-tags="+tags)
+	}
+	if v := get(settings, "-gcflags"); v != "" {
+		out = append(out, "-gcflags="+v)
 	}
 	return out
+}
+
+// tagsGiven is the -tags a binary records less the tag go adds itself for
+// GOFIPS140 (fips140v1.0): a rebuild sets GOFIPS140, and passing the tag as
+// well would be a build of another shape.
+func tagsGiven(settings []debug.BuildSetting) string {
+	tags := strings.Split(get(settings, "-tags"), ",")
+	if get(settings, "GOFIPS140") != "" {
+		tags = slices.DeleteFunc(tags, func(t string) bool { return strings.HasPrefix(t, "fips140v") })
+	}
+	return strings.Join(slices.DeleteFunc(tags, func(t string) bool { return t == "" }), ",")
 }
 
 func get(settings []debug.BuildSetting, key string) string {

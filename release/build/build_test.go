@@ -31,15 +31,20 @@ func TestOnlyTheFIPSBuildLinksTheFIPSModule(t *testing.T) {
 
 // A release binary records the flags it was built with, and FlagsOf reads
 // them back as go build takes them: what its provenance states and a
-// rebuild passes. Built here with Binaries, as a release is.
+// rebuild passes, the FIPS variant's as the others'. Built here with
+// Binaries, as a release is.
 func TestABinaryRecordsTheFlagsItWasBuiltWith(t *testing.T) {
 	if testing.Short() {
 		t.Skip("compiles a small program")
 	}
 	p := v1.Platform{OS: "linux", Architecture: "amd64"}
-	for _, flags := range [][]string{nil, {"-trimpath", "-buildvcs=false"}} {
+	for _, c := range []struct {
+		flags     []string
+		gofips140 string
+	}{{nil, ""}, {nil, "certified"}, {[]string{"-trimpath", "-buildvcs=false"}, ""}} {
+		flags := c.flags
 		bins, err := Binaries(t.Context(), Options{MainPackage: "./release/releasetest/internal/smallapp", Dir: "../..", OutDir: t.TempDir(),
-			BinaryName: "app", Platforms: []v1.Platform{p}, Version: "v0.0.1", Commit: strings.Repeat("a", 40), Flags: flags})
+			BinaryName: "app", Platforms: []v1.Platform{p}, Version: "v0.0.1", Commit: strings.Repeat("a", 40), Flags: flags, GOFIPS140: c.gofips140})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -51,8 +56,10 @@ func TestABinaryRecordsTheFlagsItWasBuiltWith(t *testing.T) {
 		if want == nil {
 			want = Flags()
 		}
+		// A FIPS build records the tag go adds for GOFIPS140 among its
+		// -tags; a rebuild sets GOFIPS140 again instead.
 		if got := FlagsOf(info.Settings); !slices.Equal(got, want) {
-			t.Errorf("built with %q, the binary records %q", want, got)
+			t.Errorf("built with %q (GOFIPS140=%q), the binary records %q", want, c.gofips140, got)
 		}
 	}
 }

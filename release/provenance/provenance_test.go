@@ -2,6 +2,7 @@ package provenance
 
 import (
 	"encoding/json"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -80,4 +81,32 @@ func FuzzParse(f *testing.F) {
 		_, _, _ = st.Source()
 		_ = st.Summary()
 	})
+}
+
+// The go build flags read back in order, as a rebuild passes them; a build
+// that names none records those of the releases made before they were
+// taken from the binary, so such a release still rebuilds as it was made.
+func TestTheBuildFlagsReadBackInOrder(t *testing.T) {
+	for _, c := range []struct{ flags, want []string }{
+		{[]string{"-trimpath", "-buildvcs=false", "-tags=netgo,osusergo", "-gcflags=all=-dwarf=false"}, nil},
+		{nil, []string{"-trimpath", "-buildvcs=false"}},
+	} {
+		b := build()
+		b.Flags = c.flags
+		pred, err := Predicate(b)
+		if err != nil {
+			t.Fatal(err)
+		}
+		st, err := Parse(statement(t, strings.Repeat("2", 64), pred))
+		if err != nil {
+			t.Fatal(err)
+		}
+		want := c.want
+		if want == nil {
+			want = c.flags
+		}
+		if got := st.Flags(); !slices.Equal(got, want) {
+			t.Errorf("built with %q: the provenance reads back %q, want %q", c.flags, got, want)
+		}
+	}
 }
