@@ -22,12 +22,13 @@ FUZZTIME ?= 20s
 # for go test: its test binaries and the processes they start would inherit it.
 COMPILE_ENV = GOGC=400
 # STATIC_FLAGS are release/build.Flags(), the flags of every release build,
-# and of hack/tools/ensure.sh's builds (test/layout_test.go holds all three
+# and of hack/tools/ensure.sh's builds (test/buildflags_test.go holds all three
 # equal): one build configuration for everything static. Its tags let the
 # PKCS#11 test's cgo build of reloader-release compile only the packages
 # with cgo files anew (about 2,100 compiles fewer on an empty cache), and
 # -dwarf=false takes 15% off every compile (a release strips DWARF anyway).
 STATIC_FLAGS = -trimpath -buildvcs=false -tags=netgo,osusergo -gcflags=all=-dwarf=false
+STATIC_TAGS = $(patsubst -tags=%,%,$(filter -tags=%,$(STATIC_FLAGS)))
 PLAIN_ENV = CGO_ENABLED=0 GOFLAGS='$(strip $(filter-out $(STATIC_FLAGS),$(shell $(GO) env GOFLAGS)) $(STATIC_FLAGS))'
 # The race phase needs cgo and shares no compile with the others, but
 # writes no DWARF either (its -race builds of the controller inherit it).
@@ -183,7 +184,7 @@ release-local:
 ## builds are (STATIC_FLAGS: the pure-Go resolver and user lookup), so it compiles
 ## only the packages with cgo files anew.
 reloader-release-pkcs11:
-	CGO_ENABLED=1 $(GO) build $(filter-out -tags=%,$(STATIC_FLAGS)) -tags=$(patsubst -tags=%,%,$(filter -tags=%,$(STATIC_FLAGS))),pkcs11key -o _out/bin/reloader-release-pkcs11 ./cmd/release
+	CGO_ENABLED=1 $(GO) build $(filter-out -tags=%,$(STATIC_FLAGS)) -tags=$(STATIC_TAGS),pkcs11key -o _out/bin/reloader-release-pkcs11 ./cmd/release
 
 ## airgap-drill: only the air-gap drill (test/airgap), printing each step with its
 ## time: real release refused and accepted by real Trivy, export, import into two

@@ -18,7 +18,7 @@ mod="$here/$set_name"
 
 ldflags="-s -w"
 # The flags of every static build (release/build.Flags, the Makefile's
-# STATIC_FLAGS; test/layout_test.go holds them equal), so the sets share
+# STATIC_FLAGS; test/buildflags_test.go holds them equal), so the sets share
 # compiles with each other and with the product's tests.
 static_flags="-trimpath -buildvcs=false -tags=netgo,osusergo -gcflags=all=-dwarf=false"
 goexperiment=${GOEXPERIMENT:-}

@@ -35,7 +35,7 @@ const Tags = "netgo,osusergo"
 
 // Flags returns the go build flags of a release build, and of every build
 // that should share its compiles in the Go build cache (the tests, the tool
-// sets, the Makefile's PLAIN_ENV; test/layout_test.go holds them to these).
+// sets, the Makefile's PLAIN_ENV; test/buildflags_test.go holds them to these).
 // -gcflags=all=-dwarf=false: a release is linked with -s -w, so the DWARF
 // the compiler would write is thrown away; not writing it takes 15% less
 // compile CPU and leaves the code the same.
@@ -121,7 +121,7 @@ func FlagsOf(settings []debug.BuildSetting) []string {
 	for _, s := range settings {
 		vcs = vcs || strings.HasPrefix(s.Key, "vcs")
 	}
-	if get(settings, "-trimpath") == "true" {
+	if setting(settings, "-trimpath") == "true" {
 		out = append(out, "-trimpath")
 	}
 	if !vcs {
@@ -130,7 +130,7 @@ func FlagsOf(settings []debug.BuildSetting) []string {
 	if tags := tagsGiven(settings); tags != "" {
 		out = append(out, "-tags="+tags)
 	}
-	if v := get(settings, "-gcflags"); v != "" {
+	if v := setting(settings, "-gcflags"); v != "" {
 		out = append(out, "-gcflags="+v)
 	}
 	return out
@@ -140,14 +140,15 @@ func FlagsOf(settings []debug.BuildSetting) []string {
 // GOFIPS140 (fips140v1.0): a rebuild sets GOFIPS140, and passing the tag as
 // well would be a build of another shape.
 func tagsGiven(settings []debug.BuildSetting) string {
-	tags := strings.Split(get(settings, "-tags"), ",")
-	if get(settings, "GOFIPS140") != "" {
+	tags := strings.Split(setting(settings, "-tags"), ",")
+	if setting(settings, "GOFIPS140") != "" {
 		tags = slices.DeleteFunc(tags, func(t string) bool { return strings.HasPrefix(t, "fips140v") })
 	}
 	return strings.Join(slices.DeleteFunc(tags, func(t string) bool { return t == "" }), ",")
 }
 
-func get(settings []debug.BuildSetting, key string) string {
+// setting is the value of key in a binary's build settings, or "".
+func setting(settings []debug.BuildSetting, key string) string {
 	for _, s := range settings {
 		if s.Key == key {
 			return s.Value
