@@ -10,7 +10,7 @@ package hash
 import (
 	"encoding/base64"
 	"encoding/hex"
-	"io"
+	stdhash "hash"
 	"sort"
 
 	corev1 "k8s.io/api/core/v1"
@@ -20,10 +20,10 @@ import (
 func (a Algorithm) ConfigMap(data map[string]string, binaryData map[string][]byte) string {
 	pairs := make([]pair, 0, len(data)+len(binaryData))
 	for k, v := range data {
-		pairs = append(pairs, pair{k, v})
+		pairs = append(pairs, pair{k: k, v: v})
 	}
 	for k, v := range binaryData {
-		pairs = append(pairs, pair{k, base64.StdEncoding.EncodeToString(v)})
+		pairs = append(pairs, pair{k: k, v: base64.StdEncoding.EncodeToString(v)})
 	}
 	return a.sum(pairs)
 }
@@ -33,9 +33,7 @@ func (a Algorithm) ConfigMap(data map[string]string, binaryData map[string][]byt
 func (a Algorithm) Secret(data map[string][]byte) string {
 	pairs := make([]pair, 0, len(data))
 	for k, v := range data {
-		// unsafe.String would avoid this copy too; a Secret value is at most
-		// 1 MiB and this runs once per change, so keep it plain.
-		pairs = append(pairs, pair{k, string(v)})
+		pairs = append(pairs, pair{k: k, b: v})
 	}
 	return a.sum(pairs)
 }
@@ -57,9 +55,9 @@ func (a Algorithm) Of(obj any) (string, bool) {
 func (a Algorithm) SecretProviderClassPodStatus(className string, objects map[string]string) string {
 	pairs := make([]pair, 0, len(objects)+1)
 	for id, version := range objects {
-		pairs = append(pairs, pair{id, version})
+		pairs = append(pairs, pair{k: id, v: version})
 	}
-	pairs = append(pairs, pair{"SecretProviderClassName", className})
+	pairs = append(pairs, pair{k: "SecretProviderClassName", v: className})
 	return a.sum(pairs)
 }
 
@@ -69,7 +67,23 @@ func (a Algorithm) Empty() string { return a.sum(nil) }
 
 // pair is one "key=value" of the original's hash input, kept apart so the
 // input is streamed into the digest instead of being joined into one large copy.
-type pair struct{ k, v string }
+// The value is v, or b for a Secret's bytes, which are digested where they
+// lie: every Secret of a cluster passes through here once at start-up (500
+// KiB ones included), and a copy per value would double the garbage of the
+// initial lists, which is what sets the controller's peak memory.
+type pair struct {
+	k, v string
+	b    []byte
+}
+
+func (p pair) valueLen() int { return len(p.v) + len(p.b) }
+
+func (p pair) valueAt(i int) byte {
+	if len(p.b) > 0 {
+		return p.b[i]
+	}
+	return p.v[i]
+}
 
 // less orders pairs as the original's sort of the joined "k=v" strings.
 func less(a, b pair) bool {
@@ -84,8 +98,8 @@ func compareJoined(a, b pair) int {
 			return p.k[i], true
 		case i == len(p.k):
 			return '=', true
-		case i-len(p.k)-1 < len(p.v):
-			return p.v[i-len(p.k)-1], true
+		case i-len(p.k)-1 < p.valueLen():
+			return p.valueAt(i - len(p.k) - 1), true
 		}
 		return 0, false
 	}
@@ -110,14 +124,33 @@ func compareJoined(a, b pair) int {
 
 func (a Algorithm) sum(pairs []pair) string {
 	sort.Slice(pairs, func(i, j int) bool { return less(pairs[i], pairs[j]) })
-	h := a.new()
+	w := newStringWriter(a.new())
 	for i, p := range pairs {
 		if i > 0 {
-			_, _ = io.WriteString(h, ";")
+			w.string(";")
 		}
-		_, _ = io.WriteString(h, p.k)
-		_, _ = io.WriteString(h, "=")
-		_, _ = io.WriteString(h, p.v)
+		w.string(p.k)
+		w.string("=")
+		w.string(p.v)
+		_, _ = w.h.Write(p.b)
 	}
-	return hex.EncodeToString(h.Sum(nil))
+	return hex.EncodeToString(w.h.Sum(nil))
+}
+
+// stringWriter writes strings to a digest through one small buffer:
+// io.WriteString would copy each whole string, because neither SHA-1 nor
+// SHA-256 here implements io.StringWriter, and a ConfigMap value can be 1 MiB.
+type stringWriter struct {
+	h   stdhash.Hash
+	buf [512]byte
+}
+
+func newStringWriter(h stdhash.Hash) *stringWriter { return &stringWriter{h: h} }
+
+func (w *stringWriter) string(s string) {
+	for len(s) > 0 {
+		n := copy(w.buf[:], s)
+		_, _ = w.h.Write(w.buf[:n])
+		s = s[n:]
+	}
 }

@@ -4,6 +4,7 @@ import (
 	"crypto/sha1" //nolint:gosec
 	"crypto/sha256"
 	"encoding/hex"
+	"runtime"
 	"sort"
 	"strings"
 	"testing"
@@ -70,10 +71,44 @@ func FuzzHashEqualsJoinedSort(f *testing.F) {
 			joined = append(joined, k+"="+v)
 		}
 		sort.Strings(joined)
-		if got, want := SHA1.ConfigMap(m, nil), sha1hex(strings.Join(joined, ";")); got != want {
+		want := sha1hex(strings.Join(joined, ";"))
+		if got := SHA1.ConfigMap(m, nil); got != want {
 			t.Fatalf("hash of %v = %s, want %s", m, got, want)
 		}
+		// A Secret's values are digested as bytes, in place: the same input.
+		b := map[string][]byte{}
+		for k, v := range m {
+			b[k] = []byte(v)
+		}
+		if got := SHA1.Secret(b); got != want {
+			t.Fatalf("hash of Secret data %v = %s, want %s", m, got, want)
+		}
 	})
+}
+
+// Every Secret and ConfigMap passes through the hash once at start-up, 500
+// KiB ones included: digesting must not copy a value, or the garbage of the
+// initial lists (and so the controller's peak memory) doubles.
+func TestHashingDoesNotCopyValues(t *testing.T) {
+	big := strings.Repeat("x", 1<<20)
+	secret := map[string][]byte{"tls.key": []byte(big), "ca.crt": []byte("short")}
+	cm := map[string]string{"config.yaml": big}
+	for name, f := range map[string]func(){
+		"Secret":        func() { SHA1.Secret(secret) },
+		"ConfigMap":     func() { SHA256.ConfigMap(cm, nil) },
+		"SecretKeys":    func() { SecretKeys(secret) },
+		"ConfigMapKeys": func() { ConfigMapKeys(cm, nil) },
+	} {
+		var before, after runtime.MemStats
+		runtime.ReadMemStats(&before)
+		for range 8 {
+			f()
+		}
+		runtime.ReadMemStats(&after)
+		if per := (after.TotalAlloc - before.TotalAlloc) / 8; per > 16<<10 {
+			t.Errorf("%s of a 1 MiB value allocates %d bytes: a value is being copied", name, per)
+		}
+	}
 }
 
 // SHA-256 digests the same input as stakater's SHA-1 (for FIPS 140-only

@@ -4,7 +4,6 @@ import (
 	"crypto/sha256"
 	"encoding/binary"
 	"encoding/hex"
-	"hash"
 	"io"
 	"slices"
 	"strings"
@@ -63,22 +62,22 @@ func SecretKeys(data map[string][]byte) Keys {
 // are cloned on the way in (strings.Clone above) so the cache never pins a
 // decoded object's buffers through a key's bytes.
 type digester struct {
-	h   hash.Hash
+	w   *stringWriter
 	sum [sha256.Size]byte
 }
 
-func newDigester() *digester { return &digester{h: sha256.New()} }
+func newDigester() *digester { return &digester{w: newStringWriter(sha256.New())} }
 
 func (d *digester) bytes(v []byte) uint64 {
-	d.h.Reset()
-	_, _ = d.h.Write(v)
-	return binary.BigEndian.Uint64(d.h.Sum(d.sum[:0])[:8])
+	d.w.h.Reset()
+	_, _ = d.w.h.Write(v)
+	return binary.BigEndian.Uint64(d.w.h.Sum(d.sum[:0])[:8])
 }
 
 func (d *digester) string(v string) uint64 {
-	d.h.Reset()
-	_, _ = io.WriteString(d.h, v)
-	return binary.BigEndian.Uint64(d.h.Sum(d.sum[:0])[:8])
+	d.w.h.Reset()
+	d.w.string(v)
+	return binary.BigEndian.Uint64(d.w.h.Sum(d.sum[:0])[:8])
 }
 
 // Subset fingerprints the keys named in used (sorted, no duplicates): a's
