@@ -9,6 +9,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"golang.org/x/time/rate"
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -112,8 +113,12 @@ type Options struct {
 	// Audit, when set (--audit-log), gets one line per reload, deferral,
 	// skip, webhook delivery and refused write (audittrail.go).
 	Audit *audit.Logger
-	// Workers is the number of concurrent syncs (default 4).
+	// Workers is the number of concurrent syncs (default 64: see app.DefaultOptions).
 	Workers int
+	// AdoptionRate is how many adoption records (a workload's first
+	// applied-hashes record, metadata only) are written per second at most
+	// (default 50; adoption.go).
+	AdoptionRate float64
 	// FieldManager names the controller in managedFields (default "reloader").
 	FieldManager string
 	// Hash digests the data fingerprints (default hash.SHA1, stakater's;
@@ -132,9 +137,11 @@ type Controller struct {
 	cs    kubernetes.Interface
 	queue workqueue.TypedRateLimitingInterface[workload.Key]
 	// lanes orders the queue: changes ahead of adoption and retries.
-	lanes  *lanes.Queue[workload.Key]
-	scopes map[string]*scope // namespace ("" for cluster-wide) -> informers
-	nsInf  cache.SharedIndexInformer
+	lanes *lanes.Queue[workload.Key]
+	// adoptions paces adoption writes (adoption.go).
+	adoptions *rate.Limiter
+	scopes    map[string]*scope // namespace ("" for cluster-wide) -> informers
+	nsInf     cache.SharedIndexInformer
 
 	// keys is the per-workload state kept between syncs (keystate.go).
 	keys keyStates
@@ -171,7 +178,7 @@ func New(cs kubernetes.Interface, o Options) (*Controller, error) {
 		return nil, fmt.Errorf("reload strategy %q: want %q or %q", o.Strategy, EnvVars, Annotations)
 	}
 	if o.Workers <= 0 {
-		o.Workers = 4
+		o.Workers = 64
 	}
 	if o.Hash == "" {
 		o.Hash = hash.SHA1
@@ -202,6 +209,7 @@ func New(cs kubernetes.Interface, o Options) (*Controller, error) {
 	}
 	c := &Controller{o: o, cs: cs, scopes: map[string]*scope{}}
 	c.queue, c.lanes = newQueue(o.Metrics.QueueDepth)
+	c.adoptions = newAdoptionLimiter(o.AdoptionRate)
 	if o.Budget.Enabled() {
 		c.gate = budget.New(o.Budget)
 	}
@@ -392,6 +400,9 @@ func (c *Controller) processNext(ctx context.Context) bool {
 			// comes back, so it goes ahead of background work then.
 			c.lanes.Urgent(key)
 			c.queue.AddAfter(key, out.requeueAfter)
+		}
+		if out.recordAfter > 0 {
+			c.queue.AddAfter(key, out.recordAfter) // background work
 		}
 		// As in the original, a reconcile is the handling of a change: syncs
 		// that find the workload up to date (the echo of its own patch, a

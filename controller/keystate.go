@@ -39,10 +39,14 @@ type keyState struct {
 	// event can enqueue a workload whose Add (and birth) is still on its way;
 	// its sync waits for the Add.
 	delivered types.UID
+	// pendingRecord is the adoption record decided and waiting for its
+	// write slot (adoption.go); decisions read it as the record meanwhile.
+	pendingRecord *pendingRecord
 }
 
 func (s *keyState) empty() bool {
-	return s.enqueuedAt.IsZero() && s.queuedAt.IsZero() && !s.hasReported && s.born == nil && s.delivered == "" && len(s.told) == 0
+	return s.enqueuedAt.IsZero() && s.queuedAt.IsZero() && !s.hasReported && s.born == nil && s.delivered == "" && len(s.told) == 0 &&
+		s.pendingRecord == nil
 }
 
 // keyStates holds the keyState of every key under one lock. The zero value
@@ -191,6 +195,10 @@ type result struct {
 	// adopted: the workload no longer needs its birth (it has a record, or
 	// it is out of scope: annotated later, it is adopted, not judged).
 	adopted bool
+	// recordAfter, when positive, brings the key back in the background
+	// lane when its adoption write may go (adoption.go). The sync handled
+	// its events: the pending record stands for the write meanwhile.
+	recordAfter time.Duration
 }
 
 // finished reports whether the sync handled the events it was for.

@@ -53,7 +53,9 @@ func (c *Controller) sync(ctx context.Context, key workload.Key) (result, error)
 		c.o.Logger.Debug("sync deferred until the workload's Add is handled", "workload", key.String())
 		return result{waiting: true}, nil
 	}
-	d := decide.Decide(c.decideOptions(), v, cacheReader{c}, c.o.Now())
+	// Decisions read a pending adoption record as written; writes go to v.
+	dv, pending := c.adoptionView(key, v)
+	d := decide.Decide(c.decideOptions(), dv, cacheReader{c}, c.o.Now())
 	switch d.Gate {
 	case decide.GateWorkload:
 		// Skips are counted where the original counts them: on the
@@ -85,11 +87,18 @@ func (c *Controller) sync(ctx context.Context, key workload.Key) (result, error)
 		c.gate.Forget(key)
 	}
 	switch {
-	case len(d.Reloads) == 0 && !d.RecordOnly:
+	case len(d.Reloads) == 0 && !d.RecordOnly && pending == nil:
 		return res, nil
 	case len(d.Reloads) == 0:
 		// Record the baseline (or a resource no longer watched) without
-		// touching the template: this rolls nothing.
+		// touching the template: this rolls nothing. A first record is an
+		// adoption, paced (adoption.go).
+		if pending != nil || !d.HasRecord {
+			if wait := c.paceAdoption(key, v, d.NextRecord, pending); wait > 0 {
+				res.adopted, res.recordAfter = true, wait
+				return res, nil
+			}
+		}
 		ch := workload.Change{RecordKey: annotations.Applied, Record: d.NextRecord}
 		if err := rollout.Apply(ctx, c.cs, v, ch, c.writeOptions()); err != nil {
 			return res, fmt.Errorf("recording applied hashes: %w", err)

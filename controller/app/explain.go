@@ -145,7 +145,7 @@ Exit codes: 0 up to date or not watched, 4 a reload is due or blocked, 1 error,
 	fs.StringVar(&f.optionsFrom, "options-from", "auto", "Controller options: auto (reloader-meta-info when found, else flags), meta-info, or flags")
 	o.AddFlags(fs)
 	// The controller's own runtime flags say nothing about its decisions.
-	for _, name := range []string{"metrics-addr", "enable-pprof", "pprof-addr", "workers", "kube-api-qps", "kube-api-burst",
+	for _, name := range []string{"metrics-addr", "enable-pprof", "pprof-addr", "workers", "kube-api-qps", "kube-api-burst", "adoption-qps",
 		"log-format", "log-level", "ha-lease-duration", "ha-renew-deadline", "ha-retry-period", "sync-after-restart"} {
 		_ = fs.MarkHidden(name)
 	}

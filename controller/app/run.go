@@ -123,18 +123,20 @@ func Run(ctx context.Context, o *Options, r *Resolved) error {
 	log.Info("starting reloader", "version", buildinfo.Get().Version, "fips140", buildinfo.Get().FIPS140, "hash", co.Hash, "namespaces", co.Namespaces,
 		"strategy", co.Strategy, "ha", o.EnableHA, "metrics", o.MetricsAddr)
 
-	if err := c.Start(ctx); err != nil {
-		return err
-	}
-	// The initial lists stream every ConfigMap and Secret through the
-	// process once; their data is hashed and dropped, but the heap that held
-	// it would otherwise stay mapped. Hand it back now, once. From here on
-	// the live heap is small and the allocation rate low, so a tighter GC
-	// target costs little CPU and keeps the footprint near the live set
-	// (an explicit GOGC from the environment wins).
+	// The GC target is 50 (the heap may grow to 1.5x the live set, not 2x)
+	// from the start: the initial lists stream every ConfigMap and Secret
+	// through the process, and at that point the heap's growth, not the
+	// live set, sets the peak. At the 10x bench tier the peak RSS was 115
+	// MiB with the default target during the lists and 87 MiB with 50. An
+	// explicit GOGC from the environment wins.
 	if !r.GOGCSet {
 		debug.SetGCPercent(50)
 	}
+	if err := c.Start(ctx); err != nil {
+		return err
+	}
+	// The data of the initial lists is hashed and dropped, but the heap
+	// that held it would otherwise stay mapped: hand it back now, once.
 	debug.FreeOSMemory()
 	// Only the replica that leads writes anything, the metadata included.
 	publish := func(ctx context.Context) {
