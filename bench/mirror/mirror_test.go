@@ -14,7 +14,11 @@
 // (indexes, platform images, signatures, attestations, charts), larger
 // blobs. It runs only under -bench:
 //
-//	go test ./bench/mirror/ -run XXX -bench . -benchtime 1x [-mirror.sizes real,1GiB] [-mirror.reps 3] [-mirror.bigreps 2]
+//	go test ./bench/mirror/ -run XXX -bench . -benchtime 1x [-mirror.sizes real,1GiB] [-mirror.reps 3] [-mirror.bigreps 2] [-mirror.rtt 2ms]
+//
+// -mirror.rtt delays every request to every registry, as a round trip to a
+// registry a network away would: on loopback a request costs microseconds,
+// so only CPU is measured, and a tool's sequential round trips cost nothing.
 package mirror_test
 
 import (
@@ -48,6 +52,7 @@ var (
 	bigReps     = flag.Int("mirror.bigreps", 2, "repetitions of each tool on the 1 GiB release, order rotating")
 	concurrency = flag.Int("mirror.concurrency", 4, "parallel blob transfers of every tool")
 	sizes       = flag.String("mirror.sizes", "real,1GiB", "release sizes to measure: real, 1GiB")
+	rtt         = flag.Duration("mirror.rtt", 0, "delay added to every registry request, as a network round trip would (loopback has none)")
 )
 
 // benchCase is one release size.
@@ -66,7 +71,18 @@ func cases() []benchCase {
 // start runs a registry; stop frees it (an in-memory registry holds every
 // byte pushed to it, so a 1 GiB case cannot keep its targets to the end).
 func start(b *testing.B) (r *testregistry.Registry, stop func()) {
-	r, err := testregistry.StartInProcess(testregistry.InProcessOptions{})
+	var opts testregistry.InProcessOptions
+	if d := *rtt; d > 0 {
+		// Every tool pays the same delay per request: what a registry a
+		// network away costs, and what concurrent reads can overlap.
+		opts.Wrap = func(h http.Handler) http.Handler {
+			return http.HandlerFunc(func(w http.ResponseWriter, req *http.Request) {
+				time.Sleep(d)
+				h.ServeHTTP(w, req)
+			})
+		}
+	}
+	r, err := testregistry.StartInProcess(opts)
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -246,7 +262,7 @@ func report(b *testing.B, c benchCase, r *runs) {
 	b.ReportMetric(cMed.Seconds()/mMed.Seconds(), "speedup-vs-crane")
 	b.ReportMetric(cnMed.Seconds()/nMed.Seconds(), "noop-speedup-vs-crane")
 	b.ReportMetric(rMed.Seconds()/mMed.Seconds(), "speedup-vs-regctl")
-	b.Logf("%s: %d MiB, %d repetitions rotating, concurrency %d, median [min-max]: mirror %s (verify+push+read-back verify), crane.Copy WithJobs(%d) %s, regctl image copy %s (neither verifies); no-op re-run: mirror %s (verifying both ends), crane.Copy %s",
-		c.name, r.total>>20, c.reps, *concurrency, mText, *concurrency, cText, rText, nText, cnText)
+	b.Logf("%s: %d MiB, round trip %v, %d repetitions rotating, concurrency %d, median [min-max]: mirror %s (verify+push+read-back verify), crane.Copy WithJobs(%d) %s, regctl image copy %s (neither verifies); no-op re-run: mirror %s (verifying both ends), crane.Copy %s",
+		c.name, r.total>>20, *rtt, c.reps, *concurrency, mText, *concurrency, cText, rText, nText, cnText)
 	b.Logf("%s: mirror/crane %.2fx verifying, %.2fx no-op", c.name, cMed.Seconds()/mMed.Seconds(), cnMed.Seconds()/nMed.Seconds())
 }

@@ -74,7 +74,34 @@ func FuzzSubjectClaimVerifierAgreesWithCosigns(f *testing.F) {
 		if (ours == nil) != (theirs == nil) {
 			t.Fatalf("payload %q: ours %v, cosign's %v", payload, ours, theirs)
 		}
+		sameStatement(t, payload, h)
 	})
+}
+
+// The claim check keeps the statement it decoded, for the Verifier to use
+// instead of decoding the envelope again: it must be InTotoStatement's.
+func TestTheClaimsStatementIsInTotoStatements(t *testing.T) {
+	h, _ := v1.NewHash(claimDigest)
+	cases := claimCases()
+	cases["about the image"] = envelope(`{"predicateType":"https://spdx.dev/Document","subject":[{"digest":{"sha256":"` + strings.TrimPrefix(claimDigest, "sha256:") + `"}}],"predicate":{}}`)
+	for _, payload := range cases {
+		sameStatement(t, payload, h)
+	}
+}
+
+func sameStatement(t *testing.T, payload []byte, h v1.Hash) {
+	t.Helper()
+	pt, st, err := subjectClaim(payload, h)
+	if err != nil {
+		return
+	}
+	wantPT, wantST := InTotoStatement(FormatCosignAttestation, payload)
+	if wantST != nil && (pt != wantPT || string(st) != string(wantST)) {
+		t.Fatalf("payload %q: the claim kept (%q, %q), InTotoStatement reads (%q, %q)", payload, pt, st, wantPT, wantST)
+	}
+	if wantST == nil && st != nil && pt == "" {
+		t.Fatalf("payload %q: a statement without a predicate type was kept", payload)
+	}
 }
 
 func claimVerdicts(t *testing.T, payload []byte, h v1.Hash) (ours, theirs error) {
