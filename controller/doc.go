@@ -18,7 +18,8 @@
 //     workloads that use or name it (indexes on the workload informers).
 //  2. sync reads the workload from its cache, finishes a Job reload that
 //     stopped halfway (jobrecords.go) and waits for the workload's own Add.
-//  3. decide.Decide, pure, over the caches (cacheReader): the gates (not
+//  3. decide.Decide, pure, over the caches (cacheReader; a workload whose
+//     first record waits for its write slot is read with it, adoption.go): the gates (not
 //     reloadable, out of scope, not annotated), the pause, the watched
 //     resources and what was last applied to each (record, reload marker,
 //     first-sight rule), the reloads, the skips, the next record, storm

@@ -90,21 +90,7 @@ func (c *Controller) sync(ctx context.Context, key workload.Key) (result, error)
 	case len(d.Reloads) == 0 && !d.RecordOnly && pending == nil:
 		return res, nil
 	case len(d.Reloads) == 0:
-		// Record the baseline (or a resource no longer watched) without
-		// touching the template: this rolls nothing. A first record is an
-		// adoption, paced (adoption.go).
-		if pending != nil || !d.HasRecord {
-			if wait := c.paceAdoption(key, v, d.NextRecord, pending); wait > 0 {
-				res.adopted, res.recordAfter = true, wait
-				return res, nil
-			}
-		}
-		ch := workload.Change{RecordKey: annotations.Applied, Record: d.NextRecord}
-		if err := rollout.Apply(ctx, c.cs, v, ch, c.writeOptions()); err != nil {
-			return res, fmt.Errorf("recording applied hashes: %w", err)
-		}
-		c.reportSkips(v, d.Skips)
-		return res, nil
+		return c.record(ctx, key, v, d, pending, res)
 	case d.HeldFor > 0:
 		// Storm control: the record is left as it is, so the deferred sync
 		// still sees the difference and applies the latest state once.
@@ -131,6 +117,24 @@ func (c *Controller) sync(ctx context.Context, key workload.Key) (result, error)
 		c.gate.Release(key)
 	}
 	return res, err
+}
+
+// record writes the baseline (or drops a resource no longer watched)
+// without touching the template: this rolls nothing. A first record is an
+// adoption, paced (adoption.go).
+func (c *Controller) record(ctx context.Context, key workload.Key, v workload.View, d decide.Decision, pending *pendingRecord, res result) (result, error) {
+	if pending != nil || !d.HasRecord {
+		if wait := c.paceAdoption(key, v, d.NextRecord, pending); wait > 0 {
+			res.adopted, res.recordAfter = true, wait
+			return res, nil
+		}
+	}
+	ch := workload.Change{RecordKey: annotations.Applied, Record: d.NextRecord}
+	if err := rollout.Apply(ctx, c.cs, v, ch, c.writeOptions()); err != nil {
+		return res, fmt.Errorf("recording applied hashes: %w", err)
+	}
+	c.reportSkips(v, d.Skips)
+	return res, nil
 }
 
 func (c *Controller) decideOptions() decide.Options { return c.o.DecideOptions() }
