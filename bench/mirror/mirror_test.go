@@ -40,6 +40,7 @@ import (
 
 	"github.com/reloader-dev/reloader/mirror"
 	"github.com/reloader-dev/reloader/mirror/registry"
+	"github.com/reloader-dev/reloader/release"
 	"github.com/reloader-dev/reloader/release/pipeline"
 	"github.com/reloader-dev/reloader/release/releasetest"
 	"github.com/reloader-dev/reloader/release/trust"
@@ -163,6 +164,9 @@ func (bn *bench) plainHTTP(b *testing.B, host string) {
 
 // runs are the timings of every repetition, by what was timed.
 type runs struct {
+	// import: the mirror imported an exported layout, crane and regctl
+	// pushed from it (import_test.go); else all copied registry to registry.
+	imported                                 bool
 	total                                    int64
 	mirror, mirrorNoop, crane, craneNoop, rg []time.Duration
 }
@@ -180,21 +184,25 @@ func (bn *bench) copyRelease(cl *registry.Client, opts mirror.PushOptions) (*mir
 	return verified.Push(bn.ctx, opts)
 }
 
-func (bn *bench) runMirror(b *testing.B, r *runs) {
+func (bn *bench) runMirror(b *testing.B, r *runs) { bn.runTwice(b, r, bn.copyRelease) }
+
+// runTwice times write into a fresh target, then again into the now
+// complete target: the no-op, which must push nothing.
+func (bn *bench) runTwice(b *testing.B, r *runs, write func(*registry.Client, mirror.PushOptions) (*mirror.Receipt, error)) {
 	cl, _ := registry.New(registry.Options{})
 	defer cl.Close()
 	dst, stop := start(b)
 	defer stop()
 	opts := mirror.PushOptions{Client: cl, Target: dst.Host + "/m", Concurrency: *concurrency}
 	t0 := time.Now()
-	rc, err := bn.copyRelease(cl, opts)
+	rc, err := write(cl, opts)
 	if err != nil {
 		b.Fatal(err)
 	}
 	r.mirror = append(r.mirror, time.Since(t0))
 	r.total = rc.Stats.BytesPushed
 	t1 := time.Now()
-	rc2, err := bn.copyRelease(cl, opts)
+	rc2, err := write(cl, opts)
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -205,32 +213,45 @@ func (bn *bench) runMirror(b *testing.B, r *runs) {
 }
 
 func (bn *bench) runCrane(b *testing.B, r *runs) {
+	bn.everyArtifactTwice(b, r, func(a release.Artifact, target string) error {
+		return crane.Copy(a.Repository+"@"+a.Digest, target, crane.WithContext(bn.ctx), crane.WithJobs(*concurrency))
+	})
+}
+
+// everyArtifactTwice times write of every artifact of the lock (to its
+// target reference) into a fresh registry, then again into the now
+// complete one: crane's no-op.
+func (bn *bench) everyArtifactTwice(b *testing.B, r *runs, write func(a release.Artifact, target string) error) {
 	cdst, stop := start(b)
 	defer stop()
 	m, _ := mirror.NewMapping(cdst.Host+"/c", bn.rel.Lock, nil)
-	copyAll := func() time.Duration {
+	all := func() time.Duration {
 		t0 := time.Now()
 		for _, a := range bn.rel.Lock.Artifacts {
-			if err := crane.Copy(a.Repository+"@"+a.Digest, m.Repository(a.Repository)+"@"+a.Digest,
-				crane.WithContext(bn.ctx), crane.WithJobs(*concurrency)); err != nil {
-				b.Fatal(err)
+			if err := write(a, m.Repository(a.Repository)+"@"+a.Digest); err != nil {
+				b.Fatalf("%s: %v", a.Digest, err)
 			}
 		}
 		return time.Since(t0)
 	}
-	r.crane = append(r.crane, copyAll())
-	// The same copy again, into the now complete target: crane's no-op.
-	r.craneNoop = append(r.craneNoop, copyAll())
+	r.crane = append(r.crane, all())
+	r.craneNoop = append(r.craneNoop, all())
 }
 
 func (bn *bench) runRegctl(b *testing.B, r *runs) {
+	bn.regctlCopy(b, r, func(a release.Artifact) string { return a.Repository + "@" + a.Digest })
+}
+
+// regctlCopy times `regctl image copy` of every artifact of the lock, from
+// where source says, into a fresh registry.
+func (bn *bench) regctlCopy(b *testing.B, r *runs, source func(release.Artifact) string) {
 	rdst, stop := start(b)
 	defer stop()
 	bn.plainHTTP(b, rdst.Host)
 	m, _ := mirror.NewMapping(rdst.Host+"/r", bn.rel.Lock, nil)
 	t0 := time.Now()
 	for _, a := range bn.rel.Lock.Artifacts {
-		bn.regctlRun(b, "image", "copy", a.Repository+"@"+a.Digest, m.Repository(a.Repository)+"@"+a.Digest)
+		bn.regctlRun(b, "image", "copy", source(a), m.Repository(a.Repository)+"@"+a.Digest)
 	}
 	r.rg = append(r.rg, time.Since(t0))
 }
@@ -262,7 +283,11 @@ func report(b *testing.B, c benchCase, r *runs) {
 	b.ReportMetric(cMed.Seconds()/mMed.Seconds(), "speedup-vs-crane")
 	b.ReportMetric(cnMed.Seconds()/nMed.Seconds(), "noop-speedup-vs-crane")
 	b.ReportMetric(rMed.Seconds()/mMed.Seconds(), "speedup-vs-regctl")
-	b.Logf("%s: %d MiB, round trip %v, %d repetitions rotating, concurrency %d, median [min-max]: mirror %s (verify+push+read-back verify), crane.Copy WithJobs(%d) %s, regctl image copy %s (neither verifies); no-op re-run: mirror %s (verifying both ends), crane.Copy %s",
-		c.name, r.total>>20, *rtt, c.reps, *concurrency, mText, *concurrency, cText, rText, nText, cnText)
+	mirror, crane, regctl := "mirror copy", "crane.Copy", "regctl image copy"
+	if r.imported {
+		mirror, crane, regctl = "mirror import (open+verify+push+read-back verify)", "crane push (remote.Write/WriteIndex)", "regctl image copy ocidir://"
+	}
+	b.Logf("%s: %d MiB, round trip %v, %d repetitions rotating, concurrency %d, median [min-max]: %s %s (verify+push+read-back verify), %s jobs %d %s, %s %s (neither verifies); no-op re-run: mirror %s (verifying both ends), crane %s",
+		c.name, r.total>>20, *rtt, c.reps, *concurrency, mirror, mText, crane, *concurrency, cText, regctl, rText, nText, cnText)
 	b.Logf("%s: mirror/crane %.2fx verifying, %.2fx no-op", c.name, cMed.Seconds()/mMed.Seconds(), cnMed.Seconds()/nMed.Seconds())
 }
