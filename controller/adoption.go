@@ -76,7 +76,7 @@ func (c *Controller) adoptionView(key workload.Key, v workload.View) (workload.V
 // withPendingRecord is v seen with record as its applied-hashes record.
 // Views read the typed object, so this is one: a deep copy of the cached
 // (stripped, small) object with the annotation added. ok is false for an
-// object that cannot be copied; its adoption is then written at once.
+// object that cannot be copied (paceAdoption writes its record at once).
 func withPendingRecord(v workload.View, record string) (workload.View, bool) {
 	obj, ok := v.Object.(runtime.Object)
 	if !ok {
@@ -105,29 +105,18 @@ func withPendingRecord(v workload.View, record string) (workload.View, bool) {
 // a later sync of the same pending record writes when its slot is due.
 func (c *Controller) paceAdoption(key workload.Key, v workload.View, record string, pending *pendingRecord) time.Duration {
 	now := c.o.Now()
+	due := now
 	if pending != nil {
-		if wait := pending.due.Sub(now); wait > 0 {
-			if pending.text != record {
-				c.keys.with(key, func(s *keyState) {
-					if s.pendingRecord != nil {
-						s.pendingRecord.text = record
-					}
-				})
-			}
-			return wait
-		}
-		return 0
+		due = pending.due
+	} else if _, copyable := v.Object.(runtime.Object); copyable {
+		due = now.Add(c.adoptions.ReserveN(now, 1).DelayFrom(now))
 	}
-	if _, ok := withPendingRecord(v, record); !ok {
-		return 0
+	wait := due.Sub(now)
+	if wait > 0 {
+		// The record decided now (a workload edit may have changed it)
+		// is the one its slot writes.
+		p := &pendingRecord{uid: v.Object.GetUID(), text: record, due: due}
+		c.keys.with(key, func(s *keyState) { s.pendingRecord = p })
 	}
-	wait := c.adoptions.ReserveN(now, 1).DelayFrom(now)
-	if wait <= 0 {
-		return 0
-	}
-	uid := v.Object.GetUID()
-	c.keys.with(key, func(s *keyState) {
-		s.pendingRecord = &pendingRecord{uid: uid, text: record, due: now.Add(wait)}
-	})
-	return wait
+	return max(wait, 0)
 }

@@ -113,7 +113,7 @@ type Options struct {
 	// Audit, when set (--audit-log), gets one line per reload, deferral,
 	// skip, webhook delivery and refused write (audittrail.go).
 	Audit *audit.Logger
-	// Workers is the number of concurrent syncs (default 64: see app.DefaultOptions).
+	// Workers is the number of concurrent syncs (default DefaultWorkers).
 	Workers int
 	// AdoptionRate is how many adoption records (a workload's first
 	// applied-hashes record, metadata only) are written per second at most
@@ -178,7 +178,7 @@ func New(cs kubernetes.Interface, o Options) (*Controller, error) {
 		return nil, fmt.Errorf("reload strategy %q: want %q or %q", o.Strategy, EnvVars, Annotations)
 	}
 	if o.Workers <= 0 {
-		o.Workers = 64
+		o.Workers = DefaultWorkers
 	}
 	if o.Hash == "" {
 		o.Hash = hash.SHA1

@@ -33,6 +33,15 @@ func (noMetric) Dec()            {}
 func (noMetric) Set(float64)     {}
 func (noMetric) Observe(float64) {}
 
+// DefaultWorkers is the number of concurrent syncs by default. A sync
+// blocks only on its one PATCH, so workers bound the writes in flight, not
+// CPU; etcd commits concurrent writes in one batch. A burst of 200 changes
+// took 1.70x the bench floor's time with 4 workers, 1.26x with 16 and 1.12x
+// with 64 (bench/controller, full profile, 2026-12-06). The client rate
+// limit (--kube-api-qps) and the apiserver's priority and fairness still
+// bound a larger storm.
+const DefaultWorkers = 64
+
 // newQueue is the controller's workqueue: client-go's rate-limited,
 // delaying queue, in the order lanes gives (changes first).
 func newQueue(depth prometheus.Gauge) (workqueue.TypedRateLimitingInterface[workload.Key], *lanes.Queue[workload.Key]) {

@@ -94,15 +94,9 @@ func DefaultOptions() *Options {
 		PProfAddr:       "127.0.0.1:6060", // pprof has no authentication
 		MetricsAddr:     ":9090",
 		APIPollInterval: 30 * time.Second,
-		// A sync blocks only on its one PATCH, so workers bound the writes
-		// in flight, not CPU; etcd commits concurrent writes in one batch.
-		// A burst of 200 changes took 1.70x the bench floor's time with 4
-		// workers, 1.26x with 16 and 1.12x with 64 (bench/controller, full
-		// profile, 2026-12-06). The client rate limit (--kube-api-qps) and
-		// the apiserver's priority and fairness still bound a larger storm.
-		Workers: 64,
-		QPS:     200,
-		Burst:   400,
+		Workers:         controller.DefaultWorkers,
+		QPS:             200,
+		Burst:           400,
 	}
 }
 

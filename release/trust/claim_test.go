@@ -1,6 +1,7 @@
 package trust
 
 import (
+	"crypto/sha256"
 	"encoding/base64"
 	"encoding/json"
 	"strings"
@@ -110,5 +111,26 @@ func claimVerdicts(t *testing.T, payload []byte, h v1.Hash) (ours, theirs error)
 	if err != nil {
 		t.Fatal(err)
 	}
-	return subjectClaimVerifier(att, h, nil), cosign.IntotoSubjectClaimVerifier(att, h, nil)
+	return (&Verifier{}).subjectClaimVerifier(att, h, nil), cosign.IntotoSubjectClaimVerifier(att, h, nil)
+}
+
+// What the claim check decoded is what the Verifier reads back for that
+// payload, so a verified attestation's statement is decoded once.
+func TestTheClaimCheckKeepsTheStatementForTheVerifier(t *testing.T) {
+	h, _ := v1.NewHash(claimDigest)
+	payload := envelope(`{"predicateType":"https://spdx.dev/Document","subject":[{"digest":{"sha256":"` + strings.TrimPrefix(claimDigest, "sha256:") + `"}}],"predicate":{}}`)
+	att, err := static.NewAttestation(payload)
+	if err != nil {
+		t.Fatal(err)
+	}
+	v := &Verifier{}
+	if err := v.subjectClaimVerifier(att, h, nil); err != nil {
+		t.Fatal(err)
+	}
+	if _, ok := v.statements.Load(parsedKey{FormatCosignAttestation, sha256.Sum256(payload)}); !ok {
+		t.Fatal("the claim check kept no statement")
+	}
+	if pt, st := v.statement(FormatCosignAttestation, payload); pt != "https://spdx.dev/Document" || len(st) == 0 {
+		t.Fatalf("statement read back (%q, %q)", pt, st)
+	}
 }

@@ -46,22 +46,7 @@ func (v *Verifier) cosignAttestation(ctx context.Context, payload []byte, h v1.H
 		return fmt.Errorf("reading cosign attestation: %w", err)
 	}
 	co := *v.cosign
-	co.ClaimVerifier = func(sig oci.Signature, imageDigest v1.Hash, _ map[string]interface{}) error {
-		p, err := sig.Payload()
-		if err != nil {
-			return err
-		}
-		pt, st, err := subjectClaim(p, imageDigest)
-		if err != nil {
-			return err
-		}
-		// The statement was just decoded from verified bytes: keep it, so
-		// the Verifier's statement finds it instead of decoding the
-		// envelope again (for an SBOM attestation, a quarter of a
-		// release's verification time).
-		v.statements.Store(parsedKey{FormatCosignAttestation, sha256.Sum256(p)}, parsedStatement{pt, st})
-		return nil
-	}
+	co.ClaimVerifier = v.subjectClaimVerifier
 	if _, err := cosign.VerifyBlobAttestation(ctx, att, h, &co); err != nil {
 		return fmt.Errorf("cosign attestation: %w", err)
 	}
@@ -70,18 +55,25 @@ func (v *Verifier) cosignAttestation(ctx context.Context, payload []byte, h v1.H
 
 // subjectClaimVerifier is cosign's IntotoSubjectClaimVerifier (the
 // attestation must be about the image: one of its subjects has the image's
-// sha256), decoding only the subjects. cosign's decodes the whole statement,
-// predicate included, into maps: for an SBOM attestation, megabytes of JSON
-// and most of a release's verification time. encoding/json matches the
-// same keys either way (case-insensitively, the last of a repeated key), so
-// the verdict is the same on every payload (TestSubjectClaimVerifierAgreesWithCosigns).
-func subjectClaimVerifier(sig oci.Signature, imageDigest v1.Hash, _ map[string]interface{}) error {
+// sha256), decoding only the subjects and the predicate type. cosign's
+// decodes the whole statement, predicate included, into maps: for an SBOM
+// attestation, megabytes of JSON and most of a release's verification time.
+// encoding/json matches the same keys either way (case-insensitively, the
+// last of a repeated key), so the verdict is the same on every payload
+// (TestSubjectClaimVerifierAgreesWithCosigns). The statement it decoded from
+// the verified envelope is kept, so the Verifier's statement finds it
+// instead of decoding the envelope again.
+func (v *Verifier) subjectClaimVerifier(sig oci.Signature, imageDigest v1.Hash, _ map[string]interface{}) error {
 	p, err := sig.Payload()
 	if err != nil {
 		return err
 	}
-	_, _, err = subjectClaim(p, imageDigest)
-	return err
+	pt, st, err := subjectClaim(p, imageDigest)
+	if err != nil {
+		return err
+	}
+	v.statements.Store(parsedKey{FormatCosignAttestation, sha256.Sum256(p)}, parsedStatement{pt, st})
+	return nil
 }
 
 // subjectClaim checks the claim of the DSSE envelope p (whose signature was
