@@ -1,8 +1,10 @@
 package mirror_test
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
+	"fmt"
 	"net/http"
 	"net/http/httptest"
 	"os"
@@ -14,6 +16,7 @@ import (
 
 	"github.com/google/go-containerregistry/pkg/v1/remote"
 
+	"github.com/reloader-dev/reloader/internal/progress"
 	"github.com/reloader-dev/reloader/mirror"
 	"github.com/reloader-dev/reloader/mirror/registry"
 	"github.com/reloader-dev/reloader/release"
@@ -196,11 +199,18 @@ func TestCopyToRegistryWithReferrersAPIPreservesEveryDigest(t *testing.T) {
 	f := publish(t, nil)
 	dst := startInProcess(t, nil)
 	target := dst.Host + "/mirror/reloader"
-	rc, err := copyRelease(context.Background(), f.options(t, target))
+	opts := f.options(t, target)
+	var out bytes.Buffer
+	opts.Progress = progress.New(&out, progress.Options{})
+	rc, err := copyRelease(context.Background(), opts)
 	if err != nil {
 		t.Fatal(err)
 	}
 	assertMirrored(t, f, target, rc)
+	// Progress tells what each phase did, the read-back included.
+	if want := fmt.Sprintf("verifying at target: done, %d in", rc.Stats.ManifestsPushed); !strings.Contains(out.String(), want) {
+		t.Errorf("progress lacks %q:\n%s", want, out.String())
+	}
 	for repo, mode := range rc.Referrers {
 		if mode != "referrers-api" {
 			t.Errorf("%s: referrers mode %s, want referrers-api", repo, mode)

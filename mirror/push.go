@@ -163,6 +163,11 @@ func (w *writer) readBack(ctx context.Context) (*Release, error) {
 	w.opts.Progress.Phase("verifying at target", int64(len(w.g.Nodes)), false)
 	tsrc := &RegistrySource{Client: w.opts.Client, Map: w.m.Repository, Name: "target " + w.m.Target, Concurrency: w.opts.Concurrency}
 	trel, err := Verify(ctx, tsrc, w.rel.lockJSON, w.rel.lockBundle, w.rel.v)
+	if err == nil {
+		// Verify reads the graph whole, so the phase is done at once
+		// ("done, 79" rather than "done, 0").
+		w.opts.Progress.Add(int64(len(w.g.Nodes)))
+	}
 	w.opts.Progress.Done()
 	if err != nil {
 		return nil, err

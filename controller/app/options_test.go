@@ -46,6 +46,7 @@ func TestInvalidValuesFailAtStartNamingTheFlag(t *testing.T) {
 		"--auto-annotation":                    {"--auto-annotation="},
 		"POD_NAME":                             {"--enable-ha"},
 		"--is-Argo-Rollouts":                   {"--is-Argo-Rollouts=maybe"},
+		"--adoption-qps":                       {"--adoption-qps=-1"},
 	}
 	for want, args := range cases {
 		t.Run(want, func(t *testing.T) {
