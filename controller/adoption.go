@@ -48,8 +48,10 @@ func newAdoptionLimiter(perSecond float64) *rate.Limiter {
 type pendingRecord struct {
 	uid  types.UID
 	text string
-	// due is when the reserved write slot comes.
-	due time.Time
+	// due is when the reserved write slot comes or, when held, when the
+	// record asks again for one.
+	due  time.Time
+	held bool
 }
 
 // adoptionView returns v as decisions must see it: with its pending record
@@ -102,21 +104,33 @@ func withPendingRecord(v workload.View, record string) (workload.View, bool) {
 
 // paceAdoption says how long the adoption write of record for v must wait
 // (0: write now). The first call reserves a slot and keeps record pending;
-// a later sync of the same pending record writes when its slot is due.
+// a later sync of the same pending record writes when its slot is due. A
+// record whose slot comes while reloads are being written steps aside
+// (busy.Tracker) and reserves a fresh slot after them, so the records held
+// in one busy spell are not all written at its end.
 func (c *Controller) paceAdoption(key workload.Key, v workload.View, record string, pending *pendingRecord) time.Duration {
-	now := c.o.Now()
-	due := now
-	if pending != nil {
-		due = pending.due
-	} else if _, copyable := v.Object.(runtime.Object); copyable {
-		due = now.Add(c.adoptions.ReserveN(now, 1).DelayFrom(now))
+	if _, copyable := v.Object.(runtime.Object); !copyable {
+		return 0 // it cannot carry a pending record
 	}
-	wait := due.Sub(now)
-	if wait > 0 {
+	now := c.o.Now()
+	keep := func(due time.Time, held bool) time.Duration {
 		// The record decided now (a workload edit may have changed it)
 		// is the one its slot writes.
-		p := &pendingRecord{uid: v.Object.GetUID(), text: record, due: due}
+		p := &pendingRecord{uid: v.Object.GetUID(), text: record, due: due, held: held}
 		c.keys.with(key, func(s *keyState) { s.pendingRecord = p })
+		return due.Sub(now)
 	}
-	return max(wait, 0)
+	reserved := pending != nil && !pending.held
+	switch hold := c.busy.Hold(); {
+	case reserved && pending.due.After(now):
+		return keep(pending.due, false)
+	case hold > 0:
+		return keep(now.Add(hold), true)
+	case reserved:
+		return 0
+	}
+	if due := now.Add(c.adoptions.ReserveN(now, 1).DelayFrom(now)); due.After(now) {
+		return keep(due, false)
+	}
+	return 0
 }

@@ -16,18 +16,15 @@ import (
 	"k8s.io/apimachinery/pkg/labels"
 	utilruntime "k8s.io/apimachinery/pkg/util/runtime"
 	"k8s.io/apimachinery/pkg/util/wait"
-	"k8s.io/client-go/dynamic"
 	"k8s.io/client-go/dynamic/dynamicinformer"
 	"k8s.io/client-go/informers"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/tools/cache"
-	"k8s.io/client-go/tools/record"
 	"k8s.io/client-go/util/workqueue"
 
-	"github.com/reloader-dev/reloader/controller/alerts"
 	"github.com/reloader-dev/reloader/controller/annotations"
-	"github.com/reloader-dev/reloader/controller/audit"
 	"github.com/reloader-dev/reloader/controller/budget"
+	"github.com/reloader-dev/reloader/controller/busy"
 	"github.com/reloader-dev/reloader/controller/decide"
 	"github.com/reloader-dev/reloader/controller/hash"
 	"github.com/reloader-dev/reloader/controller/lanes"
@@ -49,88 +46,6 @@ const (
 	Annotations = decide.Annotations
 )
 
-// Options configure the controller. Zero values are the original's defaults
-// except where noted.
-type Options struct {
-	Names         annotations.Names
-	Strategy      Strategy
-	AutoReloadAll bool
-	// ReloadOnCreate reloads a workload when a resource it watches appears
-	// after the workload was first seen without it.
-	ReloadOnCreate bool
-	// ReloadOnDelete reloads a workload when a resource it watches is deleted.
-	ReloadOnDelete bool
-	// IgnoreConfigMaps / IgnoreSecrets turn off watching that kind entirely.
-	IgnoreConfigMaps, IgnoreSecrets bool
-	// IgnoredKinds are workload kinds never watched nor reloaded.
-	IgnoredKinds map[workload.Kind]bool
-	// Namespaces limits the controller to these namespaces with namespaced
-	// informers (no cluster-wide permissions needed). Empty means all.
-	Namespaces []string
-	// NamespacesToIgnore are skipped everywhere.
-	NamespacesToIgnore []string
-	// NamespaceSelector, when not nil, limits reloads to namespaces whose
-	// labels match (needs list/watch on namespaces).
-	NamespaceSelector labels.Selector
-	// ResourceSelector is a label selector applied server-side to the
-	// ConfigMap and Secret watches.
-	ResourceSelector string
-	// MinReloadInterval is the least time between two reloads of one
-	// workload (0: no limit). Changes arriving sooner are coalesced into the
-	// next reload, so a flapping Secret cannot create thousands of
-	// ReplicaSets.
-	MinReloadInterval time.Duration
-	// UsedKeysOnly is --reload-on-used-keys-only: a workload that does not
-	// choose with its annotation reloads only for the keys it uses
-	// (decide/keys.go).
-	UsedKeysOnly bool
-	// Budget is the rollout budget (--max-concurrent-rollouts and its
-	// per-namespace form): a due reload of a Deployment, StatefulSet or
-	// DaemonSet waits while that many are rolling out (budgetgate.go).
-	Budget budget.Options
-	// ChangeWindow is --change-window, the change window of workloads
-	// without the change-window annotation (nil: always open).
-	ChangeWindow *decide.Window
-	// ArgoRollouts, OpenShift and CSI enable the custom kinds: Argo Rollouts,
-	// DeploymentConfigs, and Secrets Store CSI SecretProviderClasses. They
-	// are reached through Dynamic.
-	ArgoRollouts, OpenShift, CSI bool
-	Dynamic                      dynamic.Interface
-	// Unavailable are the optional APIs asked for (ArgoRollouts, CSI) that
-	// the apiserver does not serve yet; they are watched once it does,
-	// checked every APIPollInterval (default 30s).
-	Unavailable     map[OptionalAPI]bool
-	APIPollInterval time.Duration
-	// Self is the object Events about the controller itself go on (its
-	// Deployment or Pod); nil: such Events are not recorded.
-	Self *corev1.ObjectReference
-	// Notify, when set, is told about every reload (alert sinks). It must
-	// not block.
-	Notify func(alerts.Event)
-	// Webhook, when set, is the original's --webhook-url mode: a change is
-	// sent to it instead of rolling the workload.
-	Webhook *alerts.Webhook
-	// Audit, when set (--audit-log), gets one line per reload, deferral,
-	// skip, webhook delivery and refused write (audittrail.go).
-	Audit *audit.Logger
-	// Workers is the number of concurrent syncs (default DefaultWorkers).
-	Workers int
-	// AdoptionRate is how many adoption records (a workload's first
-	// applied-hashes record, metadata only) are written per second at most
-	// (default 50; adoption.go).
-	AdoptionRate float64
-	// FieldManager names the controller in managedFields (default "reloader").
-	FieldManager string
-	// Hash digests the data fingerprints (default hash.SHA1, stakater's;
-	// hash.SHA256 in FIPS 140-only mode).
-	Hash     hash.Algorithm
-	Recorder record.EventRecorder
-	Metrics  *metrics.Collectors
-	Logger   *slog.Logger
-	// Now is the clock (tests); default time.Now.
-	Now func() time.Time
-}
-
 // Controller is the reload engine.
 type Controller struct {
 	o     Options
@@ -138,8 +53,10 @@ type Controller struct {
 	queue workqueue.TypedRateLimitingInterface[workload.Key]
 	// lanes orders the queue: changes ahead of adoption and retries.
 	lanes *lanes.Queue[workload.Key]
-	// adoptions paces adoption writes (adoption.go).
+	// adoptions paces adoption writes (adoption.go); busy holds them and
+	// Events while reloads are written (events.go).
 	adoptions *rate.Limiter
+	busy      *busy.Tracker
 	scopes    map[string]*scope // namespace ("" for cluster-wide) -> informers
 	nsInf     cache.SharedIndexInformer
 
@@ -207,9 +124,8 @@ func New(cs kubernetes.Interface, o Options) (*Controller, error) {
 	if (o.ArgoRollouts || o.OpenShift || o.CSI) && o.Dynamic == nil {
 		return nil, errors.New("controller options: Argo Rollouts, OpenShift and CSI support need a dynamic client")
 	}
-	c := &Controller{o: o, cs: cs, scopes: map[string]*scope{}}
+	c := &Controller{o: o, cs: cs, scopes: map[string]*scope{}, adoptions: newAdoptionLimiter(o.AdoptionRate), busy: busy.New(busy.Options{})}
 	c.queue, c.lanes = newQueue(o.Metrics.QueueDepth)
-	c.adoptions = newAdoptionLimiter(o.AdoptionRate)
 	if o.Budget.Enabled() {
 		c.gate = budget.New(o.Budget)
 	}
@@ -250,7 +166,11 @@ func New(cs kubernetes.Interface, o Options) (*Controller, error) {
 // place.
 func (c *Controller) newScope(ns string) (*scope, error) {
 	s := &scope{config: map[refs.Kind]cache.SharedIndexInformer{}, workloads: map[workload.Kind]cache.SharedIndexInformer{}}
-	s.configFactory = informers.NewSharedInformerFactoryWithOptions(c.cs, 0,
+	watch := c.cs
+	if ns == metav1.NamespaceAll && c.o.ConfigWatchClient != nil {
+		watch = c.o.ConfigWatchClient
+	}
+	s.configFactory = informers.NewSharedInformerFactoryWithOptions(watch, 0,
 		informers.WithNamespace(ns),
 		informers.WithTransform(c.stripConfig),
 		informers.WithTweakListOptions(func(lo *metav1.ListOptions) { lo.LabelSelector = c.o.ResourceSelector }))

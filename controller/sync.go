@@ -165,7 +165,9 @@ func (c *Controller) apply(ctx context.Context, v workload.View, d decide.Decisi
 		return true, nil
 	}
 	start := c.o.Now()
+	end := c.busy.Begin()
 	err := rollout.Apply(ctx, c.cs, v, d.Change, c.writeOptions())
+	end()
 	if err := c.recordOutcome(v, d, start, err); err != nil {
 		return false, err
 	}
