@@ -167,14 +167,14 @@ func New(cs kubernetes.Interface, o Options) (*Controller, error) {
 func (c *Controller) newScope(ns string) (*scope, error) {
 	s := &scope{config: map[refs.Kind]cache.SharedIndexInformer{}, workloads: map[workload.Kind]cache.SharedIndexInformer{}}
 	watch := c.cs
-	if ns == metav1.NamespaceAll && c.o.ConfigWatchClient != nil {
-		watch = c.o.ConfigWatchClient
+	if ns == metav1.NamespaceAll && c.o.WatchClient != nil {
+		watch = c.o.WatchClient
 	}
 	s.configFactory = informers.NewSharedInformerFactoryWithOptions(watch, 0,
 		informers.WithNamespace(ns),
 		informers.WithTransform(c.stripConfig),
 		informers.WithTweakListOptions(func(lo *metav1.ListOptions) { lo.LabelSelector = c.o.ResourceSelector }))
-	s.workloadFactory = informers.NewSharedInformerFactoryWithOptions(c.cs, 0,
+	s.workloadFactory = informers.NewSharedInformerFactoryWithOptions(watch, 0,
 		informers.WithNamespace(ns),
 		informers.WithTransform(c.stripWorkload))
 	if !c.o.IgnoreConfigMaps {

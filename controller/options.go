@@ -95,13 +95,13 @@ type Options struct {
 	// Hash digests the data fingerprints (default hash.SHA1, stakater's;
 	// hash.SHA256 in FIPS 140-only mode).
 	Hash hash.Algorithm
-	// ConfigWatchClient, when set, serves the cluster-wide ConfigMap and
-	// Secret watches (app.newClients: their own HTTP/1.1 connections);
-	// nil: the controller's client.
-	ConfigWatchClient kubernetes.Interface
-	Recorder          record.EventRecorder
-	Metrics           *metrics.Collectors
-	Logger            *slog.Logger
+	// WatchClient, when set, serves the watches of the cluster-wide scope
+	// (app.newClients: an HTTP/1.1 connection each); nil: the controller's
+	// client.
+	WatchClient kubernetes.Interface
+	Recorder    record.EventRecorder
+	Metrics     *metrics.Collectors
+	Logger      *slog.Logger
 	// Now is the clock (tests); default time.Now.
 	Now func() time.Time
 }

@@ -13,11 +13,11 @@ import (
 	clientcmdapi "k8s.io/client-go/tools/clientcmd/api"
 )
 
-// The cluster-wide ConfigMap and Secret watches have their own HTTP/1.1
-// connections, so a cluster's Secrets streaming in at start sit in the
-// kernel's socket buffer, not in HTTP/2 stream buffers in the process; every
-// other request shares the HTTP/2 connection.
-func TestConfigWatchesUseHTTP1AndTheRestHTTP2(t *testing.T) {
+// The cluster-wide watches have their own HTTP/1.1 connections, so a
+// cluster's Secrets streaming in at start sit in the kernel's socket buffer,
+// not in HTTP/2 stream buffers in the process; every other request shares
+// the HTTP/2 connection.
+func TestClusterWideWatchesUseHTTP1AndTheRestHTTP2(t *testing.T) {
 	var mu sync.Mutex
 	protos := map[string]string{} // user agent's request path -> protocol
 	srv := httptest.NewUnstartedServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
@@ -48,7 +48,7 @@ func TestConfigWatchesUseHTTP1AndTheRestHTTP2(t *testing.T) {
 		t.Fatal(err)
 	}
 	ctx := t.Context()
-	if _, err := cl.configWatch.CoreV1().Secrets("").List(ctx, metav1.ListOptions{}); err != nil {
+	if _, err := cl.watch.CoreV1().Secrets("").List(ctx, metav1.ListOptions{}); err != nil {
 		t.Fatalf("listing through the watch client: %v", err)
 	}
 	if _, err := cl.typed.CoreV1().Secrets("other").List(ctx, metav1.ListOptions{}); err != nil {
@@ -57,7 +57,7 @@ func TestConfigWatchesUseHTTP1AndTheRestHTTP2(t *testing.T) {
 	mu.Lock()
 	defer mu.Unlock()
 	if got := protos["/api/v1/secrets"]; got != "HTTP/1.1" {
-		t.Errorf("the ConfigMap and Secret watch client spoke %q, want HTTP/1.1", got)
+		t.Errorf("the watch client spoke %q, want HTTP/1.1", got)
 	}
 	if got := protos["/api/v1/namespaces/other/secrets"]; got != "HTTP/2.0" {
 		t.Errorf("the main client spoke %q, want HTTP/2.0", got)

@@ -91,7 +91,7 @@ func Run(ctx context.Context, o *Options, r *Resolved) error {
 	}
 	cs := cl.typed
 	co := r.Controller
-	co.Dynamic, co.ConfigWatchClient = cl.dynamic, cl.configWatch
+	co.Dynamic, co.WatchClient = cl.dynamic, cl.watch
 	if err := detectAPIs(cs, &co, o.IsOpenShift == ""); err != nil {
 		return err
 	}
@@ -213,17 +213,17 @@ func serveEndpoints(ctx context.Context, o *Options, metricsHandler http.Handler
 // clients are the controller's API clients.
 type clients struct {
 	typed kubernetes.Interface
-	// configWatch carries the cluster-wide ConfigMap and Secret watches
-	// over HTTP/1.1, a connection each. Their initial lists stream every
-	// Secret of the cluster; on the shared HTTP/2 connection the client
-	// buffers up to 4 MiB per stream in the process (x/net/http2's default
-	// window, which client-go does not expose) whenever decoding lags the
+	// watch carries the cluster-wide watches over HTTP/1.1, a connection
+	// each. Their initial lists stream every Secret, ConfigMap and workload
+	// of the cluster; on the shared HTTP/2 connection the client buffers up
+	// to 4 MiB per stream in the process (x/net/http2's default window,
+	// which client-go does not expose) whenever decoding lags the
 	// apiserver. On its own connection the kernel's socket buffer holds it
 	// and TCP paces the apiserver: peak RSS at the bench's 10x tier went
 	// from 89 to 78 MiB, ready as fast. Namespaced scopes stay on HTTP/2:
-	// there are many of them, each small.
-	configWatch kubernetes.Interface
-	dynamic     dynamic.Interface
+	// there can be many of them, each small.
+	watch   kubernetes.Interface
+	dynamic dynamic.Interface
 }
 
 // newClients builds the typed and dynamic clients from the flags.
@@ -254,8 +254,8 @@ func newClients(o *Options, r *Resolved) (clients, error) {
 		Timeout:         30 * time.Second,
 		KeepAliveConfig: net.KeepAliveConfig{Enable: true, Idle: 15 * time.Second, Interval: 5 * time.Second, Count: 3},
 	}).DialContext
-	if cl.configWatch, err = kubernetes.NewForConfig(watchCfg); err != nil {
-		return clients{}, fmt.Errorf("building the Kubernetes client of the ConfigMap and Secret watches: %w", err)
+	if cl.watch, err = kubernetes.NewForConfig(watchCfg); err != nil {
+		return clients{}, fmt.Errorf("building the Kubernetes client of the cluster-wide watches: %w", err)
 	}
 
 	dynCfg := rest.CopyConfig(cfg)
