@@ -10,8 +10,11 @@ import (
 	"os"
 	"path"
 	"path/filepath"
+	"runtime"
 	"sort"
 	"strings"
+
+	"golang.org/x/sync/errgroup"
 )
 
 // maxManifestBytes bounds the checksum manifest: some 50 MB per million
@@ -107,17 +110,14 @@ func VerifyChecksumsDeclared(ctx context.Context, dir string) (Declared, error) 
 			return Declared{}, err
 		}
 	}
-	for _, n := range names {
-		if err := ctx.Err(); err != nil {
-			return Declared{}, err
-		}
-		if !present[n] {
-			return Declared{}, fmt.Errorf("%w: archive lacks %s, which its checksum manifest lists (truncated?)", ErrInvalid, n)
-		}
-		got, err := fileSHA256(filepath.Join(dir, filepath.FromSlash(n)))
-		if err != nil {
-			return Declared{}, err
-		}
+	sums, err := hashFiles(ctx, dir, names)
+	if err != nil {
+		return Declared{}, err
+	}
+	// Checked in name order, so the error an archive gets does not depend
+	// on which file was hashed first.
+	for i, n := range names {
+		got := sums[i]
 		if got != want[n] {
 			return Declared{}, fmt.Errorf("%w: archive file %s has sha256 %s, the checksum manifest says %s", ErrInvalid, n, got, want[n])
 		}
@@ -126,6 +126,26 @@ func VerifyChecksumsDeclared(ctx context.Context, dir string) (Declared, error) 
 		}
 	}
 	return declared, nil
+}
+
+// hashFiles digests the named files of dir, as many at once as there are
+// cores: hashing is most of the cost of opening an archive (a 1 GiB release
+// took 0.86 s on one core), and the files are independent.
+func hashFiles(ctx context.Context, dir string, names []string) ([]string, error) {
+	sums := make([]string, len(names))
+	g, ctx := errgroup.WithContext(ctx)
+	g.SetLimit(runtime.GOMAXPROCS(0))
+	for i, n := range names {
+		g.Go(func() error {
+			if err := ctx.Err(); err != nil {
+				return err
+			}
+			var err error
+			sums[i], err = fileSHA256(filepath.Join(dir, filepath.FromSlash(n)))
+			return err
+		})
+	}
+	return sums, g.Wait()
 }
 
 func fileSHA256(p string) (string, error) {
