@@ -42,7 +42,7 @@ RACE_ENV = GOFLAGS='$(strip $(filter-out -gcflags=all=-dwarf=false,$(shell $(GO)
 # without it, since instrumenting a release build or an admission engine's
 # fixtures finds no race of ours and costs minutes.
 RACE_PKGS ?= ./controller/... ./mirror/registry ./mirror/archive
-RACE_MIRROR_TESTS ?= ^(TestCopyRetriesServerErrorsAndResets|TestInterruptedCopyFailsClearlyAndReRunSendsOnlyWhatIsMissing|TestCopyToRegistryWithReferrersAPIPreservesEveryDigest|TestCopyToDistributionWritesTagFallbackKeepingArtifactType|TestCopyWritesBlobsThenManifestsThenTags|TestExportImportRoundTripPreservesEveryDigest|TestExportStoresSharedBlobsOnce|TestImportRejectsABadArchiveBeforePushingAnything)$$
+RACE_MIRROR_TESTS ?= ^(TestCopyRetriesServerErrorsAndResets|TestInterruptedCopyFailsClearlyAndReRunSendsOnlyWhatIsMissing|TestCopyToRegistryWithReferrersAPIPreservesEveryDigest|TestCopyToDistributionWritesTagFallbackKeepingArtifactType|TestCopyWritesBlobsThenManifestsThenTags|TestExportImportRoundTripPreservesEveryDigest|TestExportStoresSharedBlobsOnce|TestImportRejectsABadArchiveBeforePushingAnything|TestTheTargetIsAskedWhatItHoldsWhileTheSourceIsVerified)$$
 # Packages outside RACE_PKGS, as go list names them, the longest first so
 # that none starts last and runs alone (go test keeps the order it is given).
 SLOW_PKGS ?= ./test/airgap ./cmd/mirror ./cmd/release ./mirror/admission ./release/local

@@ -67,10 +67,21 @@ func (w *writer) blob(ctx context.Context, rb RepoBlob) error {
 		return err
 	}
 	what := fmt.Sprintf("copying blob %s to %s", rb.Digest, dst.Name)
-	var exists bool
-	var size int64
-	if err := w.retry(ctx, what, func() (err error) { size, exists, err = dst.HeadBlob(ctx, rb.Digest); return err }); err != nil {
-		return err
+	a, known := w.sv.blob(rb)
+	exists, size := a.exists, a.size
+	if known && !exists {
+		// Absent before the run, but an earlier copy of this digest may
+		// have just been written: many registries keep one blob store,
+		// so this repository may hold it now.
+		w.mu.Lock()
+		_, written := w.present[rb.Digest]
+		w.mu.Unlock()
+		known = !written
+	}
+	if !known {
+		if err := w.retry(ctx, what, func() (err error) { size, exists, err = dst.HeadBlob(ctx, rb.Digest); return err }); err != nil {
+			return err
+		}
 	}
 	if exists && (size == rb.Size || size == 0) {
 		w.mu.Lock()

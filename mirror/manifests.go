@@ -48,9 +48,11 @@ func (w *writer) manifest(ctx context.Context, n *Node) error {
 		return err
 	}
 	what := fmt.Sprintf("pushing manifest %s@%s", dst.Name, n.Digest)
-	var exists bool
-	if err := w.retry(ctx, what, func() (err error) { _, exists, err = dst.HeadManifest(ctx, n.Digest); return err }); err != nil {
-		return err
+	exists, known := w.sv.manifest(n)
+	if !known {
+		if err := w.retry(ctx, what, func() (err error) { _, exists, err = dst.HeadManifest(ctx, n.Digest); return err }); err != nil {
+			return err
+		}
 	}
 	if !exists {
 		if err := w.retry(ctx, what, func() error { _, err := dst.PutManifest(ctx, n.Digest, n.MediaType, n.Raw); return err }); err != nil {

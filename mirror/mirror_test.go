@@ -148,7 +148,7 @@ func copyRelease(ctx context.Context, opts copyOptions) (*mirror.Receipt, error)
 	if err != nil {
 		return nil, err
 	}
-	rel, err := mirror.Verify(ctx, opts.Source, opts.LockJSON, opts.LockBundle, v)
+	rel, err := mirror.VerifyToPush(ctx, opts.Source, opts.LockJSON, opts.LockBundle, v, opts.PushOptions)
 	if err != nil {
 		return nil, err
 	}
@@ -299,10 +299,18 @@ func TestCopyToDistributionWritesTagFallbackKeepingArtifactType(t *testing.T) {
 type countingHandler struct {
 	mu     sync.Mutex
 	writes []string
+	// heads counts HEAD requests, all counts every request.
+	heads, all int
 }
 
 func (c *countingHandler) wrap(h http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		c.mu.Lock()
+		c.all++
+		if r.Method == http.MethodHead {
+			c.heads++
+		}
+		c.mu.Unlock()
 		if r.Method == http.MethodPut || r.Method == http.MethodPost || r.Method == http.MethodPatch {
 			c.mu.Lock()
 			c.writes = append(c.writes, r.Method+" "+r.URL.Path)
@@ -322,6 +330,12 @@ func (c *countingHandler) manifestWrites() int {
 		}
 	}
 	return n
+}
+
+func (c *countingHandler) requests() (heads, all int) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.heads, c.all
 }
 
 func (c *countingHandler) count() int {

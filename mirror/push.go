@@ -112,6 +112,10 @@ type Receipt struct {
 func (rel *Release) Push(ctx context.Context, opts PushOptions) (*Receipt, error) {
 	opts.defaults()
 	start := time.Now()
+	sv, err := rel.survey.answersFor(ctx, opts)
+	if err != nil {
+		return nil, err
+	}
 	m, err := NewMapping(opts.Target, rel.Lock, opts.Repos)
 	if err != nil {
 		return nil, err
@@ -120,7 +124,7 @@ func (rel *Release) Push(ctx context.Context, opts PushOptions) (*Receipt, error
 	if err != nil {
 		return nil, err
 	}
-	w := &writer{opts: opts, rel: rel, m: m, g: rel.Graph, present: map[string]string{}}
+	w := &writer{opts: opts, rel: rel, m: m, g: rel.Graph, present: map[string]string{}, sv: sv}
 	if err := w.blobs(ctx); err != nil {
 		return nil, err
 	}
@@ -188,6 +192,9 @@ type writer struct {
 	present map[string]string
 	// tagChanges records each tag's old and new digest (tags.go).
 	tagChanges []TagChange
+	// sv is what the target held before Push began (VerifyToPush), nil
+	// when nobody asked: then each blob and manifest is asked for in turn.
+	sv *survey
 }
 
 func (w *writer) repo(ctx context.Context, lockRepo string) (*registry.Repository, error) {

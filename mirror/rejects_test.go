@@ -6,6 +6,7 @@ import (
 	"context"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/reloader-dev/reloader/release"
 	"github.com/reloader-dev/reloader/release/releasetest"
@@ -86,6 +87,13 @@ func TestCopyRejectsBeforePushingAnything(t *testing.T) {
 			}
 			if !strings.Contains(err.Error(), tc.want) {
 				t.Errorf("error %q does not mention %q", err, tc.want)
+			}
+			// The target was asked what it holds during verification;
+			// a rejection ends those questions before it is returned.
+			_, asked := ch.requests()
+			time.Sleep(100 * time.Millisecond)
+			if _, now := ch.requests(); now != asked {
+				t.Errorf("%d requests reached the target after the rejection was returned", now-asked)
 			}
 			if n := ch.manifestWrites(); n != 0 {
 				t.Errorf("%d manifest or tag writes reached the target: %v", n, ch.writes)

@@ -73,7 +73,7 @@ func (bn *bench) importRelease(dir, workDir string) func(*registry.Client, mirro
 		if err != nil {
 			return nil, err
 		}
-		rel, err := mirror.Verify(bn.ctx, a.Layout, a.LockJSON, a.LockBundle, v)
+		rel, err := mirror.VerifyToPush(bn.ctx, a.Layout, a.LockJSON, a.LockBundle, v, opts)
 		if err != nil {
 			return nil, err
 		}

@@ -171,13 +171,14 @@ type runs struct {
 	mirror, mirrorNoop, crane, craneNoop, rg []time.Duration
 }
 
-// copyRelease is what reloader-mirror copy does: verify, then push.
+// copyRelease is what reloader-mirror copy does: verify (asking the target
+// what it holds meanwhile), then push.
 func (bn *bench) copyRelease(cl *registry.Client, opts mirror.PushOptions) (*mirror.Receipt, error) {
 	v, err := trust.NewVerifier(trust.Policy{PublicKey: bn.pub})
 	if err != nil {
 		return nil, err
 	}
-	verified, err := mirror.Verify(bn.ctx, &mirror.RegistrySource{Client: cl}, bn.rel.LockJSON, bn.rel.LockBundle, v)
+	verified, err := mirror.VerifyToPush(bn.ctx, &mirror.RegistrySource{Client: cl}, bn.rel.LockJSON, bn.rel.LockBundle, v, opts)
 	if err != nil {
 		return nil, err
 	}

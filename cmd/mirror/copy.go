@@ -25,7 +25,11 @@ func (g *globals) mirrorRun(cmd *cobra.Command, in *releaseInput, cl *registry.C
 			return err
 		}
 	}
-	rel, err := mirror.Verify(cmd.Context(), in.src, in.lockJSON, in.lockBundle, in.verifier)
+	opts := mirror.PushOptions{
+		Client: cl, Target: g.target, Repos: repos, Concurrency: g.concurrency, Retries: g.retries,
+		Progress: g.progress(), AllowDowngrade: g.expect.allowDowngrade,
+	}
+	rel, err := mirror.VerifyToPush(cmd.Context(), in.src, in.lockJSON, in.lockBundle, in.verifier, opts)
 	if err != nil {
 		return err
 	}
@@ -34,10 +38,7 @@ func (g *globals) mirrorRun(cmd *cobra.Command, in *releaseInput, cl *registry.C
 			return err
 		}
 	}
-	rc, err := rel.Push(cmd.Context(), mirror.PushOptions{
-		Client: cl, Target: g.target, Repos: repos, Concurrency: g.concurrency, Retries: g.retries,
-		Progress: g.progress(), AllowDowngrade: g.expect.allowDowngrade,
-	})
+	rc, err := rel.Push(cmd.Context(), opts)
 	if err != nil {
 		return err
 	}

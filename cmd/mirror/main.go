@@ -143,7 +143,7 @@ func (g *globals) targetFlags(c *cobra.Command, required bool) {
 }
 
 func (g *globals) transferFlags(c *cobra.Command) {
-	c.Flags().IntVarP(&g.concurrency, "concurrency", "j", 4, "requests in parallel: blob transfers, and the reads and checks of manifests, signatures and tags")
+	c.Flags().IntVarP(&g.concurrency, "concurrency", "j", 4, "requests in parallel to each registry: blob transfers, and the reads and checks of manifests, signatures and tags")
 	c.Flags().IntVar(&g.retries, "retries", 5, "retries after a 5xx, throttling or a reset connection, with exponential backoff")
 	c.Flags().StringVar(&g.receipt, "receipt", "", "write the receipt (source digest -> target reference) as JSON to this file")
 	g.downgradeFlag(c)
