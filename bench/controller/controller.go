@@ -226,8 +226,15 @@ func saveHeapProfile(ctx context.Context, pprofAddr, path string) error {
 	return f.Close()
 }
 
+// The floor's scopes (-floor-scope).
+const (
+	floorNamespace = "namespace"
+	floorCluster   = "cluster"
+)
+
 // floor is the ideal controller the figures are compared with: one informer
-// on the workload namespace's ConfigMaps and, per change, one strategic-merge
+// on the workload namespace's ConfigMaps (every namespace's, with
+// -floor-scope cluster) and, per change, one strategic-merge
 // PATCH of the Deployment known to use it, sent at once from its own
 // goroutine. It has no workload cache, no queue, no Events and no record of
 // applied hashes: whatever a real controller adds on top is its cost.
@@ -238,7 +245,7 @@ type floor struct {
 	first  error
 }
 
-func startFloor(ctx context.Context, cfg *rest.Config, workloads int) (*floor, error) {
+func startFloor(ctx context.Context, cfg *rest.Config, workloads int, scope string) (*floor, error) {
 	cfg = rest.CopyConfig(cfg)
 	cfg.QPS, cfg.Burst = 5000, 10000
 	cfg.ContentType = "application/vnd.kubernetes.protobuf"
@@ -250,7 +257,11 @@ func startFloor(ctx context.Context, cfg *rest.Config, workloads int) (*floor, e
 	for i := range workloads {
 		fl.target[configMapName(i)] = deploymentName(i)
 	}
-	f := informers.NewSharedInformerFactoryWithOptions(cs, 0, informers.WithNamespace(workloadNS))
+	var opts []informers.SharedInformerOption
+	if scope != floorCluster {
+		opts = append(opts, informers.WithNamespace(workloadNS))
+	}
+	f := informers.NewSharedInformerFactoryWithOptions(cs, 0, opts...)
 	inf := f.Core().V1().ConfigMaps().Informer()
 	if _, err := inf.AddEventHandler(cache.ResourceEventHandlerFuncs{UpdateFunc: func(o, n any) { fl.changed(ctx, o, n) }}); err != nil {
 		return nil, fmt.Errorf("watching ConfigMaps in the floor: %w", err)
@@ -265,7 +276,7 @@ func startFloor(ctx context.Context, cfg *rest.Config, workloads int) (*floor, e
 func (fl *floor) changed(ctx context.Context, o, n any) {
 	old, ok1 := o.(*corev1.ConfigMap)
 	cm, ok2 := n.(*corev1.ConfigMap)
-	if !ok1 || !ok2 || maps.Equal(old.Data, cm.Data) {
+	if !ok1 || !ok2 || cm.Namespace != workloadNS || maps.Equal(old.Data, cm.Data) {
 		return
 	}
 	deploy, ok := fl.target[cm.Name]

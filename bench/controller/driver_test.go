@@ -114,3 +114,19 @@ func TestTenXPresetIsTheIssuesProfile(t *testing.T) {
 		t.Fatal(err)
 	}
 }
+
+func TestTheFloorWatchesOneNamespaceUnlessToldToWatchTheCluster(t *testing.T) {
+	c, err := parseFlags([]string{"-scale", "10x"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if c.FloorScope != floorNamespace {
+		t.Errorf("default floor scope %q, want %q", c.FloorScope, floorNamespace)
+	}
+	if c, err = parseFlags([]string{"-scale", "10x", "-floor-scope", "cluster"}); err != nil || c.FloorScope != floorCluster {
+		t.Errorf("-floor-scope cluster: %q, %v", c.FloorScope, err)
+	}
+	if _, err := parseFlags([]string{"-floor-scope", "everywhere"}); err == nil {
+		t.Error("-floor-scope everywhere was accepted")
+	}
+}

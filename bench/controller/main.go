@@ -69,7 +69,12 @@ type Config struct {
 	// Targets are checked after the report is written; a miss fails the run.
 	Targets *Targets `json:"targets,omitempty"`
 
-	Floor       bool          `json:"floor"`
+	Floor bool `json:"floor"`
+	// FloorScope is what the floor watches: "namespace" (the scenarios'
+	// one namespace, the least any controller can watch) or "cluster"
+	// (every namespace, as a controller serving the whole cluster must,
+	// ours and stakater's by default).
+	FloorScope  string        `json:"floor_scope"`
 	Idle        time.Duration `json:"idle_ns"`
 	Settle      time.Duration `json:"settle_ns"`
 	Timeout     time.Duration `json:"-"`
@@ -140,6 +145,7 @@ func Preset(name string) (Config, error) {
 	c.Output = "table"
 	c.CreateWorkers = 32
 	c.Floor = true
+	c.FloorScope = floorNamespace
 	c.Reps = 3
 	c.PeerCommand = DefaultPeerCommand
 	c.Settle = 2 * time.Second
@@ -199,6 +205,7 @@ func parseFlags(args []string) (Config, error) {
 	fs.IntVar(&c.ConfigMapBytes, "configmap-bytes", 0, "size of each ConfigMap")
 	fs.IntVar(&c.CreateWorkers, "create-workers", 0, "parallel creates while loading the data set")
 	fs.BoolVar(&c.Floor, "floor", true, "also run the in-process floor controller")
+	fs.StringVar(&c.FloorScope, "floor-scope", floorNamespace, "what the floor watches: namespace (the scenarios' namespace) or cluster (every namespace, as a cluster-wide controller must)")
 	fs.IntVar(&c.Reps, "reps", 3, "repetitions of each contestant, in rotating order")
 	fs.StringVar(&c.PeerCommand, "peer-controller", DefaultPeerCommand, "command line of the BENCH_PEER controller (text/template; {{.Peer}} is $BENCH_PEER, other placeholders as -controller)")
 	fs.StringVar(&c.PeerReadyURL, "peer-ready-url", "", "readiness URL of the peer (templated); empty: none")
@@ -257,6 +264,8 @@ func override(out, set *Config, name string) {
 		out.CreateWorkers = set.CreateWorkers
 	case "floor":
 		out.Floor = set.Floor
+	case "floor-scope":
+		out.FloorScope = set.FloorScope
 	case "reps":
 		out.Reps = set.Reps
 	case "peer-controller":
@@ -294,6 +303,8 @@ func (c Config) validate() error {
 		return fmt.Errorf("-scale-workloads %d exceeds -configmaps %d: each uses its own ConfigMap", c.ScaleWorkloads, c.ConfigMaps)
 	case c.Churn > 0 && c.ConfigMaps <= c.ScaleWorkloads:
 		return errors.New("-churn needs ConfigMaps no scale workload uses")
+	case c.FloorScope != floorNamespace && c.FloorScope != floorCluster:
+		return fmt.Errorf("-floor-scope %q: want %s or %s", c.FloorScope, floorNamespace, floorCluster)
 	case c.Output != "table" && c.Output != "json":
 		return fmt.Errorf("-output %q: want table or json", c.Output)
 	}

@@ -251,6 +251,9 @@ func (r *Report) table(out io.Writer) error {
 	if p := r.Runs[contestantPeer]; len(p) > 0 {
 		fmt.Fprintf(out, "peer: %s\n", strings.Join(p[0].Command, " "))
 	}
+	if len(r.Runs[contestantFloor]) > 0 {
+		fmt.Fprintf(out, "floor: watches ConfigMaps in %s\n", map[string]string{floorNamespace: "the scenarios' namespace", floorCluster: "every namespace"}[c.FloorScope])
+	}
 	fmt.Fprintf(out, "%d repetitions each, order rotated; median [min-max]\n", c.Reps)
 	fmt.Fprintf(out, "load average: %s at start, %s at end\n\n", r.LoadAvg[0], r.LoadAvg[1])
 	who := []string{contestantController}

@@ -198,7 +198,7 @@ func runFloor(ctx context.Context, c *cluster, t *tracker, cfg Config, tag strin
 	fctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	logf(log, "starting the floor controller")
-	fl, err := startFloor(fctx, restCfg, cfg.Workloads)
+	fl, err := startFloor(fctx, restCfg, cfg.Workloads, cfg.FloorScope)
 	if err != nil {
 		return nil, err
 	}
