@@ -122,6 +122,24 @@ func newGraphContent(ctx context.Context, g *Graph, src Source) graphContent {
 	if parallelReads(src) <= 1 {
 		return c
 	}
+	refs := signatureLayers(g)
+	results := readAll(ctx, parallelReads(src), refs, func(ctx context.Context, r manifestRef) fetched {
+		b, err := readSmallBlob(ctx, src, r.repo, r.digest, maxAheadBlob)
+		return fetched{b, err}
+	})
+	for i, r := range refs {
+		// Only complete, digest-checked content is kept; anything else
+		// is read again when asked for, and fails as it always did.
+		if results[i].err == nil && len(results[i].raw) <= maxAheadBlob {
+			c.blobs[r.repo+"@"+r.digest] = results[i].raw
+		}
+	}
+	return c
+}
+
+// signatureLayers are the layers of the lock's signatures and attestations
+// that the Verifier reads whole (up to maxAheadBlob each), once each.
+func signatureLayers(g *Graph) []manifestRef {
 	var refs []manifestRef
 	seen := map[string]bool{}
 	for _, n := range g.Nodes {
@@ -139,18 +157,7 @@ func newGraphContent(ctx context.Context, g *Graph, src Source) graphContent {
 			}
 		}
 	}
-	results := readAll(ctx, parallelReads(src), refs, func(ctx context.Context, r manifestRef) fetched {
-		b, err := readSmallBlob(ctx, src, r.repo, r.digest, maxAheadBlob)
-		return fetched{b, err}
-	})
-	for i, r := range refs {
-		// Only complete, digest-checked content is kept; anything else
-		// is read again when asked for, and fails as it always did.
-		if results[i].err == nil && len(results[i].raw) <= maxAheadBlob {
-			c.blobs[r.repo+"@"+r.digest] = results[i].raw
-		}
-	}
-	return c
+	return refs
 }
 
 // readSmallBlob reads at most max+1 bytes of a blob, checking its digest

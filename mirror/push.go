@@ -162,10 +162,14 @@ func (rel *Release) Push(ctx context.Context, opts PushOptions) (*Receipt, error
 
 // readBack verifies the copy as the target stores it: every manifest by
 // digest from the target, every signature verified again from the target's
-// bytes, then every blob present.
+// bytes, then every blob present. What the survey read from the target
+// before Push is not read again (survey.go).
 func (w *writer) readBack(ctx context.Context) (*Release, error) {
 	w.opts.Progress.Phase("verifying at target", int64(len(w.g.Nodes)), false)
-	tsrc := &RegistrySource{Client: w.opts.Client, Map: w.m.Repository, Name: "target " + w.m.Target, Concurrency: w.opts.Concurrency}
+	var tsrc Source = &RegistrySource{Client: w.opts.Client, Map: w.m.Repository, Name: "target " + w.m.Target, Concurrency: w.opts.Concurrency}
+	if w.sv != nil {
+		tsrc = surveyedTarget{tsrc.(*RegistrySource), w.sv}
+	}
 	trel, err := Verify(ctx, tsrc, w.rel.lockJSON, w.rel.lockBundle, w.rel.v)
 	if err == nil {
 		// Verify reads the graph whole, so the phase is done at once

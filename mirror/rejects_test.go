@@ -4,10 +4,13 @@ package mirror_test
 
 import (
 	"context"
+	"net/http"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
+	"github.com/reloader-dev/reloader/mirror/registry"
 	"github.com/reloader-dev/reloader/release"
 	"github.com/reloader-dev/reloader/release/releasetest"
 )
@@ -81,7 +84,10 @@ func TestCopyRejectsBeforePushingAnything(t *testing.T) {
 			tc.tamper(t, f)
 			var ch countingHandler
 			dst := startInProcess(t, ch.wrap)
-			_, err := copyRelease(ctx, f.options(t, dst.Host+"/mirror"))
+			opts := f.options(t, dst.Host+"/mirror")
+			var started requestStarts
+			opts.Client = started.client(t)
+			_, err := copyRelease(ctx, opts)
 			if err == nil {
 				t.Fatal("tampered release was mirrored")
 			}
@@ -90,10 +96,10 @@ func TestCopyRejectsBeforePushingAnything(t *testing.T) {
 			}
 			// The target was asked what it holds during verification;
 			// a rejection ends those questions before it is returned.
-			_, asked := ch.requests()
+			asked := started.n.Load()
 			time.Sleep(100 * time.Millisecond)
-			if _, now := ch.requests(); now != asked {
-				t.Errorf("%d requests reached the target after the rejection was returned", now-asked)
+			if now := started.n.Load(); now != asked {
+				t.Errorf("%d requests to the target started after the rejection was returned", now-asked)
 			}
 			if n := ch.manifestWrites(); n != 0 {
 				t.Errorf("%d manifest or tag writes reached the target: %v", n, ch.writes)
@@ -132,4 +138,32 @@ func republishLockWith(t *testing.T, f fixture, s releasetest.Signer) *releasete
 	out := *f.rel
 	out.LockJSON, out.LockBundle = lockJSON, b
 	return &out
+}
+
+// requestStarts counts the requests a client starts: unlike a count at the
+// registry, which may see an aborted request late, it says exactly what the
+// client did after a call returned.
+type requestStarts struct {
+	n  atomic.Int64
+	rt http.RoundTripper
+}
+
+func (c *requestStarts) RoundTrip(r *http.Request) (*http.Response, error) {
+	c.n.Add(1)
+	return c.rt.RoundTrip(r)
+}
+
+func (c *requestStarts) CloseIdleConnections() {
+	c.rt.(*http.Transport).CloseIdleConnections()
+}
+
+func (c *requestStarts) client(t *testing.T) *registry.Client {
+	t.Helper()
+	c.rt = http.DefaultTransport.(*http.Transport).Clone()
+	cl, err := registry.New(registry.Options{Transport: c})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(cl.Close)
+	return cl
 }

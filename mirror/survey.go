@@ -1,7 +1,9 @@
 package mirror
 
 import (
+	"bytes"
 	"context"
+	"io"
 	"maps"
 	"sync/atomic"
 
@@ -10,10 +12,16 @@ import (
 
 // A re-run, or a mirror into a target that already holds most of a release
 // (the previous version's base layers), spends most of its time asking the
-// target what it has: a HEAD per blob and per manifest, a round trip each.
-// Those questions need only the release's graph, not its verdict, and they
-// write nothing, so VerifyToPush asks them while the signatures are being
-// verified at the source, and Push starts from the answers.
+// target what it has: a request per blob and per manifest, a round trip
+// each. Those questions need only the release's graph, not its verdict, and
+// they write nothing, so VerifyToPush asks them while the signatures are
+// being verified at the source, and Push starts from the answers.
+//
+// The manifests and signature layers the target holds are read whole, not
+// just asked for: the verification of the copy at the target (readBack)
+// reads exactly those, and content under a digest cannot change, so what
+// was there before Push needs no second read. What Push writes is read
+// back after it, as always.
 
 // survey is what the target answered, asked while the release was verified.
 type survey struct {
@@ -24,13 +32,32 @@ type survey struct {
 	cancel    context.CancelFunc
 	blobs     map[string]blobAnswer // by lock repository "@" digest
 	manifests map[string]bool       // likewise
-	used      atomic.Bool
+	// rawManifests and rawBlobs are the bytes read (digest-checked) of the
+	// manifests and signature layers the target held.
+	rawManifests, rawBlobs map[string][]byte
+	used                   atomic.Bool
 }
 
-// blobAnswer is one HEAD of a blob at the target.
+// blobAnswer is what the target said of one blob.
 type blobAnswer struct {
 	exists bool
 	size   int64
+}
+
+// question is one thing asked of the target: a manifest, a signature
+// layer (read whole) or any other blob (a HEAD).
+type question struct {
+	repo, digest string
+	manifest     bool
+	read         bool
+}
+
+// answer is the target's: ok is false when it did not answer (an error),
+// raw holds what was read.
+type answer struct {
+	exists, ok bool
+	size       int64
+	raw        []byte
 }
 
 // startSurvey asks the target about every blob and manifest of g, up to
@@ -42,57 +69,100 @@ func startSurvey(ctx context.Context, g *Graph, opts PushOptions) *survey {
 	ctx, cancel := context.WithCancel(ctx)
 	s := &survey{target: opts.Target, repos: maps.Clone(opts.Repos), client: opts.Client,
 		done: make(chan struct{}), cancel: cancel,
-		blobs: map[string]blobAnswer{}, manifests: map[string]bool{}}
+		blobs: map[string]blobAnswer{}, manifests: map[string]bool{},
+		rawManifests: map[string][]byte{}, rawBlobs: map[string][]byte{}}
 	m, err := NewMapping(opts.Target, g.Lock, opts.Repos)
 	if err != nil {
 		// Push reports the mapping's error itself.
 		close(s.done)
 		return s
 	}
+	// One pool for every question: no manifest waits for the last
+	// blob's answer.
+	read := map[string]bool{}
+	for _, r := range signatureLayers(g) {
+		read[r.repo+"@"+r.digest] = true
+	}
+	var qs []question
+	for _, b := range g.Blobs() {
+		qs = append(qs, question{repo: b.Repository, digest: b.Digest, read: read[b.Repository+"@"+b.Digest]})
+	}
+	for _, n := range g.Nodes {
+		qs = append(qs, question{repo: n.Repository, digest: n.Digest, manifest: true})
+	}
+	tsrc := &RegistrySource{Client: opts.Client, Map: m.Repository}
 	go func() {
 		defer close(s.done)
-		w := &writer{opts: opts, m: m}
-		// One pool for both kinds of question: no manifest waits for
-		// the last blob's answer.
-		blobs := g.Blobs()
-		type answer struct {
-			exists bool
-			size   int64
-			ok     bool
-		}
-		questions := make([]int, len(blobs)+len(g.Nodes))
-		for i := range questions {
-			questions[i] = i
-		}
-		answers := readAll(ctx, opts.Concurrency, questions, func(ctx context.Context, i int) answer {
-			if i < len(blobs) {
-				dst, err := w.repo(ctx, blobs[i].Repository)
-				if err != nil {
-					return answer{}
-				}
-				size, exists, err := dst.HeadBlob(ctx, blobs[i].Digest)
-				return answer{exists, size, err == nil}
-			}
-			n := g.Nodes[i-len(blobs)]
-			dst, err := w.repo(ctx, n.Repository)
-			if err != nil {
-				return answer{}
-			}
-			_, exists, err := dst.HeadManifest(ctx, n.Digest)
-			return answer{exists, 0, err == nil}
+		answers := readAll(ctx, opts.Concurrency, qs, func(ctx context.Context, q question) answer {
+			return s.ask(ctx, tsrc, q)
 		})
 		for i, a := range answers {
+			q, k := qs[i], qs[i].repo+"@"+qs[i].digest
 			switch {
 			case !a.ok:
-			case i < len(blobs):
-				s.blobs[blobs[i].Repository+"@"+blobs[i].Digest] = blobAnswer{a.exists, a.size}
+			case q.manifest:
+				s.manifests[k] = a.exists
+				if a.exists {
+					s.rawManifests[k] = a.raw
+				}
 			default:
-				n := g.Nodes[i-len(blobs)]
-				s.manifests[n.Repository+"@"+n.Digest] = a.exists
+				s.blobs[k] = blobAnswer{a.exists, a.size}
+				if a.raw != nil {
+					s.rawBlobs[k] = a.raw
+				}
 			}
 		}
 	}()
 	return s
+}
+
+// ask puts one question to the target.
+func (s *survey) ask(ctx context.Context, tsrc *RegistrySource, q question) answer {
+	switch {
+	case q.manifest:
+		raw, err := tsrc.Manifest(ctx, q.repo, q.digest)
+		if registry.IsNotFound(err) {
+			return answer{ok: true}
+		}
+		return answer{exists: err == nil, ok: err == nil, raw: raw}
+	case q.read:
+		raw, err := readSmallBlob(ctx, tsrc, q.repo, q.digest, maxAheadBlob)
+		if registry.IsNotFound(err) {
+			return answer{ok: true}
+		}
+		if err != nil || len(raw) > maxAheadBlob {
+			return answer{}
+		}
+		return answer{exists: true, ok: true, size: int64(len(raw)), raw: raw}
+	}
+	dst, err := tsrc.repo(ctx, q.repo)
+	if err != nil {
+		return answer{}
+	}
+	size, exists, err := dst.HeadBlob(ctx, q.digest)
+	return answer{exists: exists, ok: err == nil, size: size}
+}
+
+// surveyedTarget is the target as readBack reads it: the manifests and
+// signature layers the survey read are served from memory (what the
+// target held before Push, by digest), the rest read from the target.
+type surveyedTarget struct {
+	*RegistrySource
+	s *survey
+}
+
+func (t surveyedTarget) Manifest(ctx context.Context, repo, digest string) ([]byte, error) {
+	if raw, ok := t.s.rawManifests[repo+"@"+digest]; ok {
+		return raw, nil
+	}
+	return t.RegistrySource.Manifest(ctx, repo, digest)
+}
+
+func (t surveyedTarget) Blob(ctx context.Context, repo, digest string) (io.ReadCloser, int64, error) {
+	if raw, ok := t.s.rawBlobs[repo+"@"+digest]; ok {
+		return io.NopCloser(bytes.NewReader(raw)), int64(len(raw)), nil
+	}
+	return t.RegistrySource.Blob(ctx, repo, digest)
 }
 
 // stop abandons the survey and waits until it has stopped asking.

@@ -3,11 +3,14 @@ package mirror_test
 import (
 	"context"
 	"io"
+	"net/http"
+	"strings"
 	"sync/atomic"
 	"testing"
 	"time"
 
 	"github.com/reloader-dev/reloader/mirror"
+	"github.com/reloader-dev/reloader/release"
 	"github.com/reloader-dev/reloader/release/trust"
 )
 
@@ -39,7 +42,7 @@ func TestTheTargetIsAskedWhatItHoldsWhileTheSourceIsVerified(t *testing.T) {
 	var timedOut atomic.Bool
 	opts.Source = gatedSource{
 		RegistrySource: opts.Source.(*mirror.RegistrySource),
-		asked:          func() bool { heads, _ := ch.requests(); return heads > 0 },
+		asked:          func() bool { return ch.headRequests() > 0 },
 		timedOut:       &timedOut,
 	}
 	if _, err := copyRelease(context.Background(), opts); err != nil {
@@ -126,4 +129,48 @@ func verifyToPush(t *testing.T, opts copyOptions) *mirror.Release {
 		t.Fatal(err)
 	}
 	return rel
+}
+
+func TestATargetServingAlteredBytesFailsTheReadBackAndGetsNoTag(t *testing.T) {
+	f := publish(t, nil)
+	var sig release.Artifact
+	for _, a := range f.rel.Lock.Artifacts {
+		if a.Kind == release.KindSignature && a.Subject == f.rel.Chart {
+			sig = a
+		}
+	}
+	cases := []struct {
+		name string
+		// digest is what the target alters when it serves it.
+		digest func(t *testing.T) string
+	}{
+		{"a manifest", func(*testing.T) string { return f.rel.Chart }},
+		{"a signature layer", func(t *testing.T) string { return lastLayer(t, sig) }},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			var lies tamperer
+			var ch countingHandler
+			dst := startInProcess(t, func(h http.Handler) http.Handler { return ch.wrap(lies.wrap(h)) })
+			opts := f.options(t, dst.Host+"/lying")
+			// Fresh: everything is written, then read back altered.
+			lies.arm(tc.digest(t))
+			_, err := copyRelease(context.Background(), opts)
+			if err == nil || !strings.Contains(err.Error(), "digest") {
+				t.Fatalf("copy to a target serving altered %s: %v, want a digest error", tc.name, err)
+			}
+			for _, w := range ch.writes {
+				if ref := w[strings.LastIndex(w, "/")+1:]; strings.Contains(w, "/manifests/") && !strings.HasPrefix(ref, "sha256:") {
+					t.Errorf("tag written though the read-back failed: %s", w)
+				}
+			}
+			// A re-run: the target holds everything now, and the survey
+			// asks before Push; the altered bytes it is served are not
+			// taken for the target's content.
+			_, err = copyRelease(context.Background(), opts)
+			if err == nil || !strings.Contains(err.Error(), "digest") || !strings.Contains(err.Error(), "no tag was written") {
+				t.Fatalf("re-run: %v, want a digest error", err)
+			}
+		})
+	}
 }
