@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"strconv"
 	"time"
 
 	"golang.org/x/sync/errgroup"
@@ -59,15 +60,19 @@ type cluster struct {
 	firstRevs  int
 }
 
-func startCluster(ctx context.Context, dir string) (*cluster, error) {
+// startCluster starts the control plane; profiling serves the apiserver's
+// /debug/pprof (-apiserver-profile), off otherwise as in every test.
+func startCluster(ctx context.Context, dir string, profiling bool) (*cluster, error) {
 	policy := filepath.Join(dir, "audit-policy.yaml")
 	if err := os.WriteFile(policy, []byte(auditPolicy), 0o600); err != nil {
 		return nil, fmt.Errorf("writing the audit policy: %w", err)
 	}
 	auditPath := filepath.Join(dir, "audit.log")
-	cp, err := controlplane.Start(ctx, controlplane.Options{
-		ExtraAPIServerArgs: []string{"--audit-policy-file=" + policy, "--audit-log-path=" + auditPath, "--audit-log-maxsize=0"},
-	})
+	args := []string{"--audit-policy-file=" + policy, "--audit-log-path=" + auditPath, "--audit-log-maxsize=0"}
+	if profiling {
+		args = append(args, "--profiling=true")
+	}
+	cp, err := controlplane.Start(ctx, controlplane.Options{ExtraAPIServerArgs: args})
 	if err != nil {
 		return nil, fmt.Errorf("starting the control plane: %w", err)
 	}
@@ -328,4 +333,18 @@ func fill(n int) []byte {
 		b[i] = 'a' + byte(i%26)
 	}
 	return b
+}
+
+// profileAPIServer writes the apiserver's CPU profile over the next
+// seconds to path; the burst it covers starts right after it is asked.
+func (c *cluster) profileAPIServer(ctx context.Context, seconds int, path string) error {
+	raw, err := c.driver.CoreV1().RESTClient().Get().AbsPath("/debug/pprof/profile").
+		Param("seconds", strconv.Itoa(seconds)).DoRaw(ctx)
+	if err != nil {
+		return fmt.Errorf("profiling the apiserver: %w", err)
+	}
+	if err := os.WriteFile(path, raw, 0o644); err != nil {
+		return fmt.Errorf("writing the apiserver's profile: %w", err)
+	}
+	return nil
 }

@@ -4,6 +4,8 @@ import (
 	"bytes"
 	"context"
 	"flag"
+	"os"
+	"path/filepath"
 	"testing"
 	"time"
 )
@@ -23,6 +25,7 @@ func TestDriverTiny(t *testing.T) {
 	}
 	cfg.Settle = time.Second
 	cfg.Reps = 2
+	cfg.APIServerProfile = t.TempDir()
 	ctx, cancel := context.WithTimeout(context.Background(), 4*time.Minute)
 	defer cancel()
 	var log bytes.Buffer
@@ -47,6 +50,11 @@ func TestDriverTiny(t *testing.T) {
 		}
 		if got := r.Requests["latency"].Audit["PATCH deployments"]; got < 1 {
 			t.Errorf("%s: %.2f PATCH deployments per change in the audit log, want >= 1", name, got)
+		}
+	}
+	for _, tag := range []string{"controller-r0", "controller-r1", "floor-r0", "floor-r1"} {
+		if st, err := os.Stat(filepath.Join(cfg.APIServerProfile, tag+"-burst.cpu")); err != nil || st.Size() == 0 {
+			t.Errorf("the apiserver's profile over the burst of %s: %v", tag, err)
 		}
 	}
 	if s := rep.Controller.Scale; s == nil || s.RSSMiB <= 0 || s.FirstReloadSeconds <= 0 {

@@ -79,6 +79,9 @@ type Config struct {
 	Settle      time.Duration `json:"settle_ns"`
 	Timeout     time.Duration `json:"-"`
 	HeapProfile string        `json:"-"`
+	// APIServerProfile, when set, is a directory that receives the
+	// apiserver's CPU profile over each burst (<tag>-burst.cpu).
+	APIServerProfile string `json:"-"`
 }
 
 // DefaultController builds ./cmd/reloader ({{.Reloader}}) and points it at the
@@ -216,6 +219,7 @@ func parseFlags(args []string) (Config, error) {
 	fs.DurationVar(&c.Settle, "settle", 0, "wait after a scenario before counting requests (late Events)")
 	fs.DurationVar(&c.Timeout, "timeout", 0, "overall deadline")
 	fs.StringVar(&c.HeapProfile, "heap-profile", "", "write the controller's heap profile here after the RSS sample (needs {{.PprofAddr}} in -controller)")
+	fs.StringVar(&c.APIServerProfile, "apiserver-profile", "", "directory for the apiserver's CPU profile over each burst, <contestant>-r<N>-burst.cpu (runs the apiserver with --profiling)")
 	if err := fs.Parse(args); err != nil {
 		return Config{}, err
 	}
@@ -286,6 +290,8 @@ func override(out, set *Config, name string) {
 		out.Timeout = set.Timeout
 	case "heap-profile":
 		out.HeapProfile = set.HeapProfile
+	case "apiserver-profile":
+		out.APIServerProfile = set.APIServerProfile
 	}
 }
 

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"path/filepath"
 	"slices"
 	"strings"
 	"time"
@@ -23,7 +24,7 @@ func Run(ctx context.Context, cfg Config, log io.Writer) (*Report, error) {
 	load := loadAvg()
 
 	logf(log, "starting the control plane")
-	c, err := startCluster(ctx, dir)
+	c, err := startCluster(ctx, dir, cfg.APIServerProfile != "")
 	if err != nil {
 		return nil, err
 	}
@@ -220,9 +221,20 @@ func runScenarios(ctx context.Context, e *env, res *RunResult) error {
 	res.Latency = lat
 	logf(e.log, "%s: latency p50 %.1f ms p99 %.1f ms (%d missed)", e.tag, lat.P50, lat.P99, lat.Missed)
 	logf(e.log, "%s: burst of %d", e.tag, e.cfg.Burst)
+	profiled := make(chan error, 1)
+	if dir := e.cfg.APIServerProfile; dir != "" {
+		go func() { profiled <- e.c.profileAPIServer(ctx, 3, filepath.Join(dir, e.tag+"-burst.cpu")) }()
+		// The profile starts when the apiserver has the request.
+		time.Sleep(100 * time.Millisecond)
+	} else {
+		profiled <- nil
+	}
 	b, burstReq, err := e.burst(ctx)
 	if err != nil {
 		return fmt.Errorf("%s: burst scenario: %w", e.tag, err)
+	}
+	if err := <-profiled; err != nil {
+		return fmt.Errorf("%s: %w", e.tag, err)
 	}
 	res.Burst = b
 	logf(e.log, "%s: burst applied in %.3f s (%d missed)", e.tag, b.Seconds, b.Missed)
