@@ -25,17 +25,17 @@ import (
 
 // survey is what the target answered, asked while the release was verified.
 type survey struct {
-	target    string
-	repos     map[string]string
-	client    *registry.Client
-	done      chan struct{}
-	cancel    context.CancelFunc
-	blobs     map[string]blobAnswer // by lock repository "@" digest
-	manifests map[string]bool       // likewise
-	// rawManifests and rawBlobs are the bytes read (digest-checked) of the
-	// manifests and signature layers the target held.
-	rawManifests, rawBlobs map[string][]byte
-	used                   atomic.Bool
+	target string
+	repos  map[string]string
+	client *registry.Client
+	done   chan struct{}
+	cancel context.CancelFunc
+	blobs  map[string]blobAnswer // by lock repository "@" digest
+	// manifests holds the bytes (digest-checked) of each manifest the
+	// target held, and nil for each it did not; rawBlobs the bytes of the
+	// signature layers it held.
+	manifests, rawBlobs map[string][]byte
+	used                atomic.Bool
 }
 
 // blobAnswer is what the target said of one blob.
@@ -69,8 +69,7 @@ func startSurvey(ctx context.Context, g *Graph, opts PushOptions) *survey {
 	ctx, cancel := context.WithCancel(ctx)
 	s := &survey{target: opts.Target, repos: maps.Clone(opts.Repos), client: opts.Client,
 		done: make(chan struct{}), cancel: cancel,
-		blobs: map[string]blobAnswer{}, manifests: map[string]bool{},
-		rawManifests: map[string][]byte{}, rawBlobs: map[string][]byte{}}
+		blobs: map[string]blobAnswer{}, manifests: map[string][]byte{}, rawBlobs: map[string][]byte{}}
 	m, err := NewMapping(opts.Target, g.Lock, opts.Repos)
 	if err != nil {
 		// Push reports the mapping's error itself.
@@ -101,10 +100,7 @@ func startSurvey(ctx context.Context, g *Graph, opts PushOptions) *survey {
 			switch {
 			case !a.ok:
 			case q.manifest:
-				s.manifests[k] = a.exists
-				if a.exists {
-					s.rawManifests[k] = a.raw
-				}
+				s.manifests[k] = a.raw
 			default:
 				s.blobs[k] = blobAnswer{a.exists, a.size}
 				if a.raw != nil {
@@ -152,7 +148,7 @@ type surveyedTarget struct {
 }
 
 func (t surveyedTarget) Manifest(ctx context.Context, repo, digest string) ([]byte, error) {
-	if raw, ok := t.s.rawManifests[repo+"@"+digest]; ok {
+	if raw := t.s.manifests[repo+"@"+digest]; raw != nil {
 		return raw, nil
 	}
 	return t.RegistrySource.Manifest(ctx, repo, digest)
@@ -206,6 +202,6 @@ func (s *survey) manifest(n *Node) (exists, known bool) {
 	if s == nil {
 		return false, false
 	}
-	exists, known = s.manifests[n.Repository+"@"+n.Digest]
-	return exists, known
+	raw, known := s.manifests[n.Repository+"@"+n.Digest]
+	return raw != nil, known
 }
