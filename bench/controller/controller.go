@@ -14,6 +14,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
 	"sync"
 	"text/template"
@@ -165,6 +166,54 @@ func memory(pid int) (map[string]float64, error) {
 		return nil, fmt.Errorf("no VmRSS in /proc/%d/status", pid)
 	}
 	return out, nil
+}
+
+// clockTicks is the unit of the CPU times in /proc/<pid>/stat (USER_HZ),
+// 100 on every architecture Linux runs Go on; sysconf is not reachable
+// without cgo.
+const clockTicks = 100
+
+// cpuTime is the CPU (user and system) the processes have used so far, from
+// /proc/<pid>/stat, in steps of 1/clockTicks s.
+func cpuTime(pids ...int) (time.Duration, error) {
+	var total time.Duration
+	for _, pid := range pids {
+		b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+		if err != nil {
+			return 0, fmt.Errorf("reading the CPU time of process %d: %w", pid, err)
+		}
+		t, err := parseStatCPU(string(b))
+		if err != nil {
+			return 0, fmt.Errorf("reading the CPU time of process %d: %w", pid, err)
+		}
+		total += t
+	}
+	return total, nil
+}
+
+// parseStatCPU reads utime and stime (fields 14 and 15) of a
+// /proc/<pid>/stat line. The command name (field 2) is in parentheses and
+// may itself hold spaces and parentheses, so fields are counted from the
+// last ')'.
+func parseStatCPU(stat string) (time.Duration, error) {
+	i := strings.LastIndexByte(stat, ')')
+	if i < 0 {
+		return 0, fmt.Errorf("no command name in %q", stat)
+	}
+	f := strings.Fields(stat[i+1:])
+	// f[0] is field 3 (state): utime is field 14, stime field 15.
+	if len(f) < 13 {
+		return 0, fmt.Errorf("%d fields after the command name, want at least 13", len(f))
+	}
+	var ticks int64
+	for _, s := range f[11:13] {
+		n, err := strconv.ParseInt(s, 10, 64)
+		if err != nil {
+			return 0, fmt.Errorf("parsing CPU ticks %q: %w", s, err)
+		}
+		ticks += n
+	}
+	return time.Duration(ticks) * time.Second / clockTicks, nil
 }
 
 // goMemstats reads the go_memstats_*_bytes gauges from a Prometheus

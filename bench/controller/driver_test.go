@@ -48,6 +48,9 @@ func TestDriverTiny(t *testing.T) {
 		if r.Latency.Count != cfg.Changes || r.Latency.Missed != 0 || r.Burst.Missed != 0 {
 			t.Errorf("%s: latency %+v burst %+v: want every change seen", name, r.Latency, r.Burst)
 		}
+		if cpu := r.Burst.CPU; cpu.ControlPlaneSeconds <= 0 || (cpu.ControllerSeconds == nil) != (name == "floor") {
+			t.Errorf("%s: CPU over the burst %+v: want the control plane's, and the controller's unless the floor", name, cpu)
+		}
 		if got := r.Requests["latency"].Audit["PATCH deployments"]; got < 1 {
 			t.Errorf("%s: %.2f PATCH deployments per change in the audit log, want >= 1", name, got)
 		}
@@ -97,6 +100,25 @@ func BenchmarkControllerScenarios(b *testing.B) {
 	}
 	for k, v := range rep.Ratios {
 		b.ReportMetric(v, k+"-ratio")
+	}
+}
+
+func TestCPUTimeIsUserPlusSystemFromProcStat(t *testing.T) {
+	// The command name may hold spaces and parentheses; fields count from
+	// the last ')'. utime 250 and stime 50 ticks: 3 s.
+	line := "4242 (kube (api) server) S 1 4242 4242 0 -1 4194560 1000 0 0 0 250 50 0 0 20 0 12 0 100 0 0"
+	got, err := parseStatCPU(line)
+	if err != nil || got != 3*time.Second {
+		t.Errorf("parseStatCPU = %v, %v; want 3s", got, err)
+	}
+	for _, bad := range []string{"4242 kube-apiserver S 1", "4242 (x) S 1 2 3", "4242 (x) S 1 4242 4242 0 -1 4194560 1000 0 0 0 many 50 0"} {
+		if _, err := parseStatCPU(bad); err == nil {
+			t.Errorf("parseStatCPU(%q) accepted", bad)
+		}
+	}
+	own, err := cpuTime(os.Getpid())
+	if err != nil || own < 0 {
+		t.Errorf("cpuTime of this process: %v, %v", own, err)
 	}
 }
 

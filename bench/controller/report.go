@@ -61,6 +61,18 @@ type BurstStats struct {
 	Missed         int     `json:"missed"`
 	Seconds        float64 `json:"seconds"`
 	UpdatesSeconds float64 `json:"updates_issued_seconds"`
+	// CPU is what the processes used from the first update until every
+	// reload was seen, in steps of 10 ms (/proc's clock ticks).
+	CPU BurstCPU `json:"cpu"`
+}
+
+// BurstCPU is the CPU used over a burst.
+type BurstCPU struct {
+	// ControlPlaneSeconds: etcd and kube-apiserver, which also serve the
+	// driver's updates and the background churn.
+	ControlPlaneSeconds float64 `json:"control_plane_seconds"`
+	// ControllerSeconds: the controller's process; nil for the floor.
+	ControllerSeconds *float64 `json:"controller_seconds,omitempty"`
 }
 
 type ScaleStats struct {
@@ -113,6 +125,15 @@ var figures = []struct {
 	{"latency_p99", "latency p99", "ms", func(r *RunResult) (float64, bool) { return r.Latency.P99, true }},
 	{"latency_max", "latency max", "ms", func(r *RunResult) (float64, bool) { return r.Latency.Max, true }},
 	{"burst", "burst", "ms", func(r *RunResult) (float64, bool) { return r.Burst.Seconds * 1000, true }},
+	{"burst_cpu_cp", "control plane CPU in burst", "ms", func(r *RunResult) (float64, bool) {
+		return r.Burst.CPU.ControlPlaneSeconds * 1000, true
+	}},
+	{"burst_cpu_ctl", "controller CPU in burst", "ms", func(r *RunResult) (float64, bool) {
+		if r.Burst.CPU.ControllerSeconds == nil {
+			return 0, false
+		}
+		return *r.Burst.CPU.ControllerSeconds * 1000, true
+	}},
 	{"rss", "RSS at scale, idle", "MiB", func(r *RunResult) (float64, bool) {
 		return scaleFig(r, func(s *ScaleStats) float64 { return s.RSSMiB })
 	}},
@@ -197,7 +218,7 @@ func (r *Report) ratios(other string) map[string]float64 {
 		return nil
 	}
 	out := map[string]float64{}
-	for _, k := range []string{"latency_p50", "latency_p90", "latency_p99", "latency_max", "burst", "rss", "peak_rss", "first_reload"} {
+	for _, k := range []string{"latency_p50", "latency_p90", "latency_p99", "latency_max", "burst", "burst_cpu_cp", "rss", "peak_rss", "first_reload"} {
 		if a, b := c[k], o[k]; a.N > 0 && b.N > 0 && a.Median > 0 && b.Median > 0 {
 			out[k] = a.Median / b.Median
 		}

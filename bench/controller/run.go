@@ -144,7 +144,7 @@ func runController(ctx context.Context, c *cluster, t *tracker, cfg Config, proc
 		return nil, err
 	}
 	defer func() { _ = p.Stop(10 * time.Second) }()
-	e := &env{c: c, t: t, cfg: cfg, log: log, tag: tag, user: controllerUser, failed: exitedErr(p)}
+	e := &env{c: c, t: t, cfg: cfg, log: log, tag: tag, user: controllerUser, failed: exitedErr(p), pid: p.PID()}
 
 	res := &RunResult{Command: args}
 	metricsURL := ""

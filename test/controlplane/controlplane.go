@@ -327,6 +327,18 @@ func (cp *ControlPlane) startControllerManager(ctx context.Context, path string)
 // URL is the apiserver's base URL.
 func (cp *ControlPlane) URL() string { return "https://127.0.0.1:" + strconv.Itoa(cp.port) }
 
+// PIDs are the process IDs of the components running (etcd, kube-apiserver,
+// kube-controller-manager when started), for measuring what they cost.
+func (cp *ControlPlane) PIDs() []int {
+	var pids []int
+	for _, p := range []*process.Process{cp.etcd, cp.apiserver, cp.kcm} {
+		if p != nil {
+			pids = append(pids, p.PID())
+		}
+	}
+	return pids
+}
+
 // Dir is where the control plane keeps its data and logs.
 func (cp *ControlPlane) Dir() string { return cp.dir }
 
