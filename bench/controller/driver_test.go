@@ -140,6 +140,9 @@ func TestTenXPresetIsTheIssuesProfile(t *testing.T) {
 		c.LargeSecrets != 500 || c.LargeBytes != 500<<10 || c.SecretBytes != 5<<10 || c.Churn != 200 || c.Targets == nil {
 		t.Fatalf("10x preset %+v", c)
 	}
+	if c.Reps != 5 {
+		t.Errorf("10x runs %d repetitions, want 5: its burst's spread needs them", c.Reps)
+	}
 	if err := c.validate(); err != nil {
 		t.Fatal(err)
 	}
