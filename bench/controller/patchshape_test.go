@@ -118,7 +118,7 @@ func BenchmarkPatchShapes(b *testing.B) {
 				}
 			}
 			wall[s.name] = append(wall[s.name], float64(took.Microseconds())/1000)
-			cpu[s.name] = append(cpu[s.name], float64((cpu1-cpu0).Milliseconds()))
+			cpu[s.name] = append(cpu[s.name], float64((cpu1 - cpu0).Milliseconds()))
 		}
 	}
 	b.StopTimer()
