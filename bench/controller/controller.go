@@ -367,8 +367,14 @@ func envPatch(cm *corev1.ConfigMap) ([]byte, error) {
 	for _, k := range slices.Sorted(maps.Keys(cm.Data)) {
 		fmt.Fprintf(h, "%s=%s;", k, cm.Data[k])
 	}
-	name := "STAKATER_" + strings.ToUpper(strings.ReplaceAll(cm.Name, "-", "_")) + "_CONFIGMAP"
-	env := map[string]any{"name": name, "value": hex.EncodeToString(h.Sum(nil))}
+	env := map[string]any{"name": reloadVar(cm.Name), "value": hex.EncodeToString(h.Sum(nil))}
 	container := map[string]any{"name": containerApp, "env": []any{env}}
 	return json.Marshal(map[string]any{"spec": map[string]any{"template": map[string]any{"spec": map[string]any{"containers": []any{container}}}}})
+}
+
+// reloadVar is the variable Reloader's env-var strategy sets for the
+// ConfigMap named name, spelled here rather than taken from the controller
+// so the floor stays independent of the code it is the floor of.
+func reloadVar(configMap string) string {
+	return "STAKATER_" + strings.ToUpper(strings.ReplaceAll(configMap, "-", "_")) + "_CONFIGMAP"
 }

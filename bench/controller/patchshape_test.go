@@ -4,11 +4,11 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"strings"
 	"sync"
 	"testing"
 	"time"
 
+	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
@@ -71,13 +71,12 @@ func BenchmarkPatchShapes(b *testing.B) {
 	}
 	var views []workload.View
 	shapes[1].patch = func(ctx context.Context, i int, round string) error {
-		env := "STAKATER_" + strings.ToUpper(strings.ReplaceAll(configMapName(i), "-", "_")) + "_CONFIGMAP"
 		record, err := json.Marshal(map[string]string{"configmap/" + configMapName(i): round})
 		if err != nil {
 			return err
 		}
 		ch := workload.Change{RecordKey: annotations.Applied, Record: string(record),
-			Env: []workload.EnvChange{{Container: containerApp, Name: env, Value: round}}}
+			Env: []workload.EnvChange{{Container: containerApp, Name: reloadVar(configMapName(i)), Value: round}}}
 		return rollout.Apply(ctx, c.driver, views[i], ch, rollout.Options{FieldManager: "reloader"})
 	}
 	wall := map[string][]float64{}
@@ -135,20 +134,18 @@ func currentViews(ctx context.Context, c *cluster) ([]workload.View, error) {
 	if err != nil {
 		return nil, fmt.Errorf("listing the Deployments: %w", err)
 	}
-	views := make([]workload.View, patchShapeBurst)
+	byName := make(map[string]*appsv1.Deployment, len(list.Items))
 	for i := range list.Items {
-		d := &list.Items[i]
-		var k int
-		if _, err := fmt.Sscanf(d.Name, "app-%04d", &k); err != nil || k >= patchShapeBurst {
-			continue
+		byName[list.Items[i].Name] = &list.Items[i]
+	}
+	views := make([]workload.View, patchShapeBurst)
+	for k := range views {
+		d, ok := byName[deploymentName(k)]
+		if !ok {
+			return nil, fmt.Errorf("Deployment %s not listed", deploymentName(k))
 		}
 		if views[k], err = workload.ViewOf(d); err != nil {
 			return nil, err
-		}
-	}
-	for k, v := range views {
-		if v.Object == nil {
-			return nil, fmt.Errorf("Deployment %s not listed", deploymentName(k))
 		}
 	}
 	return views, nil
