@@ -115,6 +115,8 @@ func BenchmarkMirrorVersusCrane(b *testing.B) {
 type bench struct {
 	ctx       context.Context
 	rel       *releasetest.Release
+	src       string // the source registry's host
+	signer    releasetest.Signer
 	pub       any
 	regctl    string
 	regctlEnv []string
@@ -144,7 +146,7 @@ func newBench(b *testing.B, c benchCase) *bench {
 		b.Fatal(err)
 	}
 	// regctl reads its registry settings from a config file of its own.
-	bn := &bench{ctx: ctx, rel: rel, pub: pub, regctl: regctl,
+	bn := &bench{ctx: ctx, rel: rel, src: src.Host, signer: s, pub: pub, regctl: regctl,
 		regctlEnv: append(os.Environ(), "REGCTL_CONFIG="+filepath.Join(b.TempDir(), "regctl.json"))}
 	bn.plainHTTP(b, src.Host)
 	return bn
@@ -174,11 +176,16 @@ type runs struct {
 // copyRelease is what reloader-mirror copy does: verify (asking the target
 // what it holds meanwhile), then push.
 func (bn *bench) copyRelease(cl *registry.Client, opts mirror.PushOptions) (*mirror.Receipt, error) {
+	return bn.copyOf(bn.rel, cl, opts)
+}
+
+// copyOf is copyRelease of any release published to the source.
+func (bn *bench) copyOf(rel *releasetest.Release, cl *registry.Client, opts mirror.PushOptions) (*mirror.Receipt, error) {
 	v, err := trust.NewVerifier(trust.Policy{PublicKey: bn.pub})
 	if err != nil {
 		return nil, err
 	}
-	verified, err := mirror.VerifyToPush(bn.ctx, &mirror.RegistrySource{Client: cl}, bn.rel.LockJSON, bn.rel.LockBundle, v, opts)
+	verified, err := mirror.VerifyToPush(bn.ctx, &mirror.RegistrySource{Client: cl}, rel.LockJSON, rel.LockBundle, v, opts)
 	if err != nil {
 		return nil, err
 	}

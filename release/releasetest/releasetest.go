@@ -194,6 +194,10 @@ type Options struct {
 	// between its platforms (padding.go): a release the size of one on a
 	// full base image, of the same shape, for benchmarks.
 	PadBytes int64
+	// PadSeed, when set, seeds the padding instead of Seed: releases with
+	// the same PadSeed share their padded base, as consecutive releases on
+	// an unchanged base image do.
+	PadSeed uint64
 }
 
 // Release is what Publish produced.
@@ -251,7 +255,11 @@ func Publish(ctx context.Context, opts Options) (*Release, error) {
 	}
 	defer os.RemoveAll(out)
 	ropts := append([]remote.Option{remote.WithContext(ctx)}, opts.Remote...)
-	base, err := pushBase(ctx, opts.Registry+"/stand-in/ubi-minimal", opts.Created, opts.Seed, opts.PadBytes, ropts...)
+	padSeed := opts.Seed
+	if opts.PadSeed != 0 {
+		padSeed = opts.PadSeed
+	}
+	base, err := pushBase(ctx, opts.Registry+"/stand-in/ubi-minimal", opts.Created, padSeed, opts.PadBytes, ropts...)
 	if err != nil {
 		return nil, err
 	}
