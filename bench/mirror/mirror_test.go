@@ -220,10 +220,24 @@ func (bn *bench) runTwice(b *testing.B, r *runs, write func(*registry.Client, mi
 	}
 }
 
-func (bn *bench) runCrane(b *testing.B, r *runs) {
-	bn.everyArtifactTwice(b, r, func(a release.Artifact, target string) error {
-		return crane.Copy(a.Repository+"@"+a.Digest, target, crane.WithContext(bn.ctx), crane.WithJobs(*concurrency))
-	})
+func (bn *bench) runCrane(b *testing.B, r *runs) { bn.everyArtifactTwice(b, r, bn.craneCopy) }
+
+// craneCopy is crane.Copy of one artifact, at the mirror's concurrency.
+func (bn *bench) craneCopy(a release.Artifact, target string) error {
+	return crane.Copy(a.Repository+"@"+a.Digest, target, crane.WithContext(bn.ctx), crane.WithJobs(*concurrency))
+}
+
+// everyArtifact times write of every artifact of rel's lock to its
+// reference in the registry host, under "/c".
+func everyArtifact(b *testing.B, rel *releasetest.Release, host string, write func(a release.Artifact, target string) error) time.Duration {
+	m, _ := mirror.NewMapping(host+"/c", rel.Lock, nil)
+	t0 := time.Now()
+	for _, a := range rel.Lock.Artifacts {
+		if err := write(a, m.Repository(a.Repository)+"@"+a.Digest); err != nil {
+			b.Fatalf("%s: %v", a.Digest, err)
+		}
+	}
+	return time.Since(t0)
 }
 
 // everyArtifactTwice times write of every artifact of the lock (to its
@@ -232,16 +246,7 @@ func (bn *bench) runCrane(b *testing.B, r *runs) {
 func (bn *bench) everyArtifactTwice(b *testing.B, r *runs, write func(a release.Artifact, target string) error) {
 	cdst, stop := start(b)
 	defer stop()
-	m, _ := mirror.NewMapping(cdst.Host+"/c", bn.rel.Lock, nil)
-	all := func() time.Duration {
-		t0 := time.Now()
-		for _, a := range bn.rel.Lock.Artifacts {
-			if err := write(a, m.Repository(a.Repository)+"@"+a.Digest); err != nil {
-				b.Fatalf("%s: %v", a.Digest, err)
-			}
-		}
-		return time.Since(t0)
-	}
+	all := func() time.Duration { return everyArtifact(b, bn.rel, cdst.Host, write) }
 	r.crane = append(r.crane, all())
 	r.craneNoop = append(r.craneNoop, all())
 }

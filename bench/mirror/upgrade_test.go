@@ -4,8 +4,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/google/go-containerregistry/pkg/crane"
-
 	"github.com/reloader-dev/reloader/mirror"
 	"github.com/reloader-dev/reloader/mirror/registry"
 	"github.com/reloader-dev/reloader/release/pipeline"
@@ -90,17 +88,6 @@ func (bn *bench) upgradeMirror(b *testing.B, next *releasetest.Release) (time.Du
 func (bn *bench) upgradeCrane(b *testing.B, next *releasetest.Release) time.Duration {
 	cdst, stop := start(b)
 	defer stop()
-	copyAll := func(rel *releasetest.Release) time.Duration {
-		m, _ := mirror.NewMapping(cdst.Host+"/c", rel.Lock, nil)
-		t0 := time.Now()
-		for _, a := range rel.Lock.Artifacts {
-			if err := crane.Copy(a.Repository+"@"+a.Digest, m.Repository(a.Repository)+"@"+a.Digest,
-				crane.WithContext(bn.ctx), crane.WithJobs(*concurrency)); err != nil {
-				b.Fatalf("%s: %v", a.Digest, err)
-			}
-		}
-		return time.Since(t0)
-	}
-	copyAll(bn.rel)
-	return copyAll(next)
+	everyArtifact(b, bn.rel, cdst.Host, bn.craneCopy)
+	return everyArtifact(b, next, cdst.Host, bn.craneCopy)
 }
