@@ -78,6 +78,11 @@ type Options struct {
 	// Notify, when set, is told about every reload (alert sinks). It must
 	// not block.
 	Notify func(alerts.Event)
+	// Fence, when set, is asked before every write and every webhook; an
+	// error holds the write back (the sync fails and is retried). HA sets
+	// it to the lease's freshness (app's leaseFence): a replica paused past
+	// its renew deadline writes nothing until it has renewed.
+	Fence func() error
 	// Webhook, when set, is the original's --webhook-url mode: a change is
 	// sent to it instead of rolling the workload.
 	Webhook *alerts.Webhook

@@ -11,7 +11,6 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 
 	"github.com/reloader-dev/reloader/controller/alerts"
-	"github.com/reloader-dev/reloader/controller/annotations"
 	"github.com/reloader-dev/reloader/controller/audit"
 	"github.com/reloader-dev/reloader/controller/decide"
 	"github.com/reloader-dev/reloader/controller/metrics"
@@ -82,6 +81,16 @@ func (c *Controller) sync(ctx context.Context, key workload.Key) (result, error)
 			res.requeueAfter = w.In
 		}
 	}
+	if len(d.Stale) > 0 {
+		// Another writer applied newer versions than this replica's caches
+		// hold (decide/versions.go): writing now would roll the workload
+		// back. The newer versions' watch events bring the key back.
+		c.o.Metrics.StaleViews.Inc()
+		c.o.Logger.Info("not writing from an older view than the one already applied; waiting for the caches",
+			"workload", key.String(), "stale", describeStale(d.Stale))
+		res.waiting = true
+		return res, nil
+	}
 	c.report(v, slices.Sorted(slices.Values(d.Problems)))
 	if len(d.Reloads) == 0 && c.gate != nil {
 		c.gate.Forget(key)
@@ -129,8 +138,7 @@ func (c *Controller) record(ctx context.Context, key workload.Key, v workload.Vi
 			return res, nil
 		}
 	}
-	ch := workload.Change{RecordKey: annotations.Applied, Record: d.NextRecord}
-	if err := rollout.Apply(ctx, c.cs, v, ch, c.writeOptions()); err != nil {
+	if err := rollout.Apply(ctx, c.cs, v, d.RecordChange(), c.writeOptions()); err != nil {
 		return res, fmt.Errorf("recording applied hashes: %w", err)
 	}
 	c.reportSkips(v, d.Skips)
@@ -157,7 +165,7 @@ func (c *Controller) apply(ctx context.Context, v workload.View, d decide.Decisi
 		c.o.Metrics.RecordSkipped(metrics.SkipStrategyNotUpdated)
 	}
 	if c.o.Webhook != nil && d.Change.Rollout() {
-		if err := c.sendWebhook(ctx, v, d.Applied, d.Change.Record); err != nil {
+		if err := c.sendWebhook(ctx, v, d); err != nil {
 			return false, err
 		}
 		c.auditReloads(v, d.Applied, audit.Webhook, "")
@@ -217,18 +225,22 @@ func (c *Controller) recordOutcome(v workload.View, d decide.Decision, start tim
 // sendWebhook is --webhook-url mode: the change goes to the webhook instead
 // of the workload. Only the record is written, after the webhook accepted
 // it, so each change is sent until delivered and then never again.
-func (c *Controller) sendWebhook(ctx context.Context, v workload.View, applied []decide.Reload, nextText string) error {
-	if err := c.o.Webhook.Send(ctx, alertEvent(v, applied, c.o.Now())); err != nil {
+func (c *Controller) sendWebhook(ctx context.Context, v workload.View, d decide.Decision) error {
+	if err := c.fence(); err != nil {
+		return fmt.Errorf("sending the webhook for %s: %w", v.Key(), err)
+	}
+	if err := c.o.Webhook.Send(ctx, alertEvent(v, d.Applied, c.o.Now())); err != nil {
 		return fmt.Errorf("sending the webhook for %s: %w", v.Key(), err)
 	}
 	// The webhook has been delivered: record it whatever else changed on
 	// the object meanwhile (no resourceVersion guard), or a conflict would
 	// send it again.
-	ch := workload.Change{RecordKey: annotations.Applied, Record: nextText, Unguarded: true}
+	ch := d.RecordChange()
+	ch.Unguarded = true
 	if err := rollout.Apply(ctx, c.cs, v, ch, c.writeOptions()); err != nil {
 		return fmt.Errorf("recording the applied hashes after the webhook: %w", err)
 	}
-	c.o.Logger.Info("sent webhook instead of reloading", "workload", v.Key().String(), "resources", describe(applied))
+	c.o.Logger.Info("sent webhook instead of reloading", "workload", v.Key().String(), "resources", describe(d.Applied))
 	return nil
 }
 
@@ -255,7 +267,28 @@ func (c *Controller) report(v workload.View, problems []string) {
 }
 
 func (c *Controller) writeOptions() rollout.Options {
-	return rollout.Options{FieldManager: c.o.FieldManager, Dynamic: c.o.Dynamic}
+	return rollout.Options{FieldManager: c.o.FieldManager, Dynamic: c.o.Dynamic, Fence: c.fence}
+}
+
+// fence says whether this replica may write now (Options.Fence): an HA
+// replica that cannot know it still leads writes nothing.
+func (c *Controller) fence() error {
+	if c.o.Fence == nil {
+		return nil
+	}
+	if err := c.o.Fence(); err != nil {
+		c.o.Metrics.WritesFenced.Inc()
+		return err
+	}
+	return nil
+}
+
+func describeStale(s []decide.StaleView) string {
+	parts := make([]string, 0, len(s))
+	for _, v := range s {
+		parts = append(parts, v.String())
+	}
+	return strings.Join(parts, "; ")
 }
 
 // EnvVarName is the original's reload variable name:

@@ -71,6 +71,13 @@ func Defaults() Names {
 // level-triggered and stateless.
 const Applied = "reloader.dev/applied-hashes"
 
+// AppliedVersions is our annotation beside Applied, written with it in the
+// same request: for each entry of the record, the resourceVersion of the
+// ConfigMap or Secret its hash was read from ("<version>/<hash prefix>"), so
+// that a writer with an older view never replaces a newer record
+// (decide/versions.go).
+const AppliedVersions = "reloader.dev/applied-versions"
+
 // Workload is what the decision reads from a workload.
 type Workload struct {
 	Meta     map[string]string // metadata.annotations

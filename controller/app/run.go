@@ -105,6 +105,13 @@ func Run(ctx context.Context, o *Options, r *Resolved) error {
 	broadcaster := record.NewBroadcaster(record.WithContext(ctx))
 	defer broadcaster.Shutdown()
 	co.Metrics = m
+	fence, err := haLock(o, r, cs)
+	if err != nil {
+		return err
+	}
+	if fence != nil {
+		co.Fence = fence.check
+	}
 	co.Recorder = broadcaster.NewRecorder(scheme.Scheme, corev1.EventSource{Component: "reloader"})
 	c, err := controller.New(cs, co)
 	if err != nil {
@@ -157,7 +164,7 @@ func Run(ctx context.Context, o *Options, r *Resolved) error {
 		c.RunWorkers(ctx)
 		return ignoreCanceled(ctx)
 	}
-	if err := runElected(ctx, o, r, cs, func(ctx context.Context) {
+	runElected(ctx, o, r, fence, func(ctx context.Context) {
 		leading.Store(true)
 		publish(ctx)
 		c.RunWorkers(ctx)
@@ -168,9 +175,7 @@ func Run(ctx context.Context, o *Options, r *Resolved) error {
 			// cache and competes again, and no half-run worker remains.
 			cancel(errors.New("leadership lost"))
 		}
-	}); err != nil {
-		return err
-	}
+	})
 	return ignoreCanceled(ctx)
 }
 
@@ -266,15 +271,11 @@ func newClients(o *Options, r *Resolved) (clients, error) {
 	return cl, nil
 }
 
-// runElected runs lead while this replica holds the lease, and calls lost
+// runElected runs lead while this replica holds the lease (taken and
+// renewed through lock, which fences the controller's writes), and calls lost
 // when it stops leading, until ctx ends.
-func runElected(ctx context.Context, o *Options, r *Resolved, cs kubernetes.Interface, lead func(context.Context), lost func()) error {
+func runElected(ctx context.Context, o *Options, r *Resolved, lock resourcelock.Interface, lead func(context.Context), lost func()) {
 	log := r.Logger
-	lock, err := resourcelock.New(resourcelock.LeasesResourceLock, r.PodNS, o.HALockName,
-		cs.CoreV1(), cs.CoordinationV1(), resourcelock.ResourceLockConfig{Identity: r.PodName})
-	if err != nil {
-		return fmt.Errorf("creating the leader election lock %s/%s: %w", r.PodNS, o.HALockName, err)
-	}
 	leaderelection.RunOrDie(ctx, leaderelection.LeaderElectionConfig{
 		Lock:            lock,
 		LeaseDuration:   o.HALeaseDuration,
@@ -295,7 +296,6 @@ func runElected(ctx context.Context, o *Options, r *Resolved, cs kubernetes.Inte
 			},
 		},
 	})
-	return nil
 }
 
 func ignoreCanceled(ctx context.Context) error {

@@ -8,7 +8,6 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 
-	"github.com/reloader-dev/reloader/controller/annotations"
 	"github.com/reloader-dev/reloader/controller/refs"
 	"github.com/reloader-dev/reloader/controller/workload"
 )
@@ -31,8 +30,8 @@ type change struct {
 // the reload markers of the strategy, the new record, storm control's clock
 // and, for a Deployment with a pause period, the pause. It stays whole: the
 // parts of one write are decided together, each reading what the last set.
-func (d *decider) buildChange(reloads []Reload, skips []Skip, nextText string) change {
-	c := change{change: workload.Change{RecordKey: annotations.Applied, Record: nextText}, skips: skips}
+func (d *decider) buildChange(reloads []Reload, skips []Skip, record workload.Change) change {
+	c := change{change: record, skips: skips}
 	ch := &c.change
 	v := d.v
 	spec := &v.Template.Spec

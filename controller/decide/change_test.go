@@ -88,7 +88,7 @@ func TestBuildChange(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			tc.o.Names = names
 			c := &decider{o: tc.o, v: tc.v, now: now}
-			d := c.buildChange(tc.reloads, nil, `{"rec":"x"}`)
+			d := c.buildChange(tc.reloads, nil, workload.Change{RecordKey: annotations.Applied, Record: `{"rec":"x"}`})
 			ch := d.change
 			if ch.RecordKey != annotations.Applied || ch.Record != `{"rec":"x"}` {
 				t.Errorf("record %s=%s, want the planned one", ch.RecordKey, ch.Record)

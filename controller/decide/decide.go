@@ -56,7 +56,8 @@ func Decide(o Options, v workload.View, r Reader, now time.Time) Decision {
 	record, recordText, hadRecord, problems := appliedRecord(v)
 	out.Record, out.RecordText, out.HasRecord = record, recordText, hadRecord
 	set, found := d.watchedSet(record)
-	out.Problems = append(problems, found...)
+	versions, unreadable := appliedVersions(v, record)
+	out.Problems = append(append(problems, found...), unreadable...)
 
 	in := d.gatherPlanInput(set, record, hadRecord)
 	for res, wt := range set {
@@ -71,9 +72,16 @@ func Decide(o Options, v workload.View, r Reader, now time.Time) Decision {
 	pl := planChange(in)
 	out.Reloads, out.Skips = pl.reloads, pl.skips
 	out.NextRecord = encodeRecord(pl.next)
+	out.NextVersions = nextVersions(pl.next, set, versions)
+	out.Stale = staleViews(set, record, versions)
 	win, winFrom, winErr := d.window()
 	if winErr != nil {
 		out.Problems = append(out.Problems, winErr.Error())
+	}
+	if len(out.Stale) > 0 {
+		// An older view than the one applied writes nothing (versions.go);
+		// the reloads stay listed for explain, as what this view would do.
+		return out
 	}
 	if len(out.Reloads) == 0 {
 		out.RecordOnly = !hadRecord || out.NextRecord != recordText
@@ -81,7 +89,7 @@ func Decide(o Options, v workload.View, r Reader, now time.Time) Decision {
 	}
 	out.HeldFor = max(d.tooSoon(), 0)
 	d.holdForWindow(&out, win, winFrom, winErr)
-	c := d.buildChange(out.Reloads, out.Skips, out.NextRecord)
+	c := d.buildChange(out.Reloads, out.Skips, out.RecordChange())
 	out.Change, out.Applied, out.Skips, out.NoContainer = c.change, c.applied, c.skips, c.noContainer
 	return out
 }

@@ -56,6 +56,12 @@ type Decision struct {
 	// watched).
 	NextRecord string
 	RecordOnly bool
+	// NextVersions is the versions annotation written with NextRecord
+	// (versions.go); Stale lists the watched resources the view holds at a
+	// version older than the one already applied: a stale decision writes
+	// nothing and is made again when the caches catch up.
+	NextVersions string
+	Stale        []StaleView
 	// HeldFor is how long storm control (--min-reload-interval) holds the
 	// reloads.
 	HeldFor time.Duration
@@ -74,6 +80,14 @@ type Decision struct {
 	Change      workload.Change
 	Applied     []Reload
 	NoContainer int
+}
+
+// RecordChange is the write of the record alone (and its versions): it rolls
+// nothing.
+func (d Decision) RecordChange() workload.Change {
+	ch := workload.Change{RecordKey: annotations.Applied, Record: d.NextRecord}
+	setMeta(&ch, annotations.AppliedVersions, d.NextVersions)
+	return ch
 }
 
 // Gate is where a sync stops before deciding on resources.

@@ -76,6 +76,11 @@ type Collectors struct {
 	// WindowDeferred counts reloads held for their change window, once per
 	// change.
 	WindowDeferred prometheus.Counter
+	// StaleViews counts decisions not written because the caches held an
+	// older version of a resource than the one already applied (another
+	// writer is ahead); WritesFenced the writes an HA replica held back
+	// because its lease renewal was overdue.
+	StaleViews, WritesFenced prometheus.Counter
 
 	countByNamespace bool
 }
@@ -149,11 +154,15 @@ func New(reg prometheus.Registerer, o Options) *Collectors {
 			Help: "Reloads due outside their change window, held until it opens; counted once per change."}),
 		PauseOutlived: prometheus.NewCounterVec(prometheus.CounterOpts{Namespace: ns, Name: "pause_outlived_total",
 			Help: "Paused Deployments without a paused-at annotation whose pause outlived their pause period, by whether the controller resumed them (only its own pauses)."}, []string{"resumed"}),
+		StaleViews: prometheus.NewCounter(prometheus.CounterOpts{Namespace: ns, Name: "stale_views_total",
+			Help: "Syncs that wrote nothing because the caches held an older version of a ConfigMap or Secret than the one already applied to the workload (another writer was ahead); each is made again when the caches catch up."}),
+		WritesFenced: prometheus.NewCounter(prometheus.CounterOpts{Namespace: ns, Name: "writes_fenced_total",
+			Help: "Writes an HA replica held back because its last lease renewal was older than the renew deadline (it cannot know it still leads)."}),
 	}
 	reg.MustRegister(c.Reloaded, c.ReconcileTotal, c.ReconcileDuration, c.ActionTotal, c.ActionLatency,
 		c.SkippedTotal, c.QueueDepth, c.QueueAdds, c.QueueLatency, c.ErrorsTotal, c.RetriesTotal, c.EventsReceived,
 		c.EventsProcessed, c.WorkloadsScanned, c.WorkloadsMatched, c.InvalidAnnotations, c.CacheSynced, c.Coalesced, c.Syncs, c.OptionalAPIAvailable,
-		c.RolloutsWaiting, c.RolloutsInProgress, c.RolloutsHeld, c.PauseOutlived, c.WindowDeferred)
+		c.RolloutsWaiting, c.RolloutsInProgress, c.RolloutsHeld, c.PauseOutlived, c.WindowDeferred, c.StaleViews, c.WritesFenced)
 	if o.CountByNamespace {
 		reg.MustRegister(c.ReloadedByNamespace)
 	}

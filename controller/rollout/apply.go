@@ -27,6 +27,19 @@ type Options struct {
 	FieldManager string
 	// Dynamic reaches custom workload kinds (Rollout, DeploymentConfig).
 	Dynamic dynamic.Interface
+	// Fence, when set, is asked before every write; an error stops the
+	// write (an HA replica that cannot know it still leads).
+	Fence func() error
+}
+
+func (o Options) fenced(what string) error {
+	if o.Fence == nil {
+		return nil
+	}
+	if err := o.Fence(); err != nil {
+		return fmt.Errorf("%s: %w", what, err)
+	}
+	return nil
 }
 
 // Apply writes the change. Deployments, StatefulSets and DaemonSets get one
@@ -39,6 +52,9 @@ func Apply(ctx context.Context, cs kubernetes.Interface, v workload.View, c work
 	k, ok := clients[v.Kind]
 	if !ok {
 		return fmt.Errorf("applying a change to %s: unsupported kind", v.Key())
+	}
+	if err := o.fenced("applying a change to " + v.Key().String()); err != nil {
+		return err
 	}
 	return k.apply(ctx, cs, k.patch, v, c, o)
 }

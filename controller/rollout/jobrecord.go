@@ -113,6 +113,9 @@ func Replay(ctx context.Context, cs kubernetes.Interface, rec *batchv1.Job, o Op
 	if err != nil {
 		return err
 	}
+	if err := o.fenced("replaying Job record " + rec.Name); err != nil {
+		return err
+	}
 	// One attempt: AlreadyExists means the old Job is still going away or
 	// the replacement is already there, and the cache will tell which.
 	if _, err := cs.BatchV1().Jobs(job.Namespace).Create(ctx, job, metav1.CreateOptions{FieldManager: o.FieldManager}); err != nil {
