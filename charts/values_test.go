@@ -80,6 +80,11 @@ func TestSchemaRejectsBadValuesNamingTheKey(t *testing.T) {
 		{map[string]any{"reloader.reloadStrategy": "restart"}, "/reloader/reloadStrategy"},
 		{map[string]any{"reloader.netpol.apiServer.ports": []any{"https"}}, "/reloader/netpol/apiServer/ports"},
 		{map[string]any{"global.imagePullSecrets": "regcred"}, "/global/imagePullSecrets"},
+		{map[string]any{"reloader.deployment.strategy.type": "BlueGreen"}, "/reloader/deployment/strategy/type"},
+		{map[string]any{"reloader.deployment.strategy.maxSurge": 1}, "/reloader/deployment/strategy"},
+		{map[string]any{"reloader.deployment.strategy.rollingUpdate.maxSurge": "one"}, "/reloader/deployment/strategy/rollingUpdate/maxSurge"},
+		// The apiserver refuses rollingUpdate with Recreate; the schema says so at install.
+		{map[string]any{"reloader.deployment.strategy": map[string]any{"type": "Recreate", "rollingUpdate": map[string]any{"maxSurge": 1}}}, "/reloader/deployment/strategy/rollingUpdate"},
 	} {
 		for _, chart := range []string{Reloader, ReloaderUBI} {
 			c, err := Load(chart)

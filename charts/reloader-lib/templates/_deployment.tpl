@@ -224,6 +224,29 @@ podAntiAffinity:
 {{- end -}}
 {{- end -}}
 
+{{/*
+How `helm upgrade` replaces the controller's pod. Without HA nothing stops
+two controllers from writing reloads at once, each from its own cache, so
+the old pod is stopped before the new one starts (Recreate): a few seconds
+without a controller, which misses nothing, as it is level-triggered and
+catches up when it starts. With HA the replicas elect a leader through the
+Lease, so a surge pod only joins as a standby until the old leader is gone:
+RollingUpdate, one pod at a time, never below the replicas asked for.
+reloader.deployment.strategy, when set, is the strategy as given.
+*/}}
+{{- define "reloader-lib.strategy" -}}
+{{- if .Values.reloader.deployment.strategy -}}
+{{- toYaml .Values.reloader.deployment.strategy -}}
+{{- else if include "reloader-lib.ha" . -}}
+type: RollingUpdate
+rollingUpdate:
+  maxUnavailable: 0
+  maxSurge: 1
+{{- else -}}
+type: Recreate
+{{- end -}}
+{{- end -}}
+
 {{- define "reloader-lib.deployment" -}}
 {{- $r := .Values.reloader -}}
 {{- $d := $r.deployment -}}
@@ -244,6 +267,8 @@ metadata:
 spec:
   replicas: {{ $d.replicas }}
   revisionHistoryLimit: {{ $d.revisionHistoryLimit }}
+  strategy:
+    {{- include "reloader-lib.strategy" . | nindent 4 }}
   selector:
     matchLabels:
       {{- include "reloader-lib.selectorLabels" . | nindent 6 }}
