@@ -1,6 +1,8 @@
 package charts
 
 import (
+	"fmt"
+	"slices"
 	"strings"
 	"testing"
 
@@ -106,6 +108,65 @@ func lintStrict(t *testing.T, chart string, rel Release) {
 	for _, m := range res.Messages {
 		if m.Severity >= support.WarningSev {
 			t.Errorf("helm lint --strict %s: %s", chart, strings.TrimSpace(m.Error()))
+		}
+	}
+}
+
+// ignoreJobs stops Jobs being reloaded, not CronJobs: a CronJob reload creates
+// a Job from the CronJob's template (rollout.reloadCronJob), and nothing else
+// touches Jobs once they are ignored (no Job informer, no Job records). So
+// with ignoreJobs alone every watched place allows exactly create on jobs;
+// with CronJobs ignored too, nothing on jobs at all. Written out here rather
+// than read from the table, for both charts, cluster-wide and namespaced.
+func TestIgnoreJobsKeepsOnlyWhatCronJobReloadsNeed(t *testing.T) {
+	all := []string{"create", "delete", "get", "list", "patch", "watch"}
+	for _, chart := range []string{Reloader, ReloaderUBI} {
+		for _, tc := range []struct {
+			name                       string
+			ignoreJobs, ignoreCronJobs bool
+			want                       []string // verbs on batch/jobs in each watched place; nil: no rule
+		}{
+			{"nothing ignored", false, false, all},
+			{"cronjobs ignored", false, true, all},
+			{"jobs ignored, cronjobs reloaded", true, false, []string{"create"}},
+			{"jobs and cronjobs ignored", true, true, nil},
+		} {
+			for _, namespaced := range []bool{false, true} {
+				s := setup{ignoreJobs: tc.ignoreJobs, ignoreCronJobs: tc.ignoreCronJobs, namespaced: namespaced}
+				places := []string{""}
+				if namespaced {
+					s.watchNamespaces = []string{"team-a"}
+					places = []string{"reloader-system", "team-a"}
+				}
+				t.Run(fmt.Sprintf("%s/%s/namespaced=%v", chart, tc.name, namespaced), func(t *testing.T) {
+					objs := render(t, chart, Release{Name: "rel", Namespace: "reloader-system", Values: s.values()})
+					got, err := renderedGrants(objs, "reloader-system", "rel-"+chart)
+					if err != nil {
+						t.Fatal(err)
+					}
+					jobs := map[string][]string{}
+					for _, g := range got {
+						if g.group == "batch" && g.resource == "jobs" {
+							if len(g.resourceNames) > 0 {
+								t.Errorf("a jobs rule limited to names: %s", g)
+							}
+							jobs[g.namespace] = append(jobs[g.namespace], g.verbs...)
+						}
+					}
+					want := map[string][]string{}
+					if tc.want != nil {
+						for _, ns := range places {
+							want[ns] = tc.want
+						}
+					}
+					for ns := range jobs {
+						jobs[ns] = slices.Sorted(slices.Values(jobs[ns]))
+					}
+					if fmt.Sprint(jobs) != fmt.Sprint(want) {
+						t.Errorf("batch/jobs verbs by namespace (\"\": cluster-wide): got %v, want %v", jobs, want)
+					}
+				})
+			}
 		}
 	}
 }

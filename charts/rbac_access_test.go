@@ -215,3 +215,32 @@ func TestGlobalServiceAccountFollowsOptionalRows(t *testing.T) {
 	releaseNS, other := cp.Namespace(t), cp.Namespace(t)
 	applyAndProbe(t, setup{namespaceSelector: "team=x", openshift: true, ignoreSecrets: true, ignoreJobs: true}, releaseNS, []string{releaseNS, other})
 }
+
+// ignoreJobs with CronJobs still reloaded: the apiserver lets the
+// ServiceAccount create Jobs (a CronJob reload does) and nothing else on them;
+// with CronJobs ignored too, nothing on Jobs at all.
+func TestIgnoreJobsServiceAccountMayOnlyCreateJobsForCronJobReloads(t *testing.T) {
+	needControlPlane(t)
+	releaseNS, teamA, other := cp.Namespace(t), cp.Namespace(t), cp.Namespace(t)
+	sa := applyAndProbe(t, setup{namespaced: true, watchNamespaces: []string{teamA}, ignoreJobs: true}, releaseNS, []string{releaseNS, teamA, other})
+	for _, ns := range []string{releaseNS, teamA, other, ""} {
+		for _, verb := range allVerbs {
+			p := probe{namespace: ns, group: "batch", resource: "jobs", verb: verb}
+			want := verb == "create" && (ns == releaseNS || ns == teamA)
+			if got := allowedFor(t, releaseNS, sa, p); got != want {
+				t.Errorf("ignoreJobs, CronJobs reloaded: may %s is %v, want %v", p, got, want)
+			}
+		}
+	}
+
+	releaseNS, other = cp.Namespace(t), cp.Namespace(t)
+	sa = applyAndProbe(t, setup{ignoreJobs: true, ignoreCronJobs: true}, releaseNS, []string{releaseNS, other})
+	for _, ns := range []string{releaseNS, other, ""} {
+		for _, verb := range allVerbs {
+			p := probe{namespace: ns, group: "batch", resource: "jobs", verb: verb}
+			if allowedFor(t, releaseNS, sa, p) {
+				t.Errorf("ignoreJobs and ignoreCronJobs: the chart's ServiceAccount may %s", p)
+			}
+		}
+	}
+}

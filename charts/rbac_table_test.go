@@ -90,6 +90,9 @@ func matrix() []setup {
 		{name: "CSI", csi: true},
 		{name: "ignore secrets", ignoreSecrets: true},
 		{name: "ignore configmaps jobs and cronjobs", ignoreConfigMaps: true, ignoreJobs: true, ignoreCronJobs: true},
+		{name: "ignore jobs, cronjobs reloaded", ignoreJobs: true},
+		{name: "ignore cronjobs, jobs reloaded", ignoreCronJobs: true},
+		{name: "namespaced ignore jobs, cronjobs reloaded", namespaced: true, watchNamespaces: []string{"team-a"}, ignoreJobs: true},
 		{name: "rbac off", rbacOff: true},
 		{name: "netpol on", netpol: true},
 		{name: "monitoring", monitors: true},
@@ -134,6 +137,9 @@ func rbacTable(lockName string) []row {
 		{"workloads always", "apps", []string{"deployments", "statefulsets", "daemonsets"}, []string{"get", "list", "watch", "patch"}, nil, watched, always},
 		{"cronjobs unless ignored", "batch", []string{"cronjobs"}, []string{"get", "list", "watch", "patch"}, nil, watched, func(s setup) bool { return !s.ignoreCronJobs }},
 		{"jobs unless ignored", "batch", []string{"jobs"}, []string{"create", "delete", "list", "get", "watch", "patch"}, nil, watched, func(s setup) bool { return !s.ignoreJobs }},
+		// A CronJob reload creates a Job from the CronJob's template (rollout.reloadCronJob);
+		// with Jobs ignored nothing else touches them: no Job informer, no Job records.
+		{"jobs create only, for CronJob reloads, when jobs alone are ignored", "batch", []string{"jobs"}, []string{"create"}, nil, watched, func(s setup) bool { return s.ignoreJobs && !s.ignoreCronJobs }},
 		{"events always", "", []string{"events"}, []string{"create", "patch"}, nil, watched, always},
 		{"namespaces only with namespaceSelector", "", []string{"namespaces"}, []string{"get", "list", "watch"}, nil, clusterOnly, func(s setup) bool { return s.namespaceSelector != "" }},
 		{"CSI objects only with CSI integration", "secrets-store.csi.x-k8s.io", []string{"secretproviderclasses", "secretproviderclasspodstatuses"}, []string{"get", "list", "watch"}, nil, watched, func(s setup) bool { return s.csi }},

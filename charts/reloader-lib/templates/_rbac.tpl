@@ -5,7 +5,10 @@ statefulsets, daemonsets, cronjobs, jobs, rollouts and deploymentconfigs, becaus
 level-triggered and keeps informers (list+watch) on workloads; and `patch` on
 cronjobs and jobs, because it records what it applied on their metadata. The rendered rules carry a comment
 saying so, for the reviewer reading `helm template` output. Workloads get
-`patch`, never `update`: the controller only ever patches them.
+`patch`, never `update`: the controller only ever patches them. ignoreJobs
+with CronJobs still reloaded keeps `create` on jobs and nothing else: the
+controller then has no Job informer and no Job records, but a CronJob reload
+creates a Job from the CronJob's template.
 
 watchGlobally=true: one ClusterRole for the watched resources.
 watchGlobally=false: no ClusterRole at all; one Role per watched namespace
@@ -45,6 +48,12 @@ Names are stakater's: <fullname>-role, <fullname>-role-binding,
 - apiGroups: [batch]
   resources: [jobs]
   verbs: [create, delete, list, get, watch, patch]
+{{- else if not $r.ignoreCronJobs }}
+# create on jobs only: with Jobs ignored the controller neither watches nor
+# reloads them, but a CronJob reload creates a Job from the CronJob's template.
+- apiGroups: [batch]
+  resources: [jobs]
+  verbs: [create]
 {{- end }}
 - apiGroups: [""]
   resources: [events]
