@@ -42,6 +42,28 @@ func TestAPKCS11KeyInTheStaticBuildIsAUsageErrorSayingHowToBuildOne(t *testing.T
 	}
 }
 
+// The PIN in a PKCS#11 URI is never printed, however it is spelt: cosign
+// percent-decodes attribute names and takes ';' or '&' between them, so each
+// of these is the same PIN to it. Each draws the argv warning; pin-source
+// (a file) is hidden too but is no PIN on the command line.
+func TestAPKCS11PINIsNeverPrintedInAnySpelling(t *testing.T) {
+	base := "pkcs11:token=release;object=reloader?module-path=/usr/lib/softhsm/libsofthsm2.so"
+	for _, attr := range []string{"&pin-value=s3cr3t", "&pin%2Dvalue=s3cr3t", "&pin%2dvalue=s3cr3t", ";pin-value=s3cr3t",
+		"&PIN-VALUE=s3cr3t", "&pin-source=/run/s3cr3t", "&pin%2Dsource=/run/s3cr3t"} {
+		uri := base + attr
+		for _, args := range [][]string{{"public-key", "--key", uri}, {"local", "--out", t.TempDir(), "--no-scan", "--key", uri}} {
+			_, out := run(t, args...)
+			if strings.Contains(out, "s3cr3t") {
+				t.Errorf("%s --key ...%s printed the PIN:\n%s", args[0], attr, out)
+			}
+			warned := strings.Contains(out, "set COSIGN_PKCS11_PIN instead")
+			if pin := !strings.Contains(strings.ToLower(attr), "source"); warned != pin {
+				t.Errorf("%s --key ...%s: warned about a PIN in argv %v, want %v:\n%s", args[0], attr, warned, pin, out)
+			}
+		}
+	}
+}
+
 // The Vault / OpenBao transit provider is linked (a real server is not
 // started here: see SECURITY.md, key custody): a malformed key reference is
 // a usage error, and a server that cannot be reached fails to run, naming

@@ -5,6 +5,7 @@ package signkey
 import (
 	"fmt"
 	"os"
+	"strings"
 
 	"github.com/sigstore/cosign/v2/pkg/cosign/pkcs11key"
 	"github.com/sigstore/sigstore/pkg/signature"
@@ -21,7 +22,12 @@ const PKCS11Linked = true
 func openPKCS11(uri string) (signature.SignerVerifier, func(), error) {
 	conf := pkcs11key.NewPkcs11UriConfig()
 	if err := conf.Parse(uri); err != nil {
-		return nil, nil, fmt.Errorf("%w: %w", ErrKey, err)
+		if strings.HasPrefix(err.Error(), "invalid uri:") {
+			return nil, nil, fmt.Errorf("%w: %w", ErrKey, err)
+		}
+		// url's parse errors quote the URI, or the bytes around a bad
+		// escape, which may be the PIN: say what is wrong without them.
+		return nil, nil, fmt.Errorf("%w: not a well-formed PKCS#11 URI (RFC 7512: attributes separated by ';' in the path and '&' in the query, %%XX escapes)", ErrKey)
 	}
 	k, err := pkcs11key.GetKeyWithURIConfig(conf, true)
 	if err != nil {

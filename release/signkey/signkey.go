@@ -142,23 +142,13 @@ func publicKeyPEM(sv signature.SignerVerifier) ([]byte, error) {
 }
 
 // Redact is ref as it may be logged or put in an error: a PKCS#11 URI
-// without its pin-value (cosign accepts the PIN there, so it must never be
-// echoed back), a KMS URI without user information.
+// without its PIN (cosign reads pin-value, percent-decoding attribute names,
+// so pin%2Dvalue is the PIN too; pin-source names where it is kept), a KMS
+// URI without user information.
 func Redact(ref string) string {
 	switch KindOf(ref) {
 	case PKCS11:
-		path, query, ok := strings.Cut(ref, "?")
-		if !ok {
-			return ref
-		}
-		var kept []string
-		for _, attr := range strings.FieldsFunc(query, func(r rune) bool { return r == '&' || r == ';' }) {
-			if k, _, _ := strings.Cut(attr, "="); k == "pin-value" {
-				attr = "pin-value=REDACTED"
-			}
-			kept = append(kept, attr)
-		}
-		return path + "?" + strings.Join(kept, "&")
+		return redactPKCS11(ref)
 	case KMS:
 		if u, err := url.Parse(ref); err == nil && u.User != nil {
 			u.User = nil
@@ -168,18 +158,63 @@ func Redact(ref string) string {
 	return ref
 }
 
-// PINInURI reports whether a PKCS#11 URI carries the PIN itself, which puts
-// it in the process's argv for anyone on the machine to read; commands warn
-// and point at COSIGN_PKCS11_PIN.
+// redactPKCS11 rewrites every attribute of the path and the query (either
+// separator, as cosign accepts both) whose name is a PIN attribute in any
+// spelling, keeping the rest as given.
+func redactPKCS11(ref string) string {
+	var b strings.Builder
+	start := 0
+	for i := 0; i <= len(ref); i++ {
+		if i < len(ref) && !strings.ContainsRune(";&?", rune(ref[i])) {
+			continue
+		}
+		attr := ref[start:i]
+		if start == 0 {
+			// "pkcs11:" starts the first path attribute.
+			scheme, rest, _ := strings.Cut(attr, ":")
+			b.WriteString(scheme + ":")
+			attr = rest
+		}
+		if name, _, hasValue := strings.Cut(attr, "="); hasValue && pinAttribute(name) {
+			attr = name + "=REDACTED"
+		}
+		b.WriteString(attr)
+		if i < len(ref) {
+			b.WriteByte(ref[i])
+		}
+		start = i + 1
+	}
+	return b.String()
+}
+
+// pinAttribute reports whether an attribute name (as written, perhaps
+// percent-encoded) is pin-value or pin-source. A name that does not decode
+// cannot be told: its value is hidden.
+func pinAttribute(name string) bool {
+	decoded, err := url.QueryUnescape(name)
+	if err != nil {
+		return true
+	}
+	decoded = strings.ToLower(strings.TrimSpace(decoded))
+	return decoded == "pin-value" || decoded == "pin-source"
+}
+
+// PINInURI reports whether a PKCS#11 URI carries the PIN itself (pin-value
+// in any spelling), which puts it in the process's argv for anyone on the
+// machine to read; commands warn and point at COSIGN_PKCS11_PIN.
 func PINInURI(ref string) bool {
 	if KindOf(ref) != PKCS11 {
 		return false
 	}
-	_, query, _ := strings.Cut(ref, "?")
-	for _, attr := range strings.FieldsFunc(query, func(r rune) bool { return r == '&' || r == ';' }) {
-		if k, _, _ := strings.Cut(attr, "="); k == "pin-value" {
+	for _, attr := range strings.FieldsFunc(strings.TrimPrefix(ref, "pkcs11:"), func(r rune) bool { return r == '&' || r == ';' || r == '?' }) {
+		if name, _, ok := strings.Cut(attr, "="); ok && pinAttribute(name) && !isPINSource(name) {
 			return true
 		}
 	}
 	return false
+}
+
+func isPINSource(name string) bool {
+	decoded, err := url.QueryUnescape(name)
+	return err == nil && strings.EqualFold(strings.TrimSpace(decoded), "pin-source")
 }
