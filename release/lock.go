@@ -210,8 +210,23 @@ func (a Artifact) Key() string {
 var (
 	digestRE  = regexp.MustCompile(`^sha256:[a-f0-9]{64}$`)
 	commitRE  = regexp.MustCompile(`^[a-f0-9]{40}([a-f0-9]{24})?$`)
-	versionRE = regexp.MustCompile(`^v?[0-9]+\.[0-9]+\.[0-9]+(-[0-9A-Za-z.-]+)?(\+[0-9A-Za-z.-]+)?$`)
+	// versionRE is vMAJOR.MINOR.PATCH[-PRE], semver's numbers without
+	// leading zeros: the leading "v" is required, because every consumer
+	// compares, lists and matches advisories by golang.org/x/mod/semver,
+	// which reads no version without it, and build metadata is refused,
+	// because semver ignores it: two releases differing only in it would
+	// be one version to every check.
+	versionRE = regexp.MustCompile(`^v(0|[1-9][0-9]*)\.(0|[1-9][0-9]*)\.(0|[1-9][0-9]*)(-[0-9A-Za-z-]+(\.[0-9A-Za-z-]+)*)?$`)
 )
+
+// CheckVersion says whether v can name a release: vMAJOR.MINOR.PATCH with
+// an optional -PRE, as every command that reads a lock requires.
+func CheckVersion(v string) error {
+	if !versionRE.MatchString(v) {
+		return fmt.Errorf("version %q is not vMAJOR.MINOR.PATCH[-PRE] (for example v1.2.3 or v1.3.0-rc.1)", v)
+	}
+	return nil
+}
 
 // Parse decodes and validates a lock. It is strict: unknown fields, trailing
 // data, a wrong schema or any invalid artifact is an error naming what is
@@ -250,8 +265,8 @@ func (l *Lock) Validate() error {
 	default:
 		bad("schema is %q, want %q (or the older %q)", l.Schema, LockSchema, LockSchemaV1)
 	}
-	if !versionRE.MatchString(l.Version) {
-		bad("version %q is not a semantic version", l.Version)
+	if err := CheckVersion(l.Version); err != nil {
+		bad("%v", err)
 	}
 	if !commitRE.MatchString(l.Commit) {
 		bad("commit %q is not a full git commit id", l.Commit)

@@ -57,6 +57,14 @@ func TestLockRejectsWhatIsWrongByName(t *testing.T) {
 		"platformless":   {func(l *Lock) { l.Artifacts[1].Platform = "" }, "without platform"},
 		"bad variant":    {func(l *Lock) { l.Artifacts[1].Variant = "fips140" }, `unknown variant "fips140"`},
 		"bad commit":     {func(l *Lock) { l.Commit = "main" }, "commit"},
+		// Every consumer compares versions by semver, which reads none of
+		// these as the release they name: a lock carrying one would slip
+		// past advisories, the support table and the downgrade check.
+		"version without v":      {func(l *Lock) { l.Version = "1.0.0" }, `version "1.0.0" is not vMAJOR.MINOR.PATCH[-PRE]`},
+		"version with build":     {func(l *Lock) { l.Version = "v1.0.0+build.7" }, `version "v1.0.0+build.7"`},
+		"version short":          {func(l *Lock) { l.Version = "v1.0" }, `version "v1.0"`},
+		"version leading zero":   {func(l *Lock) { l.Version = "v1.02.0" }, `version "v1.02.0"`},
+		"version empty pre part": {func(l *Lock) { l.Version = "v1.0.0-rc..1" }, `version "v1.0.0-rc..1"`},
 	}
 	for name, tc := range cases {
 		t.Run(name, func(t *testing.T) {
@@ -78,6 +86,16 @@ func TestLockRejectsWhatIsWrongByName(t *testing.T) {
 	b, _ := sampleLock().Marshal()
 	if _, err := Parse(append(b, []byte("{}")...)); err == nil {
 		t.Fatal("trailing data accepted")
+	}
+}
+
+// The versions a release may have: what semver orders as the release it
+// names, with a pre-release or without.
+func TestCheckVersionAcceptsWhatSemverOrders(t *testing.T) {
+	for _, v := range []string{"v0.0.0-local", "v1.2.3", "v10.20.30", "v1.3.0-rc.1", "v2.0.0-alpha-2.x"} {
+		if err := CheckVersion(v); err != nil {
+			t.Errorf("%s: %v", v, err)
+		}
 	}
 }
 

@@ -10,6 +10,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/reloader-dev/reloader/internal/cli"
+	"github.com/reloader-dev/reloader/release"
 	"github.com/reloader-dev/reloader/release/pipeline"
 )
 
@@ -65,6 +66,9 @@ func runBuild(cmd *cobra.Command, f *buildFlags) error {
 	}
 	if f.registry == "" || f.version == "" || f.ubiBase == "" {
 		return cli.Usage(errors.New("--registry, --version and --ubi-base are required"))
+	}
+	if err := release.CheckVersion(f.version); err != nil {
+		return cli.Usage(fmt.Errorf("--version: %w", err))
 	}
 	o, err := productOptions(productFlags{registry: f.registry, version: f.version, commit: f.commit, source: f.source,
 		ubiBase: f.ubiBase, main: f.main, out: f.out, license: f.license})

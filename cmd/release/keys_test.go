@@ -184,3 +184,24 @@ func TestVerifyAcceptsARotatedOutKeyOnlyWithinItsWindow(t *testing.T) {
 		t.Errorf("a malformed --key: exit %d, want %d:\n%s", code, cli.ExitUsage, out)
 	}
 }
+
+// A version that semver would not order as the release it names is refused
+// before anything is built, as a usage error naming it: without the "v",
+// every consumer's advisory, support and downgrade checks would pass it by.
+func TestAVersionThatIsNotVMajorMinorPatchIsRefusedBeforeBuilding(t *testing.T) {
+	for _, v := range []string{"1.0.0", "v1.0", "v1.0.0+meta", "v01.0.0"} {
+		dir := t.TempDir()
+		for _, args := range [][]string{
+			{"local", "--out", dir, "--no-scan", "--version", v},
+			{"build", "--registry", "127.0.0.1:9/r", "--ubi-base", "127.0.0.1:9/ubi@sha256:" + strings.Repeat("a", 64), "--version", v, "--out", dir},
+		} {
+			code, out := run(t, args...)
+			if code != cli.ExitUsage || !strings.Contains(out, "--version") || !strings.Contains(out, v) || !strings.Contains(out, "vMAJOR.MINOR.PATCH") {
+				t.Errorf("%s --version %s: exit %d, want %d naming the version and the form:\n%s", args[0], v, code, cli.ExitUsage, out)
+			}
+			if entries, _ := os.ReadDir(dir); len(entries) > 0 {
+				t.Errorf("%s --version %s wrote %d entries to --out: it must be refused before building", args[0], v, len(entries))
+			}
+		}
+	}
+}

@@ -12,6 +12,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/reloader-dev/reloader/internal/cli"
+	"github.com/reloader-dev/reloader/release"
 	"github.com/reloader-dev/reloader/release/gate"
 	"github.com/reloader-dev/reloader/release/local"
 	"github.com/reloader-dev/reloader/release/pipeline"
@@ -93,6 +94,9 @@ func runLocal(cmd *cobra.Command, f *localFlags) error {
 		if commit, err = headCommit("."); err != nil {
 			return err
 		}
+	}
+	if err := release.CheckVersion(f.version); err != nil {
+		return cli.Usage(fmt.Errorf("--version: %w", err))
 	}
 	platforms, err := pipeline.ParsePlatforms(f.platforms)
 	if err != nil {

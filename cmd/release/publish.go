@@ -12,6 +12,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/reloader-dev/reloader/internal/cli"
+	"github.com/reloader-dev/reloader/release"
 	"github.com/reloader-dev/reloader/release/gate"
 	"github.com/reloader-dev/reloader/release/pipeline"
 	"github.com/reloader-dev/reloader/release/sign"
@@ -109,6 +110,9 @@ func runPublish(cmd *cobra.Command, f *publishFlags) error {
 	ctx := cmd.Context()
 	if f.registry == "" || f.version == "" || f.ubiBase == "" || f.trivy == "" {
 		return cli.Usage(errors.New("--registry, --version, --ubi-base and --trivy are required"))
+	}
+	if err := release.CheckVersion(f.version); err != nil {
+		return cli.Usage(fmt.Errorf("--version: %w", err))
 	}
 	if f.maxDBAge <= 0 {
 		return cli.Usage(errors.New("--max-db-age must be positive: a real release is never gated by a database of any age"))

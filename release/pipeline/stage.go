@@ -18,6 +18,7 @@ import (
 	"github.com/google/go-containerregistry/pkg/v1/validate"
 
 	"github.com/reloader-dev/reloader/internal/image"
+	"github.com/reloader-dev/reloader/release"
 )
 
 // A release runs in two stages, as SLSA's isolated provenance asks: Build
@@ -185,6 +186,11 @@ func (o *Options) buildProblems() []error {
 		"main package": o.MainPackage, "output directory": o.OutDir, "standard image name": o.StandardName} {
 		if v == "" {
 			errs = append(errs, fmt.Errorf("no %s", k))
+		}
+	}
+	if o.Version != "" {
+		if err := release.CheckVersion(o.Version); err != nil {
+			errs = append(errs, err)
 		}
 	}
 	if o.Platforms != nil && len(only(StandardPlatforms(), o.Platforms)) == 0 {
