@@ -19,6 +19,10 @@ const (
 	// BundleMediaType is the Sigstore bundle (v0.3 JSON): the lock's
 	// signature, and the artifactType of keyless signature referrers.
 	BundleMediaType = "application/vnd.dev.sigstore.bundle.v0.3+json"
+	// PredicateCosignSign is the statement of a signature in a bundle, as
+	// `cosign sign --new-bundle-format` writes it: a signature of the
+	// subject itself, where any other predicate is an attestation about it.
+	PredicateCosignSign = "https://sigstore.dev/cosign/sign/v1"
 	// MaxManifestBytes bounds a manifest read into memory, from a registry
 	// or an archive. It is far above the 4 MiB some tools cap at, because
 	// large indexes and SBOM manifests exist, but still bounded so a hostile

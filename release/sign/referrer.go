@@ -16,8 +16,8 @@ import (
 )
 
 // PredicateCosignSign is the predicate of a plain signature statement, as
-// `cosign sign --new-bundle-format` writes it.
-const PredicateCosignSign = "https://sigstore.dev/cosign/sign/v1"
+// `cosign sign --new-bundle-format` writes it (release.PredicateCosignSign).
+const PredicateCosignSign = release.PredicateCosignSign
 
 // Timestamper returns an RFC 3161 signed timestamp over a signature. A
 // keyless signer without a transparency log (a private Sigstore, or tests

@@ -199,6 +199,14 @@ func (c registryContent) SmallBlob(_ context.Context, a release.Artifact, dg str
 // it with s (a cosign .sig tag), and returns the lock listing both.
 func signedIndex(t *testing.T, s *sign.Signer) (*release.Lock, registryContent) {
 	t.Helper()
+	return publishedIndex(t, s, ".sig")
+}
+
+// publishedIndex pushes a random index to a registry of its own, signs it
+// (".sig") and/or attests an SBOM about it (".att") with s, and returns a
+// lock listing the index and what was made.
+func publishedIndex(t *testing.T, s *sign.Signer, kinds ...string) (*release.Lock, registryContent) {
+	t.Helper()
 	srv := httptest.NewServer(registry.New(registry.Logger(log.New(io.Discard, "", 0))))
 	t.Cleanup(srv.Close)
 	repo := strings.TrimPrefix(srv.URL, "http://") + "/reloader"
@@ -217,18 +225,6 @@ func signedIndex(t *testing.T, s *sign.Signer) (*release.Lock, registryContent) 
 	if err := remote.WriteIndex(ref, idx); err != nil {
 		t.Fatal(err)
 	}
-	if err := s.Manifest(context.Background(), sign.Registry{}, ref, nil); err != nil {
-		t.Fatal(err)
-	}
-	sigTag := "sha256-" + d.Hex + ".sig"
-	tag, err := name.NewTag(repo + ":" + sigTag)
-	if err != nil {
-		t.Fatal(err)
-	}
-	sig, err := remote.Get(tag)
-	if err != nil {
-		t.Fatal(err)
-	}
 	raw, err := idx.RawManifest()
 	if err != nil {
 		t.Fatal(err)
@@ -236,9 +232,58 @@ func signedIndex(t *testing.T, s *sign.Signer) (*release.Lock, registryContent) 
 	l := lockFor(s.Identity())
 	l.Artifacts = []release.Artifact{
 		{Kind: release.KindImageIndex, Name: "reloader", Repository: repo, Digest: d.String(), Size: int64(len(raw)), MediaType: "application/vnd.oci.image.index.v1+json"},
-		{Kind: release.KindSignature, Name: "reloader", Repository: repo, Tag: sigTag, Digest: sig.Digest.String(), Size: sig.Size, MediaType: string(sig.MediaType), Subject: d.String()},
+	}
+	for _, kind := range kinds {
+		switch kind {
+		case ".sig":
+			err = s.Manifest(context.Background(), sign.Registry{}, ref, nil)
+		case ".att":
+			err = s.Attest(context.Background(), sign.Registry{}, ref, "https://spdx.dev/Document", []byte(`{"spdxVersion":"SPDX-2.3"}`))
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+		tag := "sha256-" + d.Hex + kind
+		tagRef, err := name.NewTag(repo + ":" + tag)
+		if err != nil {
+			t.Fatal(err)
+		}
+		desc, err := remote.Get(tagRef)
+		if err != nil {
+			t.Fatal(err)
+		}
+		l.Artifacts = append(l.Artifacts, release.Artifact{Kind: release.KindSignature, Name: "reloader", Repository: repo, Tag: tag,
+			Digest: desc.Digest.String(), Size: desc.Size, MediaType: string(desc.MediaType), Subject: d.String()})
 	}
 	return l, registryContent{}
+}
+
+// An attestation signs a statement about a subject, not the subject: an
+// index whose only verified signatures are attestations is not signed, as
+// cosign verify would say. With its own signature beside them it is.
+func TestAnAttestationIsNoSignatureOfItsSubject(t *testing.T) {
+	ours := newKeySigner(t)
+	ctx := context.Background()
+	l, c := publishedIndex(t, ours.signer, ".att")
+	if trust.Format(l.Artifacts[1]) != trust.FormatCosignAttestation {
+		t.Fatalf("Format of a .att artifact = %q", trust.Format(l.Artifacts[1]))
+	}
+	res, err := verifier(t, ours.policy).Release(ctx, l, c)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := res.Err(); !errors.Is(err, trust.ErrUntrusted) || !strings.Contains(err.Error(), "only attestations verified") {
+		t.Fatalf("an index with only an attestation: Err() = %v, %+v", err, res.Subjects)
+	}
+
+	l, c = publishedIndex(t, ours.signer, ".sig", ".att")
+	res, err = verifier(t, ours.policy).Release(ctx, l, c)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := res.Err(); err != nil {
+		t.Fatalf("an index with its signature and an attestation: %v", err)
+	}
 }
 
 func TestReleaseVerifiesEverySignatureTheLockLists(t *testing.T) {

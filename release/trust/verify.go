@@ -210,6 +210,9 @@ type SubjectResult struct {
 	Provenance *provenance.Summary `json:"provenance,omitempty"`
 	// ProvenanceError says why its provenance is refused or missing.
 	ProvenanceError string `json:"provenanceError,omitempty"`
+	// Error says why the subject is refused when no one signature or
+	// provenance does (only attestations verified for an index or chart).
+	Error string `json:"error,omitempty"`
 	Verified        bool   `json:"verified"`
 	// Statements are the in-toto statements of the subject's verified
 	// attestations, for a caller that reads one kind (the signed review).
@@ -240,6 +243,9 @@ func (r *Result) Err() error {
 					msg = sig.Error
 					break
 				}
+			}
+			if s.Error != "" {
+				msg = s.Error
 			}
 			if s.ProvenanceError != "" {
 				msg = s.ProvenanceError
@@ -285,7 +291,7 @@ func (v *Verifier) Release(ctx context.Context, l *release.Lock, c Content) (*Re
 	res := &Result{}
 	for _, a := range subjects {
 		sr := SubjectResult{Kind: a.Kind, Name: a.Name, Variant: a.Variant, Digest: a.Digest, Signatures: []SignatureResult{}}
-		allOK := true
+		allOK, signed := true, false
 		var provs [][]byte
 		for _, s := range bySubject[a.Digest] {
 			r := SignatureResult{Digest: s.Digest, Format: Format(s)}
@@ -294,6 +300,7 @@ func (v *Verifier) Release(ctx context.Context, l *release.Lock, c Content) (*Re
 				allOK = false
 			} else {
 				r.Verified = true
+				signed = signed || isSignature(r.Format, o.statements)
 				for _, st := range o.statements {
 					if st.PredicateType == provenance.PredicateType {
 						provs = append(provs, st.Data)
@@ -306,10 +313,37 @@ func (v *Verifier) Release(ctx context.Context, l *release.Lock, c Content) (*Re
 		provOK := v.checkProvenance(l, a, provs, &sr)
 		// Every listed signature must hold: one that fails means the
 		// content is not what was signed, even if another signature holds.
-		sr.Verified = allOK && len(sr.Signatures) > 0 && provOK
+		// An index or chart needs a signature of its own: an attestation
+		// signs a statement about the subject (an SBOM, a provenance), not
+		// the subject as the release, and cosign verify would not accept it.
+		mustSign := a.Kind == release.KindImageIndex || a.Kind == release.KindChart
+		if mustSign && allOK && len(sr.Signatures) > 0 && !signed {
+			sr.Error = "only attestations verified: no signature of the " + string(a.Kind) + " itself"
+		}
+		sr.Verified = allOK && len(sr.Signatures) > 0 && provOK && (signed || !mustSign)
 		res.Subjects = append(res.Subjects, sr)
 	}
 	return res, nil
+}
+
+// isSignature reports whether a verified signature artifact signs its
+// subject itself: a cosign .sig, or a Sigstore bundle over the subject's
+// digest (a message signature, or cosign's sign statement). A .att, or a
+// bundle carrying any other statement (an SBOM, a provenance), is an
+// attestation.
+func isSignature(format string, statements []Statement) bool {
+	switch format {
+	case FormatCosignSignature:
+		return true
+	case FormatBundle:
+		for _, st := range statements {
+			if st.PredicateType != release.PredicateCosignSign {
+				return false
+			}
+		}
+		return true
+	}
+	return false
 }
 
 // checkProvenance holds the subject's verified provenance statements to
