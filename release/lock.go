@@ -208,8 +208,8 @@ func (a Artifact) Key() string {
 }
 
 var (
-	digestRE  = regexp.MustCompile(`^sha256:[a-f0-9]{64}$`)
-	commitRE  = regexp.MustCompile(`^[a-f0-9]{40}([a-f0-9]{24})?$`)
+	digestRE = regexp.MustCompile(`^sha256:[a-f0-9]{64}$`)
+	commitRE = regexp.MustCompile(`^[a-f0-9]{40}([a-f0-9]{24})?$`)
 	// versionRE is vMAJOR.MINOR.PATCH[-PRE], semver's numbers without
 	// leading zeros: the leading "v" is required, because every consumer
 	// compares, lists and matches advisories by golang.org/x/mod/semver,

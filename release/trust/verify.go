@@ -212,8 +212,8 @@ type SubjectResult struct {
 	ProvenanceError string `json:"provenanceError,omitempty"`
 	// Error says why the subject is refused when no one signature or
 	// provenance does (only attestations verified for an index or chart).
-	Error string `json:"error,omitempty"`
-	Verified        bool   `json:"verified"`
+	Error    string `json:"error,omitempty"`
+	Verified bool   `json:"verified"`
 	// Statements are the in-toto statements of the subject's verified
 	// attestations, for a caller that reads one kind (the signed review).
 	Statements []Statement `json:"-"`
