@@ -60,12 +60,16 @@ func (g *globals) judge(ctx context.Context, cl *registry.Client, in *releaseInp
 	if err != nil {
 		return nil, err
 	}
+	st := mirror.Judge(src, l.Version, g.standingOptions())
+	return st, st.Err()
+}
+
+func (g *globals) standingOptions() mirror.StandingOptions {
 	now := time.Now
 	if g.adv.now != nil {
 		now = g.adv.now
 	}
-	st := mirror.Judge(src, l.Version, mirror.StandingOptions{Now: now(), Accept: g.adv.accept, AllowUnsupported: g.adv.allowUnsupported})
-	return st, st.Err()
+	return mirror.StandingOptions{Now: now(), Accept: g.adv.accept, AllowUnsupported: g.adv.allowUnsupported}
 }
 
 // advisorySource is --advisories, else the newest verified lock at the

@@ -146,6 +146,22 @@ func TestAnAdvisoryCarriedByANewerReleaseRefusesTheOlderOneAtImport(t *testing.T
 		t.Errorf("verify -o json with both accepted: exit %d %s %s", code, out, errs)
 	}
 
+	// The policy admits no release verify refuses: with v1.0.0 and v1.1.0
+	// both at the target, keeping the previous release beside v1.1.0 judges
+	// v1.0.0 by v1.1.0's advisories, not by its own older lock.
+	a2b := export(v2, "v2b.tar")
+	if code, _, errs = runCLI(t, append([]string{"import", "-f", a2b, "--target", fresh}, trust...)...); code != cli.ExitOK {
+		t.Fatalf("import of v1.1.0 beside v1.0.0: exit %d: %s", code, errs)
+	}
+	keep := []string{"policy", "--lock-ref", fresh + "/reloader-release:v1.1.0", "--target", fresh, "--keep-previous", "1", "--format", "vap"}
+	code, out, errs = runCLI(t, append(keep, trust...)...)
+	if code != cli.ExitRefused || !strings.Contains(errs, "release v1.0.0, admitted beside v1.1.0") || !strings.Contains(errs, advisoryID) || strings.Contains(out, "ValidatingAdmissionPolicy") {
+		t.Errorf("policy --keep-previous 1 admitting the affected v1.0.0: exit %d, want %d naming it and %s, and no policy written:\n%s%s", code, cli.ExitRefused, advisoryID, out, errs)
+	}
+	if code, out, errs = runCLI(t, append(append(keep, "--accept-advisory", advisoryID, "--allow-unsupported"), trust...)...); code != cli.ExitOK || !strings.Contains(out, "ValidatingAdmissionPolicy") {
+		t.Errorf("policy --keep-previous 1 with the advisory accepted: exit %d:\n%s", code, errs)
+	}
+
 	// A directory of advisories is the user's own: trusted as given, and a
 	// withdrawn advisory refuses nothing.
 	wdir, _ := writeAdvisories(t, true)

@@ -47,10 +47,32 @@ func (g *globals) approveOthers(ctx context.Context, cl *registry.Client, in *re
 		return fmt.Errorf("--keep-previous: %w", err)
 	}
 	for _, ol := range append(others, prev...) {
-		if _, err := g.judge(ctx, cl, in, ol, false); err != nil {
+		if err := g.judgeExtra(ctx, cl, in, l, ol); err != nil {
 			return err
 		}
 		o.Approve(ol)
+	}
+	return nil
+}
+
+// judgeExtra judges a release the policies admit besides the one given as
+// verify judges it: by the advisories and support table of the newest signed
+// lock known, the target's newest, the given release's or its own. An older
+// release's own lock knows nothing of the advisories published after it, so
+// judging it by that would admit what verify refuses.
+func (g *globals) judgeExtra(ctx context.Context, cl *registry.Client, in *releaseInput, given, extra *release.Lock) error {
+	src, err := g.advisorySource(ctx, cl, in, extra, g.target != "")
+	if err != nil {
+		return err
+	}
+	if g.adv.source == "" && newer(given.Version, src.Release) {
+		if src, err = mirror.AdvisoriesFromLock("release "+given.Version+" (the release approved)", given); err != nil {
+			return err
+		}
+	}
+	st := mirror.Judge(src, extra.Version, g.standingOptions())
+	if err := st.Err(); err != nil {
+		return fmt.Errorf("release %s, admitted beside %s: %w", extra.Version, given.Version, err)
 	}
 	return nil
 }
