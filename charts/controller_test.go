@@ -188,6 +188,73 @@ func TestControllerReloadsCronJobsWithIgnoreJobsUnderTheChartsRBAC(t *testing.T)
 	}
 }
 
+// With reloadOnUsedKeysOnly the real binary, under the chart's RBAC and
+// with Secrets otherwise ignored (so only the fingerprint key's rules let it
+// near a Secret), makes its fingerprint key in the release namespace, starts,
+// and reloads a Deployment for the key it reads.
+func TestControllerMakesItsFingerprintKeyUnderTheChartsRBAC(t *testing.T) {
+	needControlPlane(t)
+	ctx := testContext(t)
+	admin := cp.AdminClient(t)
+	release := cp.Namespace(t)
+	watched := cp.Namespace(t)
+	rel := Release{Name: "reloader", Namespace: release, KubeVersion: mustVersion(t),
+		Values: values(map[string]any{"reloader.watchGlobally": false, "reloader.namespaces": []any{watched},
+			"reloader.ignoreSecrets": true, "reloader.reloadOnUsedKeysOnly": true})}
+	p := startUnderChartRBAC(t, rel)
+	key, err := admin.CoreV1().Secrets(release).Get(ctx, fingerprintKeyName, metav1.GetOptions{})
+	if err != nil || len(key.Data["key"]) != 32 {
+		t.Fatalf("the controller made no 32-byte fingerprint key in %s: %v", release, err)
+	}
+
+	cm := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: "app"}, Data: map[string]string{"USED": "1", "OTHER": "1"}}
+	if _, err := admin.CoreV1().ConfigMaps(watched).Create(ctx, cm, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	labels := map[string]string{"app": "web"}
+	web := &appsv1.Deployment{
+		ObjectMeta: metav1.ObjectMeta{Name: "web", Annotations: map[string]string{"reloader.stakater.com/auto": "true"}},
+		Spec: appsv1.DeploymentSpec{
+			Selector: &metav1.LabelSelector{MatchLabels: labels},
+			Template: corev1.PodTemplateSpec{ObjectMeta: metav1.ObjectMeta{Labels: labels}, Spec: corev1.PodSpec{Containers: []corev1.Container{{
+				Name: "web", Image: "registry.invalid/web:1",
+				Env: []corev1.EnvVar{{Name: "USED", ValueFrom: &corev1.EnvVarSource{ConfigMapKeyRef: &corev1.ConfigMapKeySelector{
+					LocalObjectReference: corev1.LocalObjectReference{Name: "app"}, Key: "USED"}}}},
+			}}}},
+		},
+	}
+	if _, err := admin.AppsV1().Deployments(watched).Create(ctx, web, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	reloadertest.Eventually(t, 30*time.Second, func() (bool, string) {
+		got, err := admin.AppsV1().Deployments(watched).Get(ctx, "web", metav1.GetOptions{})
+		if err != nil {
+			return false, err.Error()
+		}
+		_, ok := got.Annotations["reloader.dev/applied-hashes"]
+		return ok, "the controller has not adopted Deployment web"
+	})
+	cm.Data["USED"] = "2"
+	if _, err := admin.CoreV1().ConfigMaps(watched).Update(ctx, cm, metav1.UpdateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	reloadertest.Eventually(t, 30*time.Second, func() (bool, string) {
+		got, err := admin.AppsV1().Deployments(watched).Get(ctx, "web", metav1.GetOptions{})
+		if err != nil {
+			return false, err.Error()
+		}
+		for _, e := range got.Spec.Template.Spec.Containers[0].Env {
+			if e.Name == "STAKATER_APP_CONFIGMAP" && e.Value != "" {
+				return true, ""
+			}
+		}
+		return false, "Deployment web was not reloaded"
+	})
+	if log := p.Tail(200); strings.Contains(strings.ToLower(log), "forbidden") {
+		t.Errorf("the controller was refused a request under the chart's RBAC:\n%s", log)
+	}
+}
+
 // startUnderChartRBAC applies the chart's RBAC for rel and runs the real
 // controller with the container arguments and env the chart renders,
 // authenticated as the chart's ServiceAccount.

@@ -102,6 +102,11 @@ func applyAndProbe(t *testing.T, s setup, releaseNS string, namespaces []string)
 				probes = append(probes, probe{ns, "", "configmaps", name, verb})
 			}
 		}
+		for _, name := range []string{fingerprintKeyName, "another-secret"} {
+			for _, verb := range allVerbs {
+				probes = append(probes, probe{ns, "", "secrets", name, verb})
+			}
+		}
 	}
 	for _, p := range probes {
 		expected := false
@@ -214,6 +219,26 @@ func TestGlobalServiceAccountFollowsOptionalRows(t *testing.T) {
 	needControlPlane(t)
 	releaseNS, other := cp.Namespace(t), cp.Namespace(t)
 	applyAndProbe(t, setup{namespaceSelector: "team=x", openshift: true, ignoreSecrets: true, ignoreJobs: true}, releaseNS, []string{releaseNS, other})
+}
+
+// Per-key reloads add, in the release namespace only, create on Secrets
+// (which RBAC cannot limit by name) and get of the fingerprint key's Secret;
+// with Secrets otherwise ignored that is every right on Secrets.
+func TestPerKeyServiceAccountMayMakeAndReadOnlyTheFingerprintKey(t *testing.T) {
+	needControlPlane(t)
+	releaseNS, other := cp.Namespace(t), cp.Namespace(t)
+	sa := applyAndProbe(t, setup{perKey: true, ignoreSecrets: true}, releaseNS, []string{releaseNS, other})
+	for _, ns := range []string{releaseNS, other, ""} {
+		for _, name := range []string{fingerprintKeyName, "another-secret", ""} {
+			for _, verb := range allVerbs {
+				p := probe{namespace: ns, resource: "secrets", name: name, verb: verb}
+				want := ns == releaseNS && (verb == "create" || verb == "get" && name == fingerprintKeyName)
+				if got := allowedFor(t, releaseNS, sa, p); got != want {
+					t.Errorf("per-key reloads, secrets ignored: may %s is %v, want %v", p, got, want)
+				}
+			}
+		}
+	}
 }
 
 // ignoreJobs with CronJobs still reloaded: the apiserver lets the

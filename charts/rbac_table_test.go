@@ -30,6 +30,7 @@ type setup struct {
 	rbacOff           bool
 	netpol            bool
 	monitors          bool // ServiceMonitor, PodMonitor, Service and PodDisruptionBudget
+	perKey            bool // reloadOnUsedKeysOnly: the fingerprint key Secret
 }
 
 func (s setup) ha() bool { return s.enableHA || s.replicas > 1 }
@@ -47,6 +48,7 @@ func (s setup) values() map[string]any {
 		"reloader.enableCSIIntegration": s.csi,
 		"reloader.rbac.enabled":         !s.rbacOff,
 		"reloader.netpol.enabled":       s.netpol,
+		"reloader.reloadOnUsedKeysOnly": s.perKey,
 	}
 	if len(s.watchNamespaces) > 0 {
 		ns := make([]any, len(s.watchNamespaces))
@@ -96,7 +98,9 @@ func matrix() []setup {
 		{name: "rbac off", rbacOff: true},
 		{name: "netpol on", netpol: true},
 		{name: "monitoring", monitors: true},
-		{name: "namespaced everything", namespaced: true, watchNamespaces: []string{"team-a"}, enableHA: true, argo: true, openshift: true, csi: true, ignoreSecrets: true, netpol: true, monitors: true},
+		{name: "per-key reloads", perKey: true},
+		{name: "per-key reloads, secrets ignored", perKey: true, ignoreSecrets: true},
+		{name: "namespaced everything", namespaced: true, watchNamespaces: []string{"team-a"}, enableHA: true, argo: true, openshift: true, csi: true, ignoreSecrets: true, netpol: true, monitors: true, perKey: true},
 	}
 }
 
@@ -127,8 +131,12 @@ type row struct {
 func always(setup) bool { return true }
 
 // metaInfoName is the controller's metadata ConfigMap, the only ConfigMap
-// it writes.
-const metaInfoName = "reloader-meta-info"
+// it writes; fingerprintKeyName the Secret of its fingerprint key, the only
+// Secret it makes (fingerprint.DefaultSecretName).
+const (
+	metaInfoName       = "reloader-meta-info"
+	fingerprintKeyName = "reloader-fingerprint-key"
+)
 
 func rbacTable(lockName string) []row {
 	return []row{
@@ -145,6 +153,9 @@ func rbacTable(lockName string) []row {
 		{"CSI objects only with CSI integration", "secrets-store.csi.x-k8s.io", []string{"secretproviderclasses", "secretproviderclasspodstatuses"}, []string{"get", "list", "watch"}, nil, watched, func(s setup) bool { return s.csi }},
 		{"metadata configmap create in the release namespace always", "", []string{"configmaps"}, []string{"create"}, nil, releaseNamespace, always},
 		{"metadata configmap get/update of reloader-meta-info always", "", []string{"configmaps"}, []string{"get", "update"}, []string{metaInfoName}, releaseNamespace, always},
+		// create cannot be limited by name; get is limited to the key's Secret.
+		{"secret create in the release namespace with per-key reloads", "", []string{"secrets"}, []string{"create"}, nil, releaseNamespace, func(s setup) bool { return s.perKey }},
+		{"secret get of the fingerprint key with per-key reloads", "", []string{"secrets"}, []string{"get"}, []string{fingerprintKeyName}, releaseNamespace, func(s setup) bool { return s.perKey }},
 		{"lease create in the release namespace in HA", "coordination.k8s.io", []string{"leases"}, []string{"create"}, nil, releaseNamespace, setup.ha},
 		{"lease get/update of the lock in HA", "coordination.k8s.io", []string{"leases"}, []string{"get", "update"}, []string{lockName}, releaseNamespace, setup.ha},
 		{"rollouts only with Argo Rollouts", "argoproj.io", []string{"rollouts"}, []string{"get", "list", "watch", "patch"}, nil, watched, func(s setup) bool { return s.argo }},

@@ -1,6 +1,7 @@
 package controller
 
 import (
+	"iter"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
@@ -21,6 +22,10 @@ const budgetRecheck = 2 * time.Second
 // ReasonRolloutWaiting: a due reload waits for a rollout slot.
 const ReasonRolloutWaiting = "RolloutWaiting"
 
+// ReasonRolloutStalled: a rollout the controller started passed its
+// deadline and gave back its slot (budget.Stall).
+const ReasonRolloutStalled = "ReloadRolloutStalled"
+
 func (c *Controller) stripWorkload(obj any) (any, error) {
 	if c.gate != nil {
 		return workload.StripKeepingStatus(obj)
@@ -39,9 +44,9 @@ func (c *Controller) holdForBudget(v workload.View, d decide.Decision) time.Dura
 	// Counting and admitting are one step: two workers counting before
 	// either admits would both see the last free slot.
 	c.budgetMu.Lock()
-	counts := c.rolloutCounts(key)
 	now := c.o.Now()
-	verdict := c.gate.Admit(key, v.Object.GetResourceVersion(), counts, now)
+	counts := c.rolloutCounts(key, now)
+	verdict := c.gate.Admit(v, counts, now)
 	c.budgetMu.Unlock()
 	c.o.Metrics.RolloutsInProgress.Set(float64(counts.Cluster))
 	c.o.Metrics.RolloutsWaiting.Set(float64(len(c.gate.Waiting(now))))
@@ -65,39 +70,44 @@ func (c *Controller) holdForBudget(v workload.View, d decide.Decision) time.Dura
 	return budgetRecheck
 }
 
-// rolloutCounts counts the cached Deployments, StatefulSets and DaemonSets
-// rolling out, but for except. A workload whose admitted write the cache
-// does not show yet counts as rolling: its status cannot say so yet.
-func (c *Controller) rolloutCounts(except workload.Key) budget.Counts {
-	pending := c.gate.Pending()
-	counts := budget.Counts{ByNamespace: map[string]int{}}
-	for _, s := range c.scopes {
-		for kind, inf := range s.workloads {
-			if !budget.Gated(kind) {
-				continue
-			}
-			for _, obj := range inf.GetIndexer().List() {
-				v, err := workload.ViewOf(obj)
-				if err != nil {
+// rolloutCounts counts the rollouts holding a slot, but except's (the
+// rules are budget.Count's), and tells of each rollout that passed its
+// deadline once: an Event on the workload, a log line and the metric.
+func (c *Controller) rolloutCounts(except workload.Key, now time.Time) budget.Counts {
+	counts, stalls := c.gate.Count(c.gatedWorkloads(), except, now)
+	for _, s := range stalls {
+		msg := s.Message(now)
+		c.o.Metrics.RolloutsStalled.Inc()
+		c.o.Recorder.Event(eventObject(s.View), corev1.EventTypeWarning, ReasonRolloutStalled, msg)
+		c.o.Logger.Warn("rollout passed its deadline; it no longer holds a rollout slot", "workload", s.View.Key().String(), "deadline", s.Deadline)
+	}
+	return counts
+}
+
+// gatedWorkloads yields the cached Deployments, StatefulSets and DaemonSets,
+// each with whether the controller manages it.
+func (c *Controller) gatedWorkloads() iter.Seq[budget.Workload] {
+	return func(yield func(budget.Workload) bool) {
+		o := c.decideOptions()
+		for _, s := range c.scopes {
+			for kind, inf := range s.workloads {
+				if !budget.Gated(kind) {
 					continue
 				}
-				key := v.Key()
-				if key == except {
-					continue
-				}
-				rv, written := pending[key]
-				if written && rv != v.Object.GetResourceVersion() {
-					c.gate.Seen(key) // the cache shows the write: the status tells from now on
-					written = false
-				}
-				if written || budget.Rolling(obj) {
-					counts.Cluster++
-					counts.ByNamespace[key.Namespace]++
+				for _, obj := range inf.GetIndexer().List() {
+					v, err := workload.ViewOf(obj)
+					if err != nil {
+						continue
+					}
+					ns := v.Object.GetNamespace()
+					managed := !o.NamespaceIgnored(ns) && c.namespaceSelected(ns) && budget.Managed(v, c.o.Names, c.o.AutoReloadAll)
+					if !yield(budget.Workload{View: v, Managed: managed}) {
+						return
+					}
 				}
 			}
 		}
 	}
-	return counts
 }
 
 // wakeWaiters enqueues the reloads first in line when a rollout finishes,
@@ -115,7 +125,12 @@ func (c *Controller) wakeWaiters() {
 }
 
 // rolloutFinished reports whether an update of a gated workload is the end
-// of its rollout, for the handler to wake the waiters.
+// of its rollout, for the handler to wake the waiters. Every update passes
+// here, so the gate also learns from it when an admitted write shows.
 func (c *Controller) rolloutFinished(old, cur any) bool {
-	return c.gate != nil && budget.Rolling(old) && !budget.Rolling(cur)
+	if c.gate == nil {
+		return false
+	}
+	c.gate.Observe(cur)
+	return budget.Rolling(old) && !budget.Rolling(cur)
 }

@@ -20,6 +20,12 @@ import (
 // Ready, so kube-controller-manager's rollouts progress and finish as they
 // would on nodes (pods are never bound, so deleting one is immediate).
 func fakeKubelet(t *testing.T, cs kubernetes.Interface, ns string, startup time.Duration) {
+	fakeKubeletFor(t, cs, ns, startup, func(*corev1.Pod) bool { return true })
+}
+
+// fakeKubeletFor is fakeKubelet for the pods ready accepts; the others stay
+// Pending, as pods whose readiness never succeeds.
+func fakeKubeletFor(t *testing.T, cs kubernetes.Interface, ns string, startup time.Duration, ready func(*corev1.Pod) bool) {
 	ctx, cancel := context.WithCancel(context.Background())
 	var wg sync.WaitGroup
 	t.Cleanup(func() { cancel(); wg.Wait() })
@@ -32,7 +38,7 @@ func fakeKubelet(t *testing.T, cs kubernetes.Interface, ns string, startup time.
 			if err == nil {
 				for i := range pods.Items {
 					p := &pods.Items[i]
-					if p.Status.Phase == corev1.PodRunning || p.DeletionTimestamp != nil {
+					if p.Status.Phase == corev1.PodRunning || p.DeletionTimestamp != nil || !ready(p) {
 						continue
 					}
 					if _, ok := first[p.Name]; !ok {

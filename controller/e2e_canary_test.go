@@ -18,6 +18,7 @@ import (
 	"k8s.io/client-go/kubernetes"
 
 	"github.com/reloader-dev/reloader/controller/audit"
+	"github.com/reloader-dev/reloader/controller/fingerprint"
 	"github.com/reloader-dev/reloader/test/reloadertest"
 )
 
@@ -42,8 +43,8 @@ func canaryForms(v string) map[string]string {
 // encodings all change.
 func newCanary() string { return "CANARY/" + rand.String(20) + "+=&? %" }
 
-// A canary planted in Secret and ConfigMap values never leaves the
-// controller in any spelling: not in its text or JSON logs at debug level,
+// A canary planted in Secret and ConfigMap values, and the controller's
+// fingerprint key, never leave the controller in any spelling: not in its text or JSON logs at debug level,
 // not in Events, /metrics, reloader-meta-info, alert bodies or webhook
 // bodies, not in the workloads it writes. Two controllers cover both log
 // formats, alerts and --webhook-url mode; the search runs only after each
@@ -76,7 +77,8 @@ func TestCanariesNeverLeaveTheController(t *testing.T) {
 	}
 
 	// A: text logs, alerts, reloader-meta-info, annotations strategy, the
-	// audit trail on stdout apart from the logs.
+	// audit trail on stdout apart from the logs, per-key mode (so A makes
+	// its fingerprint key, whose bytes must never leave it either).
 	nsA := cp.Namespace(t)
 	alertsRcv := newReceiver(t, 0)
 	plant(nsA)
@@ -84,7 +86,7 @@ func TestCanariesNeverLeaveTheController(t *testing.T) {
 	a := &reloaderProc{reloadertest.Start(t, reloadertest.Options{Binary: reloaderBin, Kubeconfig: cp.AdminKubeconfig, StdoutPath: auditPath,
 		Env: []string{"RELOADER_NAMESPACE=" + nsA, "RELOADER_DEPLOYMENT_NAME=reloader",
 			"ALERT_ON_RELOAD=true", "ALERT_SINK=raw", "ALERT_WEBHOOK_URL=" + alertsRcv.srv.URL + "/alert"},
-		Args: []string{"--namespaces=" + nsA, "--log-level=debug", "--reload-strategy=annotations", "--audit-log"}})}
+		Args: []string{"--namespaces=" + nsA, "--log-level=debug", "--reload-strategy=annotations", "--audit-log", "--reload-on-used-keys-only"}})}
 	waitRecorded(t, cs, nsA, "app")
 	rotate(nsA)
 	waitRevision(t, cs, nsA, "app", 2, 0)
@@ -126,8 +128,12 @@ func TestCanariesNeverLeaveTheController(t *testing.T) {
 		"webhook bodies":                 strings.Join(hookRcv.received(), "\n"),
 		"workloads the controller wrote": asJSON(t, getDeployment(t, cs, nsA, "app")) + asJSON(t, getDeployment(t, cs, nsB, "app")),
 	}
+	key, err := cs.CoreV1().Secrets(nsA).Get(ctx, fingerprint.DefaultSecretName, metav1.GetOptions{})
+	if err != nil || len(key.Data[fingerprint.DataKey]) == 0 || !strings.Contains(logA, "per-key fingerprints are keyed") {
+		t.Fatalf("A made no fingerprint key (%v), so its absence from the output would prove nothing", err)
+	}
 	for where, text := range places {
-		for _, c := range []string{before, after, cmValue} {
+		for _, c := range []string{before, after, cmValue, string(key.Data[fingerprint.DataKey])} {
 			for form, s := range canaryForms(c) {
 				if strings.Contains(text, s) {
 					t.Errorf("a planted value appears, %s, in the %s", form, where)

@@ -28,7 +28,8 @@ const fipsOnly = "GODEBUG=fips140=only"
 // (GOFIPS140=certified) and run with GODEBUG=fips140=only works end to end:
 // TLS to the apiserver and to an alert receiver, leader election on a Lease,
 // and a reload whose fingerprint is SHA-256 (SHA-1, stakater's, is refused
-// there). Asking it for SHA-1 fails at start with a message, not a panic at
+// there), in per-key mode with its fingerprint key made and used
+// (HMAC-SHA-256). Asking it for SHA-1 fails at start with a message, not a panic at
 // the first change.
 func TestFIPSOnlyControllerReloadsEndToEnd(t *testing.T) {
 	requireControlPlane(t)
@@ -58,7 +59,8 @@ func TestFIPSOnlyControllerReloadsEndToEnd(t *testing.T) {
 	r := &reloaderProc{reloadertest.Start(t, reloadertest.Options{Binary: bin, Kubeconfig: cp.AdminKubeconfig,
 		Env: []string{fipsOnly, "SSL_CERT_FILE=" + alerts.caFile, "POD_NAME=fips-replica", "POD_NAMESPACE=" + ns,
 			"ALERT_ON_RELOAD=true", "ALERT_SINK=raw", "ALERT_WEBHOOK_URL=" + alerts.srv.URL + "/alert"},
-		Args: []string{"--namespaces=" + ns, "--enable-ha", "--ha-lock-name=reloader-fips-lock"}})}
+		// Per-key mode: the fingerprint key is made and used (HMAC-SHA-256) under fips140=only.
+		Args: []string{"--namespaces=" + ns, "--enable-ha", "--ha-lock-name=reloader-fips-lock", "--reload-on-used-keys-only"}})}
 	ctx := ctxFor(t)
 	reloadertest.Eventually(t, 30*time.Second, func() (bool, string) {
 		l, err := cs.CoordinationV1().Leases(ns).Get(ctx, "reloader-fips-lock", metav1.GetOptions{})
@@ -78,8 +80,8 @@ func TestFIPSOnlyControllerReloadsEndToEnd(t *testing.T) {
 	reloadertest.Eventually(t, 30*time.Second, func() (bool, string) {
 		return len(alerts.received()) > 0, "no alert reached the TLS receiver"
 	})
-	if log := r.Tail(400); !strings.Contains(log, "fips140=only") || strings.Contains(log, "panic") {
-		t.Errorf("the controller's log must say fips140=only and hold no panic:\n%s", log)
+	if log := r.Tail(400); !strings.Contains(log, "fips140=only") || !strings.Contains(log, "per-key fingerprints are keyed") || strings.Contains(log, "panic") {
+		t.Errorf("the controller's log must say fips140=only and keyed fingerprints, and hold no panic:\n%s", log)
 	}
 	if n := r.metric(t, `reloader_reload_executed_total{success="true"}`); n != 1 {
 		t.Errorf("reloader_reload_executed_total{success=true} = %v, want 1", n)

@@ -105,7 +105,8 @@ func TestPerKeyReloadsRollOnlyForUsedKeys(t *testing.T) {
 			for _, u := range uses {
 				reloadertest.MustCreate(t, cs, ns, u.objects()...)
 			}
-			r := startReloader(t, "", "--namespaces="+ns, "--reload-strategy="+strategy, "--reload-on-used-keys-only")
+			// POD_NAMESPACE: where the fingerprint key is kept (e2e_fingerprintkey_test.go).
+			r := startReloaderEnv(t, "", []string{"POD_NAMESPACE=" + ns}, "--namespaces="+ns, "--reload-strategy="+strategy, "--reload-on-used-keys-only")
 			records := map[string]string{}
 			for _, u := range uses {
 				waitRecorded(t, cs, ns, u.deploy)
@@ -155,7 +156,8 @@ func TestPerKeyMigrationRollsNothing(t *testing.T) {
 				reloadertest.MustCreate(t, cs, ns, u.objects()...)
 			}
 			args := []string{"--namespaces=" + ns, "--reload-strategy=" + strategy}
-			r := startReloader(t, "", args...)
+			env := []string{"POD_NAMESPACE=" + ns}
+			r := startReloaderEnv(t, "", env, args...)
 			for _, u := range uses {
 				waitRecorded(t, cs, ns, u.deploy)
 			}
@@ -181,7 +183,7 @@ func TestPerKeyMigrationRollsNothing(t *testing.T) {
 				for _, u := range uses {
 					old[u.deploy] = record(t, cs, ns, u.deploy)
 				}
-				r = startReloader(t, "", append(args, mode)...)
+				r = startReloaderEnv(t, "", env, append(args, mode)...)
 				for _, u := range uses {
 					reloadertest.Eventually(t, 30*time.Second, func() (bool, string) {
 						got := record(t, cs, ns, u.deploy)

@@ -228,7 +228,7 @@ func (r mapReader) add(o Options, sel labels.Selector, obj any) error {
 		if _, ok := t.(*corev1.Secret); ok {
 			kind = refs.Secret
 		}
-		r.config[configKey(kind, m.GetNamespace(), m.GetName())] = stripConfig(o.Names, o.Hash, obj)
+		r.config[configKey(kind, m.GetNamespace(), m.GetName())] = stripConfig(o.Names, o.Hash, o.KeyDigests, obj)
 		return nil
 	case *corev1.Namespace:
 		if o.NamespaceSelector != nil {

@@ -56,8 +56,9 @@ type Options struct {
 	// (decide/keys.go).
 	UsedKeysOnly bool
 	// Budget is the rollout budget (--max-concurrent-rollouts and its
-	// per-namespace form): a due reload of a Deployment, StatefulSet or
-	// DaemonSet waits while that many are rolling out (budgetgate.go).
+	// per-namespace form, --rollout-deadline): a due reload of a
+	// Deployment, StatefulSet or DaemonSet waits while that many rollouts
+	// the controller started are going (budgetgate.go, budget/hold.go).
 	Budget budget.Options
 	// ChangeWindow is --change-window, the change window of workloads
 	// without the change-window annotation (nil: always open).
@@ -100,6 +101,10 @@ type Options struct {
 	// Hash digests the data fingerprints (default hash.SHA1, stakater's;
 	// hash.SHA256 in FIPS 140-only mode).
 	Hash hash.Algorithm
+	// KeyDigests makes the per-key digests, under the installation's
+	// fingerprint key (controller/fingerprint); the zero value is unkeyed,
+	// for a controller without one (per-key mode off and no key Secret).
+	KeyDigests hash.KeyDigester
 	// WatchClient, when set, serves the watches of the cluster-wide scope
 	// (app.newClients: an HTTP/1.1 connection each); nil: the controller's
 	// client.

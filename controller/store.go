@@ -125,7 +125,7 @@ func (r cacheReader) NamespaceLabels(ns string) (map[string]string, bool) {
 // configEntry is all the cache keeps of a ConfigMap or Secret: its name,
 // resourceVersion, creation and last-write times, the annotations that steer
 // reloads (ignore, match), the hash of its data and the short digest of each
-// key (for per-key reloads: 8 bytes plus the key's name each). Memory therefore grows with the number of objects, not
+// key (for per-key reloads: two 8-byte digests plus the key's name each). Memory therefore grows with the number of objects, not
 // their size, and no value is ever held by the controller. It is smaller than
 // an ObjectMeta; the informer reaches its metadata through GetObjectMeta.
 type configEntry struct {
@@ -159,20 +159,21 @@ func metaOf(obj any) metav1.Object {
 // stripConfig is the informer transform turning a ConfigMap or Secret into
 // its configEntry before it enters the cache.
 func (c *Controller) stripConfig(obj any) (any, error) {
-	return stripConfig(c.o.Names, c.o.Hash, obj), nil
+	return stripConfig(c.o.Names, c.o.Hash, c.o.KeyDigests, obj), nil
 }
 
 // stripConfig keeps of a ConfigMap or Secret what the decision reads, with
-// the annotations of n that steer reloads.
-func stripConfig(n annotations.Names, a hash.Algorithm, obj any) any {
+// the annotations of n that steer reloads: the whole hash under a and the
+// per-key digests of kd.
+func stripConfig(n annotations.Names, a hash.Algorithm, kd hash.KeyDigester, obj any) any {
 	var m metav1.Object
 	var h string
 	var keys hash.Keys
 	switch o := obj.(type) {
 	case *corev1.ConfigMap:
-		m, h, keys = o, a.ConfigMap(o.Data, o.BinaryData), hash.ConfigMapKeys(o.Data, o.BinaryData)
+		m, h, keys = o, a.ConfigMap(o.Data, o.BinaryData), kd.ConfigMapKeys(o.Data, o.BinaryData)
 	case *corev1.Secret:
-		m, h, keys = o, a.Secret(o.Data), hash.SecretKeys(o.Data)
+		m, h, keys = o, a.Secret(o.Data), kd.SecretKeys(o.Data)
 	default:
 		return obj // already an entry, or a tombstone
 	}

@@ -34,13 +34,13 @@ func BenchmarkConfigEntryRetained(b *testing.B) {
 				with, without := retained(func() []any {
 					out := make([]any, n)
 					for i, o := range objs {
-						out[i] = stripConfig(names, hash.SHA1, o)
+						out[i] = stripConfig(names, hash.SHA1, benchKeys, o)
 					}
 					return out
 				}), retained(func() []any {
 					out := make([]any, n)
 					for i, o := range objs {
-						e := stripConfig(names, hash.SHA1, o).(*configEntry)
+						e := stripConfig(names, hash.SHA1, benchKeys, o).(*configEntry)
 						e.keys = nil
 						out[i] = e
 					}
@@ -52,6 +52,15 @@ func BenchmarkConfigEntryRetained(b *testing.B) {
 		})
 	}
 }
+
+// benchKeys digests under a key, as a controller in per-key mode does.
+var benchKeys = func() hash.KeyDigester {
+	d, err := hash.Keyed([]byte(strings.Repeat("k", hash.KeySize)))
+	if err != nil {
+		panic(err)
+	}
+	return d
+}()
 
 // retained is the heap that what build returns keeps alive.
 func retained(build func() []any) uint64 {

@@ -1,6 +1,9 @@
 package app
 
-import "github.com/reloader-dev/reloader/controller/hash"
+import (
+	"github.com/reloader-dev/reloader/controller/fingerprint"
+	"github.com/reloader-dev/reloader/controller/hash"
+)
 
 // effectiveOptions are the options as published in reloader-meta-info, with
 // the original's JSON field names. Secrets are redacted: the ConfigMap is
@@ -46,6 +49,10 @@ type effectiveOptions struct {
 	// HashAlgorithm is published only when not stakater's sha1, so explain
 	// hashes as the controller does (FIPS 140-only mode).
 	HashAlgorithm string `json:"hashAlgorithm,omitempty"`
+	// FingerprintKeySecret is published only when not the default, so
+	// explain reads the key the controller digests under. Its name, never
+	// its content.
+	FingerprintKeySecret string `json:"fingerprintKeySecret,omitempty"`
 }
 
 func (o *Options) effective(r *Resolved) effectiveOptions {
@@ -94,7 +101,15 @@ func (o *Options) effective(r *Resolved) effectiveOptions {
 		MaxConcurrentRolloutsPerNamespace:  c.Budget.PerNamespace,
 		ChangeWindow:                       o.ChangeWindow,
 		HashAlgorithm:                      nonDefaultHash(c.Hash),
+		FingerprintKeySecret:               nonDefaultKeySecret(o.FingerprintKeySecret),
 	}
+}
+
+func nonDefaultKeySecret(s string) string {
+	if s == fingerprint.DefaultSecretName {
+		return ""
+	}
+	return s
 }
 
 func nonDefaultHash(a hash.Algorithm) string {

@@ -104,9 +104,10 @@ controller runs and leads; and problems nobody reports (subPath mounts).
 
 It only reads: get and list on the workload kind, configmaps, secrets and events in
 the workload's namespace; optionally configmaps cluster-wide (to find
-reloader-meta-info), namespaces (for --namespace-selector), deployments and leases
-in the controller's namespace, and secretproviderclasses(podstatuses) with CSI. What
-it may not read is named in the output, and the rest is still explained.
+reloader-meta-info), namespaces (for --namespace-selector), deployments, leases and
+the fingerprint key Secret (per-key reloads) in the controller's namespace, and
+secretproviderclasses(podstatuses) with CSI. What it may not read is named in the
+output, and the rest is still explained.
 
 Exit codes: 0 up to date or not watched, 4 a reload is due or blocked, 1 error,
 2 usage.`,
@@ -218,11 +219,11 @@ func runExplain(ctx context.Context, out io.Writer, fs *pflag.FlagSet, o *Option
 	// concerns running it (HA needs the pod's identity).
 	resolvable := *source
 	resolvable.EnableHA = false
-	r, err := resolvable.Resolve(func(string) string { return "" })
+	r, err := resolvable.Resolve(explainEnv(eo.LeaseNamespace, f.controllerNS))
 	if err != nil {
 		return fmt.Errorf("controller options from %s: %w", eo.OptionsFrom, err)
 	}
-	eo.Controller = r.Controller
+	eo.Controller, eo.FingerprintKey = r.Controller, r.FingerprintKey
 	client := &http.Client{Timeout: 5 * time.Second}
 	report, err := explain.Explain(ctx, explain.Clients{Kube: cs, Dynamic: dyn, Get: func(ctx context.Context, url string) (int, string, error) {
 		return httpGet(ctx, client, url)
@@ -441,5 +442,8 @@ func (e effectiveOptions) options() *Options {
 	o.MaxRollouts, o.MaxRolloutsPerNamespace = e.MaxConcurrentRollouts, e.MaxConcurrentRolloutsPerNamespace
 	o.ChangeWindow = e.ChangeWindow
 	o.HashAlgorithm = e.HashAlgorithm
+	if e.FingerprintKeySecret != "" {
+		o.FingerprintKeySecret = e.FingerprintKeySecret
+	}
 	return o
 }

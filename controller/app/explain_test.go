@@ -28,6 +28,7 @@ func TestMetaInfoReadsBackTheOptionsTheControllerPublished(t *testing.T) {
 	o.ResourceSelectors = []string{"reload:yes"}
 	o.MinReloadInterval = 30 * time.Second
 	o.EnableHA = true
+	o.UsedKeysOnly, o.FingerprintKeySecret = true, "my-key"
 	env := func(k string) string { return map[string]string{"POD_NAME": "p", "POD_NAMESPACE": "reloader"}[k] }
 	r, err := o.Resolve(env)
 	if err != nil {
@@ -50,6 +51,9 @@ func TestMetaInfoReadsBackTheOptionsTheControllerPublished(t *testing.T) {
 	}
 	if back.Controller.NamespaceSelector.String() != "env=prod" || back.Controller.ResourceSelector != "reload=yes" {
 		t.Fatalf("selectors read back as %v and %q", back.Controller.NamespaceSelector, back.Controller.ResourceSelector)
+	}
+	if back.FingerprintKey != r.FingerprintKey || r.FingerprintKey.String() != "reloader/my-key" {
+		t.Fatalf("fingerprint key Secret read back as %v, published from %v", back.FingerprintKey, r.FingerprintKey)
 	}
 	if mi.deployment.Name != "reloader" || mi.deployment.Namespace != "reloader" {
 		t.Fatalf("deployment = %+v", mi.deployment)

@@ -22,6 +22,7 @@ import (
 	"github.com/reloader-dev/reloader/controller/audit"
 	"github.com/reloader-dev/reloader/controller/budget"
 	"github.com/reloader-dev/reloader/controller/decide"
+	"github.com/reloader-dev/reloader/controller/fingerprint"
 	"github.com/reloader-dev/reloader/controller/hash"
 	"github.com/reloader-dev/reloader/controller/workload"
 )
@@ -58,12 +59,17 @@ type Options struct {
 	APIPollInterval   time.Duration
 	UsedKeysOnly      bool
 	AuditLog          bool
-	// MaxRollouts and MaxRolloutsPerNamespace are the rollout budget.
+	// MaxRollouts and MaxRolloutsPerNamespace are the rollout budget;
+	// RolloutDeadline frees the slot of a StatefulSet or DaemonSet rollout.
 	MaxRollouts, MaxRolloutsPerNamespace int
+	RolloutDeadline                      time.Duration
 	// ChangeWindow is the default change window (decide.ParseWindow).
 	ChangeWindow string
 	// HashAlgorithm digests the data fingerprints (hash.ParseAlgorithm).
 	HashAlgorithm string
+	// FingerprintKeySecret names the Secret of the per-key fingerprints'
+	// key: "name" in the controller's namespace, or "namespace/name".
+	FingerprintKeySecret string
 
 	EnablePProf bool
 	PProfAddr   string
@@ -94,9 +100,12 @@ func DefaultOptions() *Options {
 		PProfAddr:       "127.0.0.1:6060", // pprof has no authentication
 		MetricsAddr:     ":9090",
 		APIPollInterval: 30 * time.Second,
+		RolloutDeadline: budget.DefaultDeadline,
 		Workers:         controller.DefaultWorkers,
 		QPS:             200,
 		Burst:           400,
+
+		FingerprintKeySecret: fingerprint.DefaultSecretName,
 	}
 }
 
@@ -127,11 +136,13 @@ func (o *Options) AddFlags(fs *pflag.FlagSet) {
 	fs.DurationVar(&o.HARetryPeriod, "ha-retry-period", o.HARetryPeriod, "Leader election retry period")
 
 	fs.BoolVar(&o.UsedKeysOnly, "reload-on-used-keys-only", o.UsedKeysOnly, "Reload a workload only when a key it uses changes (keyRefs, volume items; envFrom and whole volumes count whole unless configmap|secret.reloader.stakater.com/keys lists keys); a workload chooses with reloader.stakater.com/reload-on-used-keys-only. Switching rolls nothing")
+	fs.StringVar(&o.FingerprintKeySecret, "fingerprint-key-secret", o.FingerprintKeySecret, "Secret holding the key of the per-key fingerprints (HMAC-SHA-256), so a per-key record reveals nothing testable offline: NAME in the controller's namespace (RELOADER_NAMESPACE, else POD_NAMESPACE) or NAMESPACE/NAME. Created on first start with --reload-on-used-keys-only; read, if present, without it")
 	fs.BoolVar(&o.AuditLog, "audit-log", o.AuditLog, "Write one JSON line (schema reloader.dev/audit/v1) per reload, deferral, skip and refused write to stdout: workload, resource and resourceVersion, the field manager of the write that changed it, hash prefixes, decision and reason; never a value. Logs stay on stderr")
-	fs.IntVar(&o.MaxRollouts, "max-concurrent-rollouts", o.MaxRollouts, "Most Deployments, StatefulSets and DaemonSets rolling out at once, cluster-wide: a due reload waits while that many are (observedGeneration, updated and available replicas), in the order the reloads became due (0: no limit)")
+	fs.IntVar(&o.MaxRollouts, "max-concurrent-rollouts", o.MaxRollouts, "Most rollouts the controller started, of Deployments, StatefulSets and DaemonSets it manages, going at once, cluster-wide: a due reload waits while that many are (observedGeneration, updated and available replicas; each until it passes its deadline, see --rollout-deadline), in the order the reloads became due (0: no limit)")
 	fs.StringVar(&o.HashAlgorithm, "hash-algorithm", o.HashAlgorithm, "Digest of the ConfigMap and Secret fingerprints: sha1 (stakater's, so its STAKATER_* values stay valid) or sha256; empty: sha256 in FIPS 140-only mode (GODEBUG=fips140=only, where SHA-1 is refused), else sha1. Switching rolls each managed workload once")
 	fs.StringVar(&o.ChangeWindow, "change-window", o.ChangeWindow, "Default change window of workloads without reloader.stakater.com/change-window: reloads due outside it are applied when it opens. A cron schedule of the window's starts (optional CRON_TZ=<zone>) and how long it stays open, several separated by ';', e.g. 'CRON_TZ=Europe/Berlin 0 22 * * 1-5 8h' (empty: always open)")
 	fs.IntVar(&o.MaxRolloutsPerNamespace, "max-concurrent-rollouts-per-namespace", o.MaxRolloutsPerNamespace, "As --max-concurrent-rollouts, within each namespace (0: no limit)")
+	fs.DurationVar(&o.RolloutDeadline, "rollout-deadline", o.RolloutDeadline, "How long a StatefulSet or DaemonSet rollout the controller started holds its slot of --max-concurrent-rollouts; past it the rollout frees its slot, with a ReloadRolloutStalled Event (a Deployment's deadline is its own progressDeadlineSeconds)")
 	fs.DurationVar(&o.MinReloadInterval, "min-reload-interval", o.MinReloadInterval, "Least time between two reloads of one workload; changes arriving sooner are coalesced into the next reload (0: no limit)")
 	fs.DurationVar(&o.APIPollInterval, "api-discovery-interval", o.APIPollInterval, "How often to look for an API asked for (--is-Argo-Rollouts, --enable-csi-integration) that the apiserver does not serve yet; it is watched from then on, without a restart")
 	fs.BoolVar(&o.EnablePProf, "enable-pprof", o.EnablePProf, "Serve pprof on --pprof-addr (never on the metrics address)")
@@ -179,6 +190,9 @@ type Resolved struct {
 	// KubeconfigEnv is $KUBECONFIG: when set, it is used instead of the
 	// in-cluster configuration.
 	KubeconfigEnv string
+	// FingerprintKey is the Secret of the per-key fingerprints' key; its
+	// Namespace is "" when the controller has none (fingerprintkey.go).
+	FingerprintKey fingerprint.Ref
 }
 
 // Resolve validates everything and fails with a message naming the flag.
@@ -229,6 +243,7 @@ func (o *Options) Resolve(getenv func(string) string) (*Resolved, error) {
 	r := &Resolved{Controller: co, Logger: logger,
 		MetaNamespace: getenv("RELOADER_NAMESPACE"), DeploymentName: getenv("RELOADER_DEPLOYMENT_NAME")}
 	o.resolveEnvironment(r, getenv, bad)
+	o.resolveFingerprintKey(r, getenv, bad)
 	if len(errs) > 0 {
 		return nil, errors.Join(errs...)
 	}
@@ -247,6 +262,9 @@ func (o *Options) resolveReload(co *controller.Options, bad func(string, ...any)
 	if o.MaxRolloutsPerNamespace < 0 {
 		bad("--max-concurrent-rollouts-per-namespace=%d: must not be negative", o.MaxRolloutsPerNamespace)
 	}
+	if o.RolloutDeadline <= 0 {
+		bad("--rollout-deadline=%s: must be positive", o.RolloutDeadline)
+	}
 	if w, err := decide.ParseWindow(o.ChangeWindow); err != nil {
 		bad("--change-window: %v", err)
 	} else {
@@ -257,7 +275,7 @@ func (o *Options) resolveReload(co *controller.Options, bad func(string, ...any)
 	} else {
 		co.Hash = a
 	}
-	co.Budget = budget.Options{Max: o.MaxRollouts, PerNamespace: o.MaxRolloutsPerNamespace}
+	co.Budget = budget.Options{Max: o.MaxRollouts, PerNamespace: o.MaxRolloutsPerNamespace, Deadline: o.RolloutDeadline}
 	if o.APIPollInterval <= 0 {
 		bad("--api-discovery-interval=%s: must be positive", o.APIPollInterval)
 	}

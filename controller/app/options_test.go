@@ -3,6 +3,7 @@ package app
 import (
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/spf13/pflag"
 )
@@ -30,6 +31,9 @@ func TestDefaultsAreTheOriginals(t *testing.T) {
 	if c.Names.Auto != "reloader.stakater.com/auto" || c.Names.ConfigMapReload != "configmap.reloader.stakater.com/reload" {
 		t.Fatalf("annotation names: %+v", c.Names)
 	}
+	if c.Budget.Enabled() || c.Budget.Deadline != 10*time.Minute {
+		t.Fatalf("rollout budget %+v, want off, with a 10m --rollout-deadline", c.Budget)
+	}
 }
 
 func TestInvalidValuesFailAtStartNamingTheFlag(t *testing.T) {
@@ -47,6 +51,7 @@ func TestInvalidValuesFailAtStartNamingTheFlag(t *testing.T) {
 		"POD_NAME":                             {"--enable-ha"},
 		"--is-Argo-Rollouts":                   {"--is-Argo-Rollouts=maybe"},
 		"--adoption-qps":                       {"--adoption-qps=-1"},
+		"--rollout-deadline":                   {"--rollout-deadline=0s"},
 	}
 	for want, args := range cases {
 		t.Run(want, func(t *testing.T) {

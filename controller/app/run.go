@@ -95,6 +95,10 @@ func Run(ctx context.Context, o *Options, r *Resolved) error {
 	if err := detectAPIs(cs, &co, o.IsOpenShift == ""); err != nil {
 		return err
 	}
+	// Before the caches start: their transform digests every key.
+	if co.KeyDigests, err = fingerprintKey(ctx, o, r, cs); err != nil {
+		return err
+	}
 
 	m := metrics.New(reg, metrics.Options{CountByNamespace: r.CountByNamespace})
 
@@ -147,26 +151,15 @@ func Run(ctx context.Context, o *Options, r *Resolved) error {
 	// that held it would otherwise stay mapped: hand it back now, once.
 	debug.FreeOSMemory()
 	// Only the replica that leads writes anything, the metadata included.
-	publish := func(ctx context.Context) {
-		if r.MetaNamespace == "" {
-			log.Info("RELOADER_NAMESPACE is not set; not publishing reloader-meta-info")
-			return
-		}
-		info := metainfo.Info{Namespace: r.MetaNamespace, DeploymentName: r.DeploymentName, Options: o.effective(r)}
-		if err := metainfo.Publish(ctx, cs, info); err != nil {
-			// Operational metadata only: worth a warning, not an outage.
-			log.Warn("publishing reloader-meta-info", "error", err)
-		}
-	}
 	if !o.EnableHA {
 		leading.Store(true)
-		publish(ctx)
+		publishMetaInfo(ctx, o, r, cs)
 		c.RunWorkers(ctx)
 		return ignoreCanceled(ctx)
 	}
 	runElected(ctx, o, r, fence, func(ctx context.Context) {
 		leading.Store(true)
-		publish(ctx)
+		publishMetaInfo(ctx, o, r, cs)
 		c.RunWorkers(ctx)
 	}, func() {
 		if leading.Load() {
@@ -177,6 +170,19 @@ func Run(ctx context.Context, o *Options, r *Resolved) error {
 		}
 	})
 	return ignoreCanceled(ctx)
+}
+
+// publishMetaInfo publishes reloader-meta-info in RELOADER_NAMESPACE.
+func publishMetaInfo(ctx context.Context, o *Options, r *Resolved, cs kubernetes.Interface) {
+	if r.MetaNamespace == "" {
+		r.Logger.Info("RELOADER_NAMESPACE is not set; not publishing reloader-meta-info")
+		return
+	}
+	info := metainfo.Info{Namespace: r.MetaNamespace, DeploymentName: r.DeploymentName, Options: o.effective(r)}
+	if err := metainfo.Publish(ctx, cs, info); err != nil {
+		// Operational metadata only: worth a warning, not an outage.
+		r.Logger.Warn("publishing reloader-meta-info", "error", err)
+	}
 }
 
 // startAlerts starts the alert sender when alerts are on and has co notify

@@ -1,11 +1,22 @@
 // Package budget is the cluster-wide rollout budget
-// (--max-concurrent-rollouts): which workloads are still rolling out, read
-// from the status kube-controller-manager keeps, and which due reload may
-// start next, in the order the reloads became due.
+// (--max-concurrent-rollouts): which rollouts hold a slot, read from the
+// status kube-controller-manager keeps, and which due reload may start next,
+// in the order the reloads became due.
 //
-// It keeps no state of its own that a restart would need: what is rolling
-// is read from the workloads, and a reload that waits is due again at the
-// next sync, so a new leader rebuilds the queue from the caches.
+// A slot is held only by a rollout the controller started, of a workload it
+// manages (hold.go says it whole): the rollout of the pod template its own
+// admitted write produced, while the workload carries the applied-hashes
+// record and still asks to be reloaded, until the rollout finishes or passes
+// its deadline (a Deployment's progressDeadlineSeconds, --rollout-deadline
+// for StatefulSets and DaemonSets). Every slot is taken through the queue
+// below, so no workload, managed or not, can hold one without waiting its
+// turn, nor keep it longer than a deadline.
+//
+// What it must know across a restart is read from the workloads: the
+// record, the status, the last-reload annotation. A reload that waits is due
+// again at the next sync, so a new leader rebuilds the queue from the
+// caches; a rollout found going when it first counts is taken as one a
+// previous leader may have started (hold.go).
 package budget
 
 import (
@@ -94,6 +105,21 @@ type Options struct {
 	Max int
 	// PerNamespace is the most rolling out at once in one namespace.
 	PerNamespace int
+	// Deadline is how long a StatefulSet or DaemonSet rollout holds its
+	// slot (--rollout-deadline; 0: DefaultDeadline). They have no progress
+	// deadline of their own; a Deployment's is its progressDeadlineSeconds.
+	Deadline time.Duration
+}
+
+// DefaultDeadline is the default --rollout-deadline: the default
+// progressDeadlineSeconds of a Deployment.
+const DefaultDeadline = 10 * time.Minute
+
+func (o Options) deadline() time.Duration {
+	if o.Deadline > 0 {
+		return o.Deadline
+	}
+	return DefaultDeadline
 }
 
 // Enabled reports whether any limit is set.
@@ -101,10 +127,10 @@ func (o Options) Enabled() bool { return o.Max > 0 || o.PerNamespace > 0 }
 
 // Verdict is the budget's answer for one due reload.
 type Verdict struct {
-	// Admitted: apply the reload now; its slot is held until the caches
-	// show the write (Started) or the write failed (Release).
+	// Admitted: apply the reload now; its slot is held by the write, then
+	// by the rollout it starts, or given back if the write fails (Release).
 	Admitted bool
-	// Rolling is how many workloads roll out now, in the limit that holds
+	// Rolling is how many rollouts hold a slot now, in the limit that holds
 	// the reload back (cluster or namespace); Limit is that limit and Scope
 	// says which ("cluster" or the namespace).
 	Rolling, Limit int
@@ -116,8 +142,8 @@ type Verdict struct {
 	First bool
 }
 
-// Counts are the workloads rolling out, cluster-wide and per namespace, as
-// the caches show them, not counting the workload being decided.
+// Counts are the rollouts holding a slot, cluster-wide and per namespace,
+// as the caches show them, not counting the workload being decided.
 type Counts struct {
 	Cluster     int
 	ByNamespace map[string]int
@@ -130,9 +156,12 @@ type Gate struct {
 	o   Options
 	mu  sync.Mutex
 	due map[workload.Key]waiter
-	// writes are the reloads admitted whose write the cache has not shown
-	// yet: the workload's resourceVersion before the write.
-	writes map[workload.Key]string
+	// writes are the reloads admitted whose write the caches do not show
+	// yet; rollouts what the gate knows of each cached workload's rollout;
+	// passes counts the Counts (hold.go).
+	writes   map[workload.Key]write
+	rollouts map[workload.Key]*rollout
+	passes   uint64
 }
 
 type waiter struct {
@@ -145,36 +174,18 @@ const stale = time.Minute
 
 // New builds a gate with the limits of o.
 func New(o Options) *Gate {
-	return &Gate{o: o, due: map[workload.Key]waiter{}, writes: map[workload.Key]string{}}
+	return &Gate{o: o, due: map[workload.Key]waiter{}, writes: map[workload.Key]write{}, rollouts: map[workload.Key]*rollout{}}
 }
 
-// Pending returns the resourceVersions of admitted writes per key, for the
-// caller counting what rolls: a workload whose cached resourceVersion is
-// still the one before the write counts as rolling, the write not seen yet.
-func (g *Gate) Pending() map[workload.Key]string {
-	g.mu.Lock()
-	defer g.mu.Unlock()
-	out := make(map[workload.Key]string, len(g.writes))
-	for k, rv := range g.writes {
-		out[k] = rv
-	}
-	return out
-}
-
-// Seen tells the gate the cache shows key at a resourceVersion other than
-// the one before its admitted write: the status now tells whether it rolls.
-func (g *Gate) Seen(key workload.Key) {
-	g.mu.Lock()
-	defer g.mu.Unlock()
-	delete(g.writes, key)
-}
-
-// Admit decides whether key's due reload may start now, given what rolls
-// (counts, not counting key itself). Reloads are admitted in the order they
-// became due, then by key: a reload is held while the rolling workloads plus
-// the earlier reloads still waiting fill its limit. Admitted, it holds a slot
-// until Seen or Release; resourceVersion is the workload's before the write.
-func (g *Gate) Admit(key workload.Key, resourceVersion string, counts Counts, now time.Time) Verdict {
+// Admit decides whether v's due reload may start now, given what holds a
+// slot (counts, not counting v itself). Reloads are admitted in the order
+// they became due, then by key: a reload is held while the rollouts holding
+// a slot plus the earlier reloads still waiting fill its limit. Admitted,
+// its slot is held from now: v is the cached workload the write is made
+// against, and its rollout is the controller's once the caches show the
+// write (Observe, Count), until the write fails (Release).
+func (g *Gate) Admit(v workload.View, counts Counts, now time.Time) Verdict {
+	key := v.Key()
 	g.mu.Lock()
 	defer g.mu.Unlock()
 	w, waiting := g.due[key]
@@ -195,19 +206,21 @@ func (g *Gate) Admit(key workload.Key, resourceVersion string, counts Counts, no
 			}
 		}
 	}
-	v := Verdict{Admitted: true}
+	verdict := Verdict{Admitted: true}
 	if g.o.Max > 0 && counts.Cluster+aheadAll >= g.o.Max {
-		v = Verdict{Rolling: counts.Cluster, Limit: g.o.Max, Scope: "cluster", Ahead: aheadAll}
+		verdict = Verdict{Rolling: counts.Cluster, Limit: g.o.Max, Scope: "cluster", Ahead: aheadAll}
 	} else if n := counts.ByNamespace[key.Namespace]; g.o.PerNamespace > 0 && n+aheadNS >= g.o.PerNamespace {
-		v = Verdict{Rolling: n, Limit: g.o.PerNamespace, Scope: key.Namespace, Ahead: aheadNS}
+		verdict = Verdict{Rolling: n, Limit: g.o.PerNamespace, Scope: key.Namespace, Ahead: aheadNS}
 	}
-	if v.Admitted {
+	if verdict.Admitted {
 		delete(g.due, key)
-		g.writes[key] = resourceVersion
-		return v
+		// The write is guarded by this resourceVersion and changes the pod
+		// template: it is one update, so it makes the next generation.
+		g.writes[key] = write{resourceVersion: v.Object.GetResourceVersion(), generation: v.Object.GetGeneration() + 1, at: now, pass: g.passes}
+		return verdict
 	}
-	v.First = !waiting
-	return v
+	verdict.First = !waiting
+	return verdict
 }
 
 // Release gives back the slot of an admitted reload whose write failed.

@@ -65,6 +65,15 @@ func key(ns, name string) workload.Key {
 	return workload.Key{Kind: workload.Deployment, Namespace: ns, Name: name}
 }
 
+// view is Deployment ns/name at resourceVersion rv, for Admit.
+func view(ns, name, rv string) workload.View {
+	v, err := workload.ViewOf(&appsv1.Deployment{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: name, ResourceVersion: rv, Generation: 1}})
+	if err != nil {
+		panic(err)
+	}
+	return v
+}
+
 // With 2 slots and one rolling, one reload starts; the others wait, and
 // when slots free they start in the order they became due, not in the
 // order they happen to ask again.
@@ -74,7 +83,7 @@ func TestGateAdmitsInTheOrderReloadsBecameDue(t *testing.T) {
 	rolling := Counts{Cluster: 1}
 	var order []string
 	for i, name := range []string{"c", "a", "b"} {
-		v := g.Admit(key("ns", name), "1", rolling, t0.Add(time.Duration(i)*time.Second))
+		v := g.Admit(view("ns", name, "1"), rolling, t0.Add(time.Duration(i)*time.Second))
 		if v.Admitted {
 			order = append(order, name)
 			rolling.Cluster++
@@ -85,15 +94,13 @@ func TestGateAdmitsInTheOrderReloadsBecameDue(t *testing.T) {
 	if fmt.Sprint(order) != "[c]" {
 		t.Fatalf("admitted %v, want [c]", order)
 	}
-	// c's write shows; one rollout finishes: b asks first but a became due
-	// earlier.
-	g.Seen(key("ns", "c"))
+	// One rollout finishes: b asks first but a became due earlier.
 	rolling.Cluster = 1
 	now := t0.Add(10 * time.Second)
-	if v := g.Admit(key("ns", "b"), "1", rolling, now); v.Admitted || v.First || v.Ahead != 1 {
+	if v := g.Admit(view("ns", "b", "1"), rolling, now); v.Admitted || v.First || v.Ahead != 1 {
 		t.Errorf("b: %+v, want held behind a, not a first hold", v)
 	}
-	if v := g.Admit(key("ns", "a"), "1", rolling, now); !v.Admitted {
+	if v := g.Admit(view("ns", "a", "1"), rolling, now); !v.Admitted {
 		t.Errorf("a: %+v, want admitted", v)
 	}
 	if w := g.Waiting(now); fmt.Sprint(w) != fmt.Sprint([]workload.Key{key("ns", "b")}) {
@@ -105,32 +112,21 @@ func TestGatePerNamespaceLimit(t *testing.T) {
 	g := New(Options{PerNamespace: 1})
 	now := time.Unix(1000, 0)
 	counts := Counts{Cluster: 5, ByNamespace: map[string]int{"busy": 1}}
-	if v := g.Admit(key("busy", "x"), "1", counts, now); v.Admitted || v.Scope != "busy" || v.Rolling != 1 {
+	if v := g.Admit(view("busy", "x", "1"), counts, now); v.Admitted || v.Scope != "busy" || v.Rolling != 1 {
 		t.Errorf("busy/x: %+v, want held by namespace busy", v)
 	}
-	if v := g.Admit(key("quiet", "y"), "1", counts, now); !v.Admitted {
+	if v := g.Admit(view("quiet", "y", "1"), counts, now); !v.Admitted {
 		t.Errorf("quiet/y: %+v, want admitted: its namespace has a free slot", v)
 	}
 }
 
-// An admitted write holds its slot until the cache shows it, and gives it
-// back when it fails; a waiter no sync asks about any more loses its place.
-func TestGateSlotsAndStaleWaiters(t *testing.T) {
+// A waiter no sync asks about any more loses its place.
+func TestGateStaleWaiters(t *testing.T) {
 	g := New(Options{Max: 1})
 	now := time.Unix(1000, 0)
-	if v := g.Admit(key("ns", "a"), "7", Counts{}, now); !v.Admitted {
-		t.Fatalf("a: %+v", v)
-	}
-	if p := g.Pending(); p[key("ns", "a")] != "7" {
-		t.Errorf("pending %v, want a at resourceVersion 7", p)
-	}
-	g.Release(key("ns", "a"))
-	if p := g.Pending(); len(p) != 0 {
-		t.Errorf("pending %v after Release", p)
-	}
-	g.Admit(key("ns", "old"), "1", Counts{Cluster: 1}, now)
+	g.Admit(view("ns", "old", "1"), Counts{Cluster: 1}, now)
 	later := now.Add(2 * stale)
-	if v := g.Admit(key("ns", "new"), "1", Counts{}, later); !v.Admitted {
+	if v := g.Admit(view("ns", "new", "1"), Counts{}, later); !v.Admitted {
 		t.Errorf("new: %+v, want admitted: the stale waiter ahead no longer counts", v)
 	}
 	g.Forget(key("ns", "old"))

@@ -150,9 +150,13 @@ type Watched struct {
 	Baseline Baseline
 	// Scope is which keys count (keys.go); AltHash is the hash under the
 	// other mode's formula, "" when it is Hash: a baseline equal to it is
-	// adopted, not reloaded, so switching mode rolls nothing.
-	Scope   KeyScope
-	AltHash string
+	// adopted, not reloaded, so switching mode rolls nothing. UnkeyedHash
+	// is the per-key hash over unkeyed digests, the formula of releases
+	// before keyed ones, "" when it is Hash or AltHash: adopted alike, so
+	// the upgrade rolls nothing either.
+	Scope       KeyScope
+	AltHash     string
+	UnkeyedHash string
 }
 
 // Baseline is what is known of the content last applied to a workload for

@@ -25,6 +25,13 @@ import (
 // The pod template, and so the pods, do not change on adoption. A baseline
 // equal to neither hash is a change under both formulas and rolls once.
 //
+// Per-key digests are keyed (hash/keyed.go), so a record reveals nothing
+// of the values it covers. Releases before that recorded the subset hash of
+// unkeyed digests; the cache keeps both, and a baseline equal to the
+// unkeyed hash (Watched.UnkeyedHash) is adopted the same way: the upgrade
+// rolls nothing. The pod template's reload marker keeps the unkeyed hash
+// until the next reload of that resource.
+//
 // Limit: the record does not say which keys its hash covered. Editing the
 // template to read other keys in per-key mode (a new keyRef) changes the
 // subset hash, and the workload rolls once more after the rollout of the
@@ -114,21 +121,33 @@ func (kr keyRules) scope(res Resource) KeyScope {
 	return KeyScope{Why: "not used by the pod template; only the keys annotation can name its keys"}
 }
 
-// watchedKeys sets wt's hash by the mode, and its hash under the other
-// formula (AltHash) for adoption, from the per-key digests in st.
+// watchedKeys sets wt's hash by the mode, and its hashes under the other
+// formulas (AltHash, UnkeyedHash) for adoption, from the per-key digests in
+// st.
 func (kr keyRules) watchedKeys(wt *Watched, st State) {
 	sc := kr.scope(wt.Resource)
 	if !kr.on {
 		wt.Scope = KeyScope{Why: kr.offWhy}
 		if sc.PerKey && st.Exists {
 			wt.AltHash = st.Keys.Subset(kr.hash, sc.Keys)
+			wt.UnkeyedHash = kr.unkeyed(st, sc, wt.AltHash)
 		}
 		return
 	}
 	wt.Scope = sc
 	if sc.PerKey && st.Exists {
 		wt.AltHash, wt.Hash = wt.Hash, st.Keys.Subset(kr.hash, sc.Keys)
+		wt.UnkeyedHash = kr.unkeyed(st, sc, wt.Hash)
 	}
+}
+
+// unkeyed is the subset hash of sc over st's unkeyed digests, "" when it is
+// keyed (the controller has no key).
+func (kr keyRules) unkeyed(st State, sc KeyScope, keyed string) string {
+	if h := st.Keys.UnkeyedSubset(kr.hash, sc.Keys); h != keyed {
+		return h
+	}
+	return ""
 }
 
 func viaList(vs []refs.Via, text map[refs.Via]string) string {

@@ -14,6 +14,16 @@ import (
 	"github.com/reloader-dev/reloader/controller/workload"
 )
 
+// testKeys digests under a fixed key, as the controller's cache does under
+// its installation's key.
+var testKeys = func() hash.KeyDigester {
+	d, err := hash.Keyed([]byte("0123456789abcdef0123456789abcdef"))
+	if err != nil {
+		panic(err)
+	}
+	return d
+}()
+
 // keyedWorkload is a Deployment whose container reads app-config's
 // LOG_LEVEL through a configMapKeyRef and the Secret creds through envFrom.
 func keyedWorkload(t *testing.T, meta map[string]string, env ...corev1.EnvVar) workload.View {
@@ -34,7 +44,7 @@ func keyedWorkload(t *testing.T, meta map[string]string, env ...corev1.EnvVar) w
 
 func cmState(data map[string]string) State {
 	st := existing(hash.SHA1.ConfigMap(data, nil))
-	st.Keys = hash.ConfigMapKeys(data, nil)
+	st.Keys = testKeys.ConfigMapKeys(data, nil)
 	return st
 }
 
@@ -44,7 +54,7 @@ func secretState(data map[string]string) State {
 		b[k] = []byte(v)
 	}
 	st := existing(hash.SHA1.Secret(b))
-	st.Keys = hash.SecretKeys(b)
+	st.Keys = testKeys.SecretKeys(b)
 	return st
 }
 
@@ -74,7 +84,10 @@ func reloaded(d Decision) []string {
 
 func TestPerKeyReloads(t *testing.T) {
 	cmKeys := func(data map[string]string) string {
-		return hash.ConfigMapKeys(data, nil).Subset(hash.SHA1, logLevelKey)
+		return testKeys.ConfigMapKeys(data, nil).Subset(hash.SHA1, logLevelKey)
+	}
+	cmUnkeyed := func(data map[string]string) string {
+		return testKeys.ConfigMapKeys(data, nil).UnkeyedSubset(hash.SHA1, logLevelKey)
 	}
 	cmWhole := func(data map[string]string) string { return hash.SHA1.ConfigMap(data, nil) }
 	sWhole := func(data map[string]string) string { return secretState(data).Hash }
@@ -118,6 +131,13 @@ func TestPerKeyReloads(t *testing.T) {
 		{name: "turning it on when a used key changed meanwhile reloads once", flag: true, cm: cmUsedKey, s: sV1,
 			record: recordOf(cmWhole(cmV1), sWhole(sV1)), wantReloads: []string{"configmap/app-config"},
 			wantRecord: recordOf(cmKeys(cmUsedKey), sWhole(sV1))},
+		{name: "a record of unkeyed digests (earlier releases) is adopted: only the record changes", flag: true, cm: cmOtherKey, s: sV1,
+			record: recordOf(cmUnkeyed(cmV1), sWhole(sV1)), wantRecord: recordOf(cmKeys(cmOtherKey), sWhole(sV1))},
+		{name: "a record of unkeyed digests is adopted with the mode turned off at once", cm: cmV1, s: sV1,
+			record: recordOf(cmUnkeyed(cmV1), sWhole(sV1)), wantRecord: recordOf(cmWhole(cmV1), sWhole(sV1))},
+		{name: "a record of unkeyed digests whose used key changed meanwhile reloads once", flag: true, cm: cmUsedKey, s: sV1,
+			record: recordOf(cmUnkeyed(cmV1), sWhole(sV1)), wantReloads: []string{"configmap/app-config"},
+			wantRecord: recordOf(cmKeys(cmUsedKey), sWhole(sV1))},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			meta := with(names.Auto, "true")
@@ -157,7 +177,7 @@ func TestPerKeyModeAdoptsAReloadMarkerOfTheWholeHash(t *testing.T) {
 	if len(d.Reloads) > 0 || len(d.Skips) > 0 {
 		t.Errorf("reloads %v, skips %v: want none", d.Reloads, d.Skips)
 	}
-	if !d.RecordOnly || !strings.Contains(d.NextRecord, hash.ConfigMapKeys(cmV1, nil).Subset(hash.SHA1, logLevelKey)) {
+	if !d.RecordOnly || !strings.Contains(d.NextRecord, testKeys.ConfigMapKeys(cmV1, nil).Subset(hash.SHA1, logLevelKey)) {
 		t.Errorf("record-only %v, next record %s: want the subset hash recorded", d.RecordOnly, d.NextRecord)
 	}
 }
@@ -195,7 +215,7 @@ func TestKeyScopesSayWhy(t *testing.T) {
 func TestInvalidKeyAnnotationsAreProblems(t *testing.T) {
 	r := &testReader{states: map[Resource]State{appCM: cmState(cmV1), creds: secretState(sOtherKey)}}
 	meta := with(names.Auto, "true", names.UsedKeysOnly, "yes", names.SecretKeys, "creds/password,bad",
-		"reloader.dev/applied-hashes", recordOf(hash.ConfigMapKeys(cmV1, nil).Subset(hash.SHA1, logLevelKey), secretState(sV1).Keys.Subset(hash.SHA1, []string{"password"})))
+		"reloader.dev/applied-hashes", recordOf(testKeys.ConfigMapKeys(cmV1, nil).Subset(hash.SHA1, logLevelKey), secretState(sV1).Keys.Subset(hash.SHA1, []string{"password"})))
 	d := Decide(Options{UsedKeysOnly: true}, keyedWorkload(t, meta), r, now)
 	if len(d.Problems) != 2 {
 		t.Errorf("problems = %q, want the boolean and the entry", d.Problems)

@@ -86,9 +86,10 @@ func planChange(in planInput) plan {
 		}
 		switch prev := b.Hash; {
 		case prev == wt.Hash:
-		case wt.AltHash != "" && prev == wt.AltHash:
-			// Applied under the other per-key mode and unchanged since
-			// (keys.go): adopted, the record takes the new formula's hash.
+		case wt.AltHash != "" && prev == wt.AltHash, wt.UnkeyedHash != "" && prev == wt.UnkeyedHash:
+			// Applied under the other per-key mode, or under unkeyed
+			// digests, and unchanged since (keys.go): adopted, the record
+			// takes the new formula's hash.
 		case prev == "":
 			// A SecretProviderClass "appears" when its first pod mounts it:
 			// that is the workload starting, not a change to roll for.

@@ -15,10 +15,11 @@ import (
 )
 
 // budgetHolds says whether the rollout budget holds v's due reload: the
-// Deployments, StatefulSets and DaemonSets rolling out now, counted from the
-// cluster as the controller counts them from its caches. The order among
-// reloads waiting is the controller's memory, not the cluster's, so explain
-// can only say the reload waits, not how many are ahead.
+// managed Deployments, StatefulSets and DaemonSets rolling out now, counted
+// from the cluster as a newly started controller counts them from its
+// caches (budget/hold.go). Which rollouts the controller itself started, and
+// the order among reloads waiting, are its memory, not the cluster's, so
+// explain can only say the reload waits, not how many are ahead.
 func budgetHolds(ctx context.Context, cl Clients, co controller.Options, v workload.View, rd *reader) []string {
 	if !co.Budget.Enabled() || co.Webhook != nil || !budget.Gated(v.Kind) {
 		return nil
@@ -54,7 +55,8 @@ func budgetHolds(ctx context.Context, cl Clients, co controller.Options, v workl
 			}
 			for _, obj := range objs {
 				w, err := workload.ViewOf(obj)
-				if err != nil || w.Key() == self || slices.Contains(co.NamespacesToIgnore, w.Key().Namespace) || !budget.Rolling(obj) {
+				if err != nil || w.Key() == self || slices.Contains(co.NamespacesToIgnore, w.Key().Namespace) ||
+					!budget.Managed(w, co.Names, co.AutoReloadAll) || !budget.Rolling(obj) {
 					continue
 				}
 				cluster++

@@ -18,16 +18,20 @@ import (
 // the count the controller sees (its --max-concurrent-rollouts read from
 // reloader-meta-info), and the controller says so once, in an Event. This
 // control plane runs no kube-controller-manager, so no rollout ever
-// finishes: "other" rolls out for as long as the test runs.
+// finishes: "other", managed, rolls out for as long as the test runs, and
+// the controller, finding it rolling when it first counts, takes it as a
+// rollout a previous leader started (controller/budget/hold.go).
 func TestExplainShowsTheRolloutBudgetHolding(t *testing.T) {
 	requireControlPlane(t)
 	ctx := context.Background()
 	cs := cp.AdminClient(t)
 	ns := cp.Namespace(t)
-	reloadertest.MustCreate(t, cs, ns, configMap("app-config", nil, nil),
-		deployment("web", ann(auto, "true"), nil, envFromCM("app-config")), deployment("other", nil, nil))
+	reloadertest.MustCreate(t, cs, ns, configMap("app-config", nil, nil), configMap("other-config", nil, nil),
+		deployment("web", ann(auto, "true"), nil, envFromCM("app-config")),
+		deployment("other", ann(auto, "true"), nil, envFromCM("other-config")))
 	c := startController(t, ns, "--max-concurrent-rollouts=1")
 	waitRecorded(t, cs, ns, "web")
+	waitRecorded(t, cs, ns, "other")
 	setConfigMapData(t, cs, ns, "app-config", map[string]string{"k": "2"})
 	var msgs []string
 	reloadertest.Eventually(t, 30*time.Second, func() (bool, string) {

@@ -21,6 +21,7 @@ import (
 	"github.com/reloader-dev/reloader/controller"
 	"github.com/reloader-dev/reloader/controller/annotations"
 	"github.com/reloader-dev/reloader/controller/decide"
+	"github.com/reloader-dev/reloader/controller/fingerprint"
 	"github.com/reloader-dev/reloader/controller/refs"
 	"github.com/reloader-dev/reloader/controller/workload"
 
@@ -66,6 +67,10 @@ type Options struct {
 	HA             bool
 	LockName       string
 	LeaseNamespace string
+	// FingerprintKey is the Secret of the key the controller digests
+	// per-key values under (Namespace "" when unknown): read, never
+	// created, so the per-key hashes are the controller's.
+	FingerprintKey fingerprint.Ref
 	// ReadyzURL is the controller's /readyz when reachable (a port-forward).
 	ReadyzURL string
 	// MetaInfoAbsent is true when no reloader-meta-info exists where it was
@@ -97,6 +102,7 @@ func Explain(ctx context.Context, cl Clients, o Options) (*Report, error) {
 		return nil, err
 	}
 	rd := &reader{}
+	co.KeyDigests = rd.fingerprintKey(ctx, cl, o.FingerprintKey)
 	objs, existing := rd.configs(ctx, cl, o, &co, v)
 	in, err := controller.Inspect(co, v, objs)
 	if err != nil {

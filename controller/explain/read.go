@@ -10,6 +10,8 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/reloader-dev/reloader/controller"
+	"github.com/reloader-dev/reloader/controller/fingerprint"
+	"github.com/reloader-dev/reloader/controller/hash"
 	"github.com/reloader-dev/reloader/controller/refs"
 	"github.com/reloader-dev/reloader/controller/rollout"
 	"github.com/reloader-dev/reloader/controller/workload"
@@ -34,6 +36,20 @@ func reasonOf(err error) string {
 		return "not found"
 	}
 	return err.Error()
+}
+
+// fingerprintKey reads the key the controller digests per-key values under,
+// as the controller does when it need not create it. Without it the
+// per-key hashes are unkeyed and differ from the controller's records.
+func (rd *reader) fingerprintKey(ctx context.Context, cl Clients, ref fingerprint.Ref) hash.KeyDigester {
+	if ref.Namespace == "" {
+		return hash.KeyDigester{}
+	}
+	d, _, err := fingerprint.Get(ctx, cl.Kube, ref)
+	if err != nil {
+		rd.note("the fingerprint key (without it, per-key hashes differ from the controller's)", err)
+	}
+	return d
 }
 
 func getWorkload(ctx context.Context, cl Clients, o Options) (workload.View, error) {

@@ -96,8 +96,8 @@ func TestHashingDoesNotCopyValues(t *testing.T) {
 	for name, f := range map[string]func(){
 		"Secret":        func() { SHA1.Secret(secret) },
 		"ConfigMap":     func() { SHA256.ConfigMap(cm, nil) },
-		"SecretKeys":    func() { SecretKeys(secret) },
-		"ConfigMapKeys": func() { ConfigMapKeys(cm, nil) },
+		"SecretKeys":    func() { testKeys.SecretKeys(secret) },
+		"ConfigMapKeys": func() { testKeys.ConfigMapKeys(cm, nil) },
 	} {
 		var before, after runtime.MemStats
 		runtime.ReadMemStats(&before)

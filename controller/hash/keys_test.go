@@ -7,9 +7,9 @@ import (
 )
 
 func TestSubsetChangesOnlyWithTheKeysItNames(t *testing.T) {
-	before := ConfigMapKeys(map[string]string{"LOG_LEVEL": "info", "URL": "http://a", "OTHER": "x"}, nil)
-	otherChanged := ConfigMapKeys(map[string]string{"LOG_LEVEL": "info", "URL": "http://a", "OTHER": "y"}, nil)
-	usedChanged := ConfigMapKeys(map[string]string{"LOG_LEVEL": "debug", "URL": "http://a", "OTHER": "x"}, nil)
+	before := testKeys.ConfigMapKeys(map[string]string{"LOG_LEVEL": "info", "URL": "http://a", "OTHER": "x"}, nil)
+	otherChanged := testKeys.ConfigMapKeys(map[string]string{"LOG_LEVEL": "info", "URL": "http://a", "OTHER": "y"}, nil)
+	usedChanged := testKeys.ConfigMapKeys(map[string]string{"LOG_LEVEL": "debug", "URL": "http://a", "OTHER": "x"}, nil)
 	used := []string{"LOG_LEVEL", "URL"}
 	if before.Subset(SHA1, used) != otherChanged.Subset(SHA1, used) {
 		t.Error("a change to an unused key changed the subset hash")
@@ -21,9 +21,9 @@ func TestSubsetChangesOnlyWithTheKeysItNames(t *testing.T) {
 
 func TestSubsetCountsAKeyAppearingDisappearingOrRenamed(t *testing.T) {
 	used := []string{"a"}
-	with := SecretKeys(map[string][]byte{"a": []byte("1"), "b": []byte("2")})
-	without := SecretKeys(map[string][]byte{"b": []byte("2")})
-	renamed := SecretKeys(map[string][]byte{"A": []byte("1"), "b": []byte("2")})
+	with := testKeys.SecretKeys(map[string][]byte{"a": []byte("1"), "b": []byte("2")})
+	without := testKeys.SecretKeys(map[string][]byte{"b": []byte("2")})
+	renamed := testKeys.SecretKeys(map[string][]byte{"A": []byte("1"), "b": []byte("2")})
 	if with.Subset(SHA1, used) == without.Subset(SHA1, used) {
 		t.Error("a used key's disappearance is not a change")
 	}
@@ -37,28 +37,28 @@ func TestSubsetCountsAKeyAppearingDisappearingOrRenamed(t *testing.T) {
 
 func TestSubsetNeverEqualsTheWholeHash(t *testing.T) {
 	data := map[string]string{"a": "1"}
-	if got, whole := ConfigMapKeys(data, nil).Subset(SHA1, []string{"a"}), SHA1.ConfigMap(data, nil); got == whole {
+	if got, whole := testKeys.ConfigMapKeys(data, nil).Subset(SHA1, []string{"a"}), SHA1.ConfigMap(data, nil); got == whole {
 		t.Errorf("subset of every key = whole hash %s; the two formulas must not be confused", got)
 	}
 }
 
 func TestBinaryDataAndDataDigestTheSameBytesAlike(t *testing.T) {
-	a := ConfigMapKeys(map[string]string{"k": "v"}, nil)
-	b := ConfigMapKeys(nil, map[string][]byte{"k": []byte("v")})
+	a := testKeys.ConfigMapKeys(map[string]string{"k": "v"}, nil)
+	b := testKeys.ConfigMapKeys(nil, map[string][]byte{"k": []byte("v")})
 	if a.Subset(SHA1, []string{"k"}) != b.Subset(SHA1, []string{"k"}) {
 		t.Error("the same bytes in data and binaryData digest differently")
 	}
 }
 
 func TestKeysAreSortedAndHasFindsThem(t *testing.T) {
-	k := ConfigMapKeys(map[string]string{"z": "", "a": ""}, map[string][]byte{"m": nil})
+	k := testKeys.ConfigMapKeys(map[string]string{"z": "", "a": ""}, map[string][]byte{"m": nil})
 	if len(k) != 3 || k[0].Key != "a" || k[1].Key != "m" || k[2].Key != "z" {
 		t.Fatalf("keys = %v, want a, m, z", k)
 	}
 	if !k.Has("m") || k.Has("b") {
 		t.Error("Has is wrong")
 	}
-	if ConfigMapKeys(nil, nil) != nil || SecretKeys(nil) != nil {
+	if testKeys.ConfigMapKeys(nil, nil) != nil || testKeys.SecretKeys(nil) != nil {
 		t.Error("an empty resource keeps a slice")
 	}
 }
@@ -73,11 +73,16 @@ func BenchmarkWholeConfigMap(b *testing.B) {
 	}
 }
 
+// Keyed and unkeyed: the HMAC's cost is per key, not per byte.
 func BenchmarkKeysConfigMap(b *testing.B) {
 	data := benchData(10, 100)
-	b.ReportAllocs()
-	for b.Loop() {
-		ConfigMapKeys(data, nil)
+	for name, d := range map[string]KeyDigester{"keyed": testKeys, "unkeyed": {}} {
+		b.Run(name, func(b *testing.B) {
+			b.ReportAllocs()
+			for b.Loop() {
+				d.ConfigMapKeys(data, nil)
+			}
+		})
 	}
 }
 
@@ -91,14 +96,18 @@ func BenchmarkWholeSecret50KiB(b *testing.B) {
 
 func BenchmarkKeysSecret50KiB(b *testing.B) {
 	data := benchSecret(5, 10<<10)
-	b.ReportAllocs()
-	for b.Loop() {
-		SecretKeys(data)
+	for name, d := range map[string]KeyDigester{"keyed": testKeys, "unkeyed": {}} {
+		b.Run(name, func(b *testing.B) {
+			b.ReportAllocs()
+			for b.Loop() {
+				d.SecretKeys(data)
+			}
+		})
 	}
 }
 
 func BenchmarkSubset(b *testing.B) {
-	k := ConfigMapKeys(benchData(10, 100), nil)
+	k := testKeys.ConfigMapKeys(benchData(10, 100), nil)
 	used := []string{"key-3", "key-7"}
 	b.ReportAllocs()
 	for b.Loop() {

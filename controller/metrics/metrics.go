@@ -66,10 +66,13 @@ type Collectors struct {
 	OptionalAPIAvailable *prometheus.GaugeVec
 	// RolloutsWaiting and RolloutsInProgress are the rollout budget
 	// (--max-concurrent-rollouts): due reloads waiting for a slot, and the
-	// workloads rolling out when a reload was last decided.
+	// rollouts holding one when a reload was last decided.
 	RolloutsWaiting, RolloutsInProgress prometheus.Gauge
 	// RolloutsHeld counts the reloads the budget held back, once each.
 	RolloutsHeld prometheus.Counter
+	// RolloutsStalled counts the rollouts the controller started that
+	// passed their deadline and gave back their slot, once each.
+	RolloutsStalled prometheus.Counter
 	// PauseOutlived counts pauses without paused-at that outlived their
 	// pause period, by whether the controller resumed them (its own).
 	PauseOutlived *prometheus.CounterVec
@@ -147,9 +150,11 @@ func New(reg prometheus.Registerer, o Options) *Collectors {
 		RolloutsWaiting: prometheus.NewGauge(prometheus.GaugeOpts{Namespace: ns, Name: "rollouts_waiting",
 			Help: "Due reloads waiting for a rollout slot (--max-concurrent-rollouts)."}),
 		RolloutsInProgress: prometheus.NewGauge(prometheus.GaugeOpts{Namespace: ns, Name: "rollouts_in_progress",
-			Help: "Watched Deployments, StatefulSets and DaemonSets rolling out when a reload was last decided (with a rollout budget)."}),
+			Help: "Rollouts the controller started, of Deployments, StatefulSets and DaemonSets it manages, holding a slot of the rollout budget when a reload was last decided."}),
 		RolloutsHeld: prometheus.NewCounter(prometheus.CounterOpts{Namespace: ns, Name: "rollouts_held_total",
 			Help: "Reloads the rollout budget held back until a slot freed, counted once per reload."}),
+		RolloutsStalled: prometheus.NewCounter(prometheus.CounterOpts{Namespace: ns, Name: "rollouts_stalled_total",
+			Help: "Rollouts the controller started that passed their deadline (a Deployment's progressDeadlineSeconds, --rollout-deadline for StatefulSets and DaemonSets) and gave back their rollout slot, counted once per rollout."}),
 		WindowDeferred: prometheus.NewCounter(prometheus.CounterOpts{Namespace: ns, Name: "reload_window_deferred_total",
 			Help: "Reloads due outside their change window, held until it opens; counted once per change."}),
 		PauseOutlived: prometheus.NewCounterVec(prometheus.CounterOpts{Namespace: ns, Name: "pause_outlived_total",
@@ -162,7 +167,7 @@ func New(reg prometheus.Registerer, o Options) *Collectors {
 	reg.MustRegister(c.Reloaded, c.ReconcileTotal, c.ReconcileDuration, c.ActionTotal, c.ActionLatency,
 		c.SkippedTotal, c.QueueDepth, c.QueueAdds, c.QueueLatency, c.ErrorsTotal, c.RetriesTotal, c.EventsReceived,
 		c.EventsProcessed, c.WorkloadsScanned, c.WorkloadsMatched, c.InvalidAnnotations, c.CacheSynced, c.Coalesced, c.Syncs, c.OptionalAPIAvailable,
-		c.RolloutsWaiting, c.RolloutsInProgress, c.RolloutsHeld, c.PauseOutlived, c.WindowDeferred, c.StaleViews, c.WritesFenced)
+		c.RolloutsWaiting, c.RolloutsInProgress, c.RolloutsHeld, c.RolloutsStalled, c.PauseOutlived, c.WindowDeferred, c.StaleViews, c.WritesFenced)
 	if o.CountByNamespace {
 		reg.MustRegister(c.ReloadedByNamespace)
 	}

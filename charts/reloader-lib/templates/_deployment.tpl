@@ -78,6 +78,9 @@ value differs from the controller's default.
 {{- if $r.autoReloadAll }}
 - --auto-reload-all=true
 {{- end }}
+{{- if $r.reloadOnUsedKeysOnly }}
+- --reload-on-used-keys-only=true
+{{- end }}
 {{- range $r.deployment.extraArgs }}
 - {{ . | quote }}
 {{- end }}

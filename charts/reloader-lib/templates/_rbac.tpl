@@ -14,7 +14,8 @@ watchGlobally=true: one ClusterRole for the watched resources.
 watchGlobally=false: no ClusterRole at all; one Role per watched namespace
 (the release namespace plus reloader.namespaces, as stakater's chart does).
 Either way a Role in the release namespace holds what only concerns Reloader
-itself: its metadata ConfigMap and, in HA mode, its leader-election Lease.
+itself: its metadata ConfigMap, in HA mode its leader-election Lease, and
+with reloadOnUsedKeysOnly the Secret of its fingerprint key.
 Names are stakater's: <fullname>-role, <fullname>-role-binding,
 <fullname>-metadata-role, <fullname>-metadata-role-binding.
 */}}
@@ -96,6 +97,20 @@ Names are stakater's: <fullname>-role, <fullname>-role-binding,
   resources: [leases]
   resourceNames: [{{ .Values.reloader.haLockName | quote }}]
   verbs: [get, update]
+{{- end }}
+{{- if .Values.reloader.reloadOnUsedKeysOnly }}
+# The key of the per-key fingerprints (--reload-on-used-keys-only), kept in
+# the Secret reloader-fingerprint-key: made on the first start, read on every
+# start. create cannot be limited by name (the name is not known before the
+# object exists), so any Secret may be created here, in the release namespace
+# only; reading is limited to that one Secret.
+- apiGroups: [""]
+  resources: [secrets]
+  verbs: [create]
+- apiGroups: [""]
+  resources: [secrets]
+  resourceNames: [reloader-fingerprint-key]
+  verbs: [get]
 {{- end }}
 {{- end -}}
 
