@@ -84,6 +84,9 @@ func runLocal(cmd *cobra.Command, f *localFlags) error {
 	if err := f.output.Check(); err != nil {
 		return err
 	}
+	if err := release.CheckVersion(f.version); err != nil {
+		return cli.Usage(fmt.Errorf("--version: %w", err))
+	}
 	ctx := cmd.Context()
 	created, err := sourceDateEpoch(".")
 	if err != nil {
@@ -94,9 +97,6 @@ func runLocal(cmd *cobra.Command, f *localFlags) error {
 		if commit, err = headCommit("."); err != nil {
 			return err
 		}
-	}
-	if err := release.CheckVersion(f.version); err != nil {
-		return cli.Usage(fmt.Errorf("--version: %w", err))
 	}
 	platforms, err := pipeline.ParsePlatforms(f.platforms)
 	if err != nil {
