@@ -339,6 +339,11 @@ func TestAFrozenLeaderThawedNeverRollsAWorkloadBack(t *testing.T) {
 	writeAll(t, cs, ns, names, 2)
 	log.waitAllOn(t, cs, ns, names, 2)
 	standby.waitIdle(t, len(names))
+	// Its lease requests are held too, so it cannot learn that it lost the
+	// lease before its renew deadline runs out: however fast or slow the
+	// machine, it wakes believing it leads and syncs the new records first.
+	releaseLease := proxy.Hold(apiproxy.Resource("leases"))
+	defer releaseLease()
 	thaw()
 	// It runs until its renewal fails and it exits; every sync it makes in
 	// between sees the new records.
