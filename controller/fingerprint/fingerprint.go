@@ -55,7 +55,7 @@ func ParseRef(s, ns string) (Ref, error) {
 		}
 	}
 	if errs := validation.IsDNS1123Subdomain(r.Name); len(errs) > 0 {
-		return Ref{}, fmt.Errorf("Secret name %q: %s", r.Name, strings.Join(errs, "; "))
+		return Ref{}, fmt.Errorf("the Secret name %q: %s", r.Name, strings.Join(errs, "; "))
 	}
 	return r, nil
 }
