@@ -13,6 +13,7 @@ import (
 	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/kubernetes"
 
 	"github.com/reloader-dev/reloader/test/chartrun"
 	"github.com/reloader-dev/reloader/test/controlplane"
@@ -42,48 +43,8 @@ func TestControllerRunsWithTheChartsServiceAccountAndReloads(t *testing.T) {
 
 	startUnderChartRBAC(t, rel)
 
-	cm := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: "app"}, Data: map[string]string{"k": "1"}}
-	if _, err := admin.CoreV1().ConfigMaps(watched).Create(ctx, cm, metav1.CreateOptions{}); err != nil {
-		t.Fatal(err)
-	}
-	labels := map[string]string{"app": "web"}
-	web := &appsv1.Deployment{
-		ObjectMeta: metav1.ObjectMeta{Name: "web", Annotations: map[string]string{"reloader.stakater.com/auto": "true"}},
-		Spec: appsv1.DeploymentSpec{
-			Selector: &metav1.LabelSelector{MatchLabels: labels},
-			Template: corev1.PodTemplateSpec{ObjectMeta: metav1.ObjectMeta{Labels: labels}, Spec: corev1.PodSpec{Containers: []corev1.Container{{
-				Name: "web", Image: "registry.invalid/web:1",
-				EnvFrom: []corev1.EnvFromSource{{ConfigMapRef: &corev1.ConfigMapEnvSource{LocalObjectReference: corev1.LocalObjectReference{Name: "app"}}}},
-			}}}},
-		},
-	}
-	if _, err := admin.AppsV1().Deployments(watched).Create(ctx, web, metav1.CreateOptions{}); err != nil {
-		t.Fatal(err)
-	}
-	reloadertest.Eventually(t, 30*time.Second, func() (bool, string) {
-		got, err := admin.AppsV1().Deployments(watched).Get(ctx, "web", metav1.GetOptions{})
-		if err != nil {
-			return false, err.Error()
-		}
-		_, ok := got.Annotations["reloader.dev/applied-hashes"]
-		return ok, "the controller has not adopted Deployment web"
-	})
-	cm.Data["k"] = "2"
-	if _, err := admin.CoreV1().ConfigMaps(watched).Update(ctx, cm, metav1.UpdateOptions{}); err != nil {
-		t.Fatal(err)
-	}
-	reloadertest.Eventually(t, 30*time.Second, func() (bool, string) {
-		got, err := admin.AppsV1().Deployments(watched).Get(ctx, "web", metav1.GetOptions{})
-		if err != nil {
-			return false, err.Error()
-		}
-		for _, e := range got.Spec.Template.Spec.Containers[0].Env {
-			if e.Name == "STAKATER_APP_CONFIGMAP" && e.Value != "" {
-				return true, ""
-			}
-		}
-		return false, "Deployment web was not reloaded"
-	})
+	webReloadsOnItsConfigMap(ctx, t, admin, watched, map[string]string{"k": "1"}, "k", corev1.Container{Name: "web", Image: "registry.invalid/web:1",
+		EnvFrom: []corev1.EnvFromSource{{ConfigMapRef: &corev1.ConfigMapEnvSource{LocalObjectReference: corev1.LocalObjectReference{Name: "app"}}}}})
 	// Workloads were patched (the chart grants no update on them) and the
 	// metadata ConfigMap was updated through its name.
 	reloadertest.Eventually(t, 30*time.Second, func() (bool, string) {
@@ -207,8 +168,21 @@ func TestControllerMakesItsFingerprintKeyUnderTheChartsRBAC(t *testing.T) {
 		t.Fatalf("the controller made no 32-byte fingerprint key in %s: %v", release, err)
 	}
 
-	cm := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: "app"}, Data: map[string]string{"USED": "1", "OTHER": "1"}}
-	if _, err := admin.CoreV1().ConfigMaps(watched).Create(ctx, cm, metav1.CreateOptions{}); err != nil {
+	webReloadsOnItsConfigMap(ctx, t, admin, watched, map[string]string{"USED": "1", "OTHER": "1"}, "USED", corev1.Container{Name: "web", Image: "registry.invalid/web:1",
+		Env: []corev1.EnvVar{{Name: "USED", ValueFrom: &corev1.EnvVarSource{ConfigMapKeyRef: &corev1.ConfigMapKeySelector{
+			LocalObjectReference: corev1.LocalObjectReference{Name: "app"}, Key: "USED"}}}}})
+	if log := p.Tail(200); strings.Contains(strings.ToLower(log), "forbidden") {
+		t.Errorf("the controller was refused a request under the chart's RBAC:\n%s", log)
+	}
+}
+
+// webReloadsOnItsConfigMap creates ConfigMap app with data in ns and a
+// Deployment web whose one container (ctr) uses it, waits until the
+// controller adopted web, changes key and waits for the reload.
+func webReloadsOnItsConfigMap(ctx context.Context, t *testing.T, admin kubernetes.Interface, ns string, data map[string]string, key string, ctr corev1.Container) {
+	t.Helper()
+	cm := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: "app"}, Data: data}
+	if _, err := admin.CoreV1().ConfigMaps(ns).Create(ctx, cm, metav1.CreateOptions{}); err != nil {
 		t.Fatal(err)
 	}
 	labels := map[string]string{"app": "web"}
@@ -216,30 +190,26 @@ func TestControllerMakesItsFingerprintKeyUnderTheChartsRBAC(t *testing.T) {
 		ObjectMeta: metav1.ObjectMeta{Name: "web", Annotations: map[string]string{"reloader.stakater.com/auto": "true"}},
 		Spec: appsv1.DeploymentSpec{
 			Selector: &metav1.LabelSelector{MatchLabels: labels},
-			Template: corev1.PodTemplateSpec{ObjectMeta: metav1.ObjectMeta{Labels: labels}, Spec: corev1.PodSpec{Containers: []corev1.Container{{
-				Name: "web", Image: "registry.invalid/web:1",
-				Env: []corev1.EnvVar{{Name: "USED", ValueFrom: &corev1.EnvVarSource{ConfigMapKeyRef: &corev1.ConfigMapKeySelector{
-					LocalObjectReference: corev1.LocalObjectReference{Name: "app"}, Key: "USED"}}}},
-			}}}},
+			Template: corev1.PodTemplateSpec{ObjectMeta: metav1.ObjectMeta{Labels: labels}, Spec: corev1.PodSpec{Containers: []corev1.Container{ctr}}},
 		},
 	}
-	if _, err := admin.AppsV1().Deployments(watched).Create(ctx, web, metav1.CreateOptions{}); err != nil {
+	if _, err := admin.AppsV1().Deployments(ns).Create(ctx, web, metav1.CreateOptions{}); err != nil {
 		t.Fatal(err)
 	}
 	reloadertest.Eventually(t, 30*time.Second, func() (bool, string) {
-		got, err := admin.AppsV1().Deployments(watched).Get(ctx, "web", metav1.GetOptions{})
+		got, err := admin.AppsV1().Deployments(ns).Get(ctx, "web", metav1.GetOptions{})
 		if err != nil {
 			return false, err.Error()
 		}
 		_, ok := got.Annotations["reloader.dev/applied-hashes"]
 		return ok, "the controller has not adopted Deployment web"
 	})
-	cm.Data["USED"] = "2"
-	if _, err := admin.CoreV1().ConfigMaps(watched).Update(ctx, cm, metav1.UpdateOptions{}); err != nil {
+	cm.Data[key] = "2"
+	if _, err := admin.CoreV1().ConfigMaps(ns).Update(ctx, cm, metav1.UpdateOptions{}); err != nil {
 		t.Fatal(err)
 	}
 	reloadertest.Eventually(t, 30*time.Second, func() (bool, string) {
-		got, err := admin.AppsV1().Deployments(watched).Get(ctx, "web", metav1.GetOptions{})
+		got, err := admin.AppsV1().Deployments(ns).Get(ctx, "web", metav1.GetOptions{})
 		if err != nil {
 			return false, err.Error()
 		}
@@ -250,9 +220,6 @@ func TestControllerMakesItsFingerprintKeyUnderTheChartsRBAC(t *testing.T) {
 		}
 		return false, "Deployment web was not reloaded"
 	})
-	if log := p.Tail(200); strings.Contains(strings.ToLower(log), "forbidden") {
-		t.Errorf("the controller was refused a request under the chart's RBAC:\n%s", log)
-	}
 }
 
 // startUnderChartRBAC applies the chart's RBAC for rel and runs the real

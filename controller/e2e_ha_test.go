@@ -23,20 +23,9 @@ func TestHAFailoverAppliesEveryChangeOnce(t *testing.T) {
 	cs := cp.AdminClient(t)
 	ns := cp.Namespace(t)
 	names := createUsers(t, cs, ns, 20)
-	const lease = 4 * time.Second
-	start := func(id string) *reloaderProc {
-		return startReloaderEnv(t, "", []string{"POD_NAME=" + id, "POD_NAMESPACE=" + ns},
-			"--namespaces="+ns, "--enable-ha", "--ha-lock-name=reloader-test-lock",
-			"--ha-lease-duration="+lease.String(), "--ha-renew-deadline=3s", "--ha-retry-period=500ms")
-	}
-	procs := map[string]*reloaderProc{"replica-a": start("replica-a"), "replica-b": start("replica-b")}
-	holder := func() string {
-		l, err := cs.CoordinationV1().Leases(ns).Get(ctx, "reloader-test-lock", metav1.GetOptions{})
-		if err != nil || l.Spec.HolderIdentity == nil {
-			return ""
-		}
-		return *l.Spec.HolderIdentity
-	}
+	const lease = 4 * time.Second // startReplica's
+	procs := map[string]*reloaderProc{"replica-a": startReplica(t, "", ns, "replica-a"), "replica-b": startReplica(t, "", ns, "replica-b")}
+	holder := func() string { return leaseHolder(ctx, cs, ns, testLock) }
 	reloadertest.Eventually(t, 30*time.Second, func() (bool, string) { return holder() != "", "no leader elected" })
 	leader := holder()
 	standby := "replica-a"

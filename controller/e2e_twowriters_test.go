@@ -220,6 +220,19 @@ func viaProxy(t *testing.T) (*apiproxy.Proxy, string) {
 	return p, kc
 }
 
+// testLock is the Lease the HA replicas of a test elect a leader with.
+const testLock = "reloader-test-lock"
+
+// startReplica runs one HA replica named id in ns (kubeconfig "" is the
+// admin's), with a 4 s lease, a 3 s renew deadline and 500 ms retries, so a
+// failover takes seconds.
+func startReplica(t *testing.T, kubeconfig, ns, id string) *reloaderProc {
+	t.Helper()
+	return startReloaderEnv(t, kubeconfig, []string{"POD_NAME=" + id, "POD_NAMESPACE=" + ns},
+		"--namespaces="+ns, "--enable-ha", "--ha-lock-name="+testLock,
+		"--ha-lease-duration=4s", "--ha-renew-deadline=3s", "--ha-retry-period=500ms")
+}
+
 func leaseHolder(ctx context.Context, cs kubernetes.Interface, ns, name string) string {
 	l, err := cs.CoordinationV1().Leases(ns).Get(ctx, name, metav1.GetOptions{})
 	if err != nil || l.Spec.HolderIdentity == nil {
@@ -298,20 +311,13 @@ func TestAFrozenLeaderThawedNeverRollsAWorkloadBack(t *testing.T) {
 	ns := cp.Namespace(t)
 	names := createUsers(t, cs, ns, 20)
 	log := followTemplates(t, cs, ns)
-	const lock = "reloader-test-lock"
-	ha := func() []string {
-		return []string{"--namespaces=" + ns, "--enable-ha", "--ha-lock-name=" + lock,
-			"--ha-lease-duration=4s", "--ha-renew-deadline=3s", "--ha-retry-period=500ms"}
-	}
-	env := func(id string) []string { return []string{"POD_NAME=" + id, "POD_NAMESPACE=" + ns} }
-
 	proxy, frozenView := viaProxy(t)
-	leader := startReloaderEnv(t, frozenView, env("replica-a"), ha()...)
+	leader := startReplica(t, frozenView, ns, "replica-a")
 	reloadertest.Eventually(t, 30*time.Second, func() (bool, string) {
-		h := leaseHolder(ctx, cs, ns, lock)
+		h := leaseHolder(ctx, cs, ns, testLock)
 		return h == "replica-a", fmt.Sprintf("lease held by %q, want replica-a", h)
 	})
-	standby := startReloaderEnv(t, "", env("replica-b"), ha()...)
+	standby := startReplica(t, "", ns, "replica-b")
 	for _, n := range names {
 		waitRecorded(t, cs, ns, n)
 	}
@@ -329,7 +335,7 @@ func TestAFrozenLeaderThawedNeverRollsAWorkloadBack(t *testing.T) {
 	}
 	defer thaw()
 	reloadertest.Eventually(t, 30*time.Second, func() (bool, string) {
-		h := leaseHolder(ctx, cs, ns, lock)
+		h := leaseHolder(ctx, cs, ns, testLock)
 		return h == "replica-b", fmt.Sprintf("lease held by %q, want the standby", h)
 	})
 	// Held while it is frozen, so not one byte of version 2 reaches its
@@ -388,14 +394,9 @@ func TestFaultsInARowNeverRollAWorkloadBack(t *testing.T) {
 	ns := cp.Namespace(t)
 	names := createUsers(t, cs, ns, 30)
 	log := followTemplates(t, cs, ns)
-	const lock = "reloader-test-lock"
-	start := func(id string) *reloaderProc {
-		return startReloaderEnv(t, "", []string{"POD_NAME=" + id, "POD_NAMESPACE=" + ns},
-			"--namespaces="+ns, "--enable-ha", "--ha-lock-name="+lock,
-			"--ha-lease-duration=4s", "--ha-renew-deadline=3s", "--ha-retry-period=500ms")
-	}
+	start := func(id string) *reloaderProc { return startReplica(t, "", ns, id) }
 	replicas := map[string]*reloaderProc{"replica-a": start("replica-a"), "replica-b": start("replica-b")}
-	holder := func() string { return leaseHolder(ctx, cs, ns, lock) }
+	holder := func() string { return leaseHolder(ctx, cs, ns, testLock) }
 	reloadertest.Eventually(t, 30*time.Second, func() (bool, string) { return holder() != "", "no leader elected" })
 	for _, n := range names {
 		waitRecorded(t, cs, ns, n)
