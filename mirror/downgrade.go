@@ -28,6 +28,17 @@ type Downgrade struct {
 	NewestAtTarget string `json:"newestAtTarget"`
 }
 
+// LockRepository is the repository of a lock reference
+// ("host/repo:v1.2.3" or "host/repo@sha256:..." -> "host/repo"): where the
+// releases published beside it are tagged.
+func LockRepository(ref string) string {
+	r, _, err := splitRef(ref)
+	if err != nil {
+		return ""
+	}
+	return r
+}
+
 // LockTag is the tag of a lock reference ("host/repo:v1.2.3" -> "v1.2.3"),
 // "" for one by digest: what trust.Binding holds the fetched lock to.
 func LockTag(ref string) string {

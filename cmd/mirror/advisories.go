@@ -72,9 +72,10 @@ func (g *globals) standingOptions() mirror.StandingOptions {
 	return mirror.StandingOptions{Now: now(), Accept: g.adv.accept, AllowUnsupported: g.adv.allowUnsupported}
 }
 
-// advisorySource is --advisories, else the newest verified lock at the
-// target when atTarget (the command reads the target anyway) and it is
-// newer than the release, else the release's own lock.
+// advisorySource is --advisories, else the newest verified lock of those
+// published beside the release's lock reference and, when atTarget (the
+// command reads the target anyway), at the target, when it is newer than
+// the release; else the release's own lock.
 func (g *globals) advisorySource(ctx context.Context, cl *registry.Client, in *releaseInput, own *release.Lock, atTarget bool) (*mirror.AdvisorySource, error) {
 	fromLock := func(name, tag string, lockJSON, bundle []byte) (*mirror.AdvisorySource, error) {
 		v, err := in.verifierFor(tag)
@@ -109,13 +110,26 @@ func (g *globals) advisorySource(ctx context.Context, cl *registry.Client, in *r
 			return nil, cli.Usage(fmt.Errorf("--advisories %q: not a directory, an archive or a lock reference", s))
 		}
 	}
+	// The newest release published where the lock was fetched: the
+	// connected side knows it even when the target does not yet.
+	best, bestVersion := (*mirror.AdvisorySource)(nil), own.Version
+	if repo := mirror.LockRepository(g.lockRef); g.lockRef != "" && repo != "" {
+		src, err := newestBinding(ctx, cl, repo, own.Version, fromLock)
+		if err != nil {
+			return nil, err
+		}
+		if src != nil {
+			best, bestVersion = src, src.Release
+		}
+	}
+	// And the newest at the target, for the commands that read it.
 	if atTarget && g.target != "" {
 		repo := strings.TrimSuffix(g.target, "/") + "/" + release.LockRepository
 		versions, err := mirror.ReleasesAt(ctx, cl, repo)
 		if err != nil {
 			return nil, err
 		}
-		if len(versions) > 0 && newer(versions[0], own.Version) {
+		if len(versions) > 0 && newer(versions[0], bestVersion) {
 			ref := repo + ":" + versions[0]
 			lj, lb, err := mirror.FetchLock(ctx, cl, ref)
 			if err != nil {
@@ -124,7 +138,40 @@ func (g *globals) advisorySource(ctx context.Context, cl *registry.Client, in *r
 			return fromLock("release "+versions[0]+" at "+ref, versions[0], lj, lb)
 		}
 	}
+	if best != nil {
+		return best, nil
+	}
 	return mirror.AdvisoriesFromLock("release "+own.Version+" (its own lock)", own)
+}
+
+// newestBinding is the advisories of the newest release tagged in repo
+// after version whose signed lock is the release its tag names. A tag
+// re-pointed to an older lock (a replay) is passed over: it says nothing
+// the older lock did not, and the release being judged is bound to its own
+// tag independently, so a replay beside it must not refuse it. Any other
+// failure (a lock that does not verify, a registry error) is returned.
+func newestBinding(ctx context.Context, cl *registry.Client, repo, version string,
+	fromLock func(name, tag string, lockJSON, bundle []byte) (*mirror.AdvisorySource, error)) (*mirror.AdvisorySource, error) {
+	versions, err := mirror.ReleasesAt(ctx, cl, repo)
+	if err != nil {
+		return nil, err
+	}
+	for _, v := range versions {
+		if !newer(v, version) {
+			return nil, nil
+		}
+		ref := repo + ":" + v
+		lj, lb, err := mirror.FetchLock(ctx, cl, ref)
+		if err != nil {
+			return nil, fmt.Errorf("reading release %s, published beside the release, for its advisories: %w", ref, err)
+		}
+		src, err := fromLock("release "+v+" at "+ref, v, lj, lb)
+		if errors.Is(err, trust.ErrNotAskedFor) {
+			continue
+		}
+		return src, err
+	}
+	return nil, nil
 }
 
 func exists(p string) bool {

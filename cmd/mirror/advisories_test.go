@@ -80,17 +80,26 @@ func TestAnAdvisoryCarriedByANewerReleaseRefusesTheOlderOneAtImport(t *testing.T
 		t.Fatalf("the pipeline did not record the advisories in the locks: v1 %d, v2 %d", len(v1.Lock.Advisories), len(v2.Lock.Advisories))
 	}
 	trust := []string{"--key", key, "--allow-unscanned", "--allow-no-provenance"}
-	export := func(rel *releasetest.Release, name string) string {
+	export := func(rel *releasetest.Release, name string, accept ...string) string {
 		t.Helper()
 		p := filepath.Join(dir, name)
-		if code, _, errs := runCLI(t, append([]string{"export", "--lock-ref", rel.LockRef, "--to", p}, trust...)...); code != cli.ExitOK {
+		if code, _, errs := runCLI(t, append(append([]string{"export", "--lock-ref", rel.LockRef, "--to", p}, accept...), trust...)...); code != cli.ExitOK {
 			t.Fatalf("export %s: exit %d: %s", rel.Lock.Version, code, errs)
 		}
 		return p
 	}
 	a2 := export(v2, "v2.tar")
-	// v1's own lock knows of no advisory, so it exports cleanly.
-	a1 := export(v1, "v1.tar")
+	// v1's own lock knows of no advisory, but the connected side knows
+	// v1.1.0, published beside it: the affected release does not leave
+	// unnoticed. Exported anyway, with both accepted, for the air gap.
+	code, _, errs := runCLI(t, append([]string{"export", "--lock-ref", v1.LockRef, "--to", filepath.Join(dir, "refused.tar")}, trust...)...)
+	if code != cli.ExitRefused || !strings.Contains(errs, "advisory "+advisoryID+" marks v1.0.0 affected") || !strings.Contains(errs, "release v1.1.0 at ") {
+		t.Errorf("export of v1.0.0 with v1.1.0 published beside it: exit %d, want %d naming %s and v1.1.0: %s", code, cli.ExitRefused, advisoryID, errs)
+	}
+	if _, err := os.Stat(filepath.Join(dir, "refused.tar")); err == nil {
+		t.Error("the refused export wrote its archive")
+	}
+	a1 := export(v1, "v1.tar", "--accept-advisory", advisoryID, "--allow-unsupported")
 
 	air := startRegistry(t)
 	target := air.Host + "/platform/reloader"
@@ -98,7 +107,7 @@ func TestAnAdvisoryCarriedByANewerReleaseRefusesTheOlderOneAtImport(t *testing.T
 		t.Fatalf("import of v1.1.0: exit %d: %s", code, errs)
 	}
 
-	code, _, errs := runCLI(t, append([]string{"import", "-f", a1, "--target", target}, trust...)...)
+	code, _, errs = runCLI(t, append([]string{"import", "-f", a1, "--target", target}, trust...)...)
 	if code != cli.ExitRefused || !strings.Contains(errs, "advisory "+advisoryID+" marks v1.0.0 affected") ||
 		!strings.Contains(errs, "release v1.1.0 at "+target+"/reloader-release:v1.1.0") {
 		t.Fatalf("import of v1.0.0 after v1.1.0: exit %d, want %d naming %s and where it came from: %s", code, cli.ExitRefused, advisoryID, errs)
