@@ -9,6 +9,8 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 
 	"github.com/reloader-dev/reloader/controller/annotations"
+	"github.com/reloader-dev/reloader/controller/decide"
+	"github.com/reloader-dev/reloader/controller/internal/busy"
 	"github.com/reloader-dev/reloader/controller/workload"
 )
 
@@ -23,7 +25,7 @@ import (
 // when the slot is due.
 //
 // The pending baseline stands for the written record in every decision until
-// the write lands (adoptionView): a change made while the write waits is
+// the write lands (adoptionGate.view): a change made while the write waits is
 // judged against it and reloads, exactly as if the record had been written
 // at once. It lives only in memory, like the informer caches: a restart
 // before the write adopts the workload again, as it would have anyway.
@@ -37,11 +39,16 @@ const defaultAdoptionRate = 50
 // adopted at once.
 const adoptionBurst = 10
 
-func newAdoptionLimiter(perSecond float64) *rate.Limiter {
-	if perSecond <= 0 {
-		perSecond = defaultAdoptionRate
-	}
-	return rate.NewLimiter(rate.Limit(perSecond), adoptionBurst)
+// adoptionGate paces adoption writes: a gate on the RecordOnly step.
+type adoptionGate struct {
+	keys    *keyStates
+	busy    *busy.Tracker
+	limiter *rate.Limiter
+	now     func() time.Time
+}
+
+func newAdoptionGate(keys *keyStates, b *busy.Tracker, perSecond float64, now func() time.Time) *adoptionGate {
+	return &adoptionGate{keys: keys, busy: b, limiter: rate.NewLimiter(rate.Limit(perSecond), adoptionBurst), now: now}
 }
 
 // pendingRecord is an adoption record decided but not yet written.
@@ -54,18 +61,19 @@ type pendingRecord struct {
 	held bool
 }
 
-// adoptionView returns v as decisions must see it: with its pending record
+// view returns v as decisions must see it: with its pending record
 // when its own annotation does not carry one yet, and that record (nil when
 // none). A record on the object itself (ours landed, or a reload wrote one)
 // ends the pending one.
-func (c *Controller) adoptionView(key workload.Key, v workload.View) (workload.View, *pendingRecord) {
-	st := c.keys.read(key)
+func (g *adoptionGate) view(v workload.View) (workload.View, *pendingRecord) {
+	key := v.Key()
+	st := g.keys.read(key)
 	p := st.pendingRecord
 	if p == nil {
 		return v, nil
 	}
 	if _, has := v.Object.GetAnnotations()[annotations.Applied]; has || p.uid != v.Object.GetUID() {
-		c.keys.with(key, func(s *keyState) { s.pendingRecord = nil })
+		g.keys.with(key, func(s *keyState) { s.pendingRecord = nil })
 		return v, nil
 	}
 	dv, ok := withPendingRecord(v, p.text)
@@ -78,7 +86,7 @@ func (c *Controller) adoptionView(key workload.Key, v workload.View) (workload.V
 // withPendingRecord is v seen with record as its applied-hashes record.
 // Views read the typed object, so this is one: a deep copy of the cached
 // (stripped, small) object with the annotation added. ok is false for an
-// object that cannot be copied (paceAdoption writes its record at once).
+// object that cannot be copied (its record is written at once).
 func withPendingRecord(v workload.View, record string) (workload.View, bool) {
 	obj, ok := v.Object.(runtime.Object)
 	if !ok {
@@ -102,35 +110,50 @@ func withPendingRecord(v workload.View, record string) (workload.View, bool) {
 	return dv, true
 }
 
-// paceAdoption says how long the adoption write of record for v must wait
-// (0: write now). The first call reserves a slot and keeps record pending;
-// a later sync of the same pending record writes when its slot is due. A
+// hold says whether the adoption write of d's record for v must wait, and
+// how long. The first call reserves a slot and keeps the record pending; a
+// later sync of the same pending record writes when its slot is due. A
 // record whose slot comes while reloads are being written steps aside
 // (busy.Tracker) and reserves a fresh slot after them, so the records held
-// in one busy spell are not all written at its end.
-func (c *Controller) paceAdoption(key workload.Key, v workload.View, record string, pending *pendingRecord) time.Duration {
-	if _, copyable := v.Object.(runtime.Object); !copyable {
-		return 0 // it cannot carry a pending record
+// in one busy spell are not all written at its end. Only a first record is
+// paced: a workload with a record of its own writes at once.
+func (g *adoptionGate) hold(v workload.View, d decide.Decision) (bool, time.Duration) {
+	pending := g.pending(v)
+	if pending == nil && d.HasRecord {
+		return false, 0
 	}
-	now := c.o.Now()
-	keep := func(due time.Time, held bool) time.Duration {
+	if _, copyable := v.Object.(runtime.Object); !copyable {
+		return false, 0 // it cannot carry a pending record
+	}
+	now := g.now()
+	key := v.Key()
+	keep := func(due time.Time, held bool) (bool, time.Duration) {
 		// The record decided now (a workload edit may have changed it)
 		// is the one its slot writes.
-		p := &pendingRecord{uid: v.Object.GetUID(), text: record, due: due, held: held}
-		c.keys.with(key, func(s *keyState) { s.pendingRecord = p })
-		return due.Sub(now)
+		p := &pendingRecord{uid: v.Object.GetUID(), text: d.NextRecord, due: due, held: held}
+		g.keys.with(key, func(s *keyState) { s.pendingRecord = p })
+		return true, due.Sub(now)
 	}
 	reserved := pending != nil && !pending.held
-	switch hold := c.busy.Hold(); {
+	switch hold := g.busy.Hold(); {
 	case reserved && pending.due.After(now):
 		return keep(pending.due, false)
 	case hold > 0:
 		return keep(now.Add(hold), true)
 	case reserved:
-		return 0
+		return false, 0
 	}
-	if due := now.Add(c.adoptions.ReserveN(now, 1).DelayFrom(now)); due.After(now) {
+	if due := now.Add(g.limiter.ReserveN(now, 1).DelayFrom(now)); due.After(now) {
 		return keep(due, false)
 	}
-	return 0
+	return false, 0
+}
+
+// pending is v's adoption record waiting for its slot, nil when none.
+func (g *adoptionGate) pending(v workload.View) *pendingRecord {
+	p := g.keys.read(v.Key()).pendingRecord
+	if p == nil || p.uid != v.Object.GetUID() {
+		return nil
+	}
+	return p
 }

@@ -12,7 +12,7 @@ import (
 )
 
 // The Events of a burst of reloads are held while the reloads are being
-// written, so they cost the reloads nothing (controller/busy), and then every
+// written, so they cost the reloads nothing (controller/internal/busy), and then every
 // one of them lands: a Reloaded Event per workload, none lost, none doubled.
 func TestEveryReloadOfABurstGetsItsEventAfterIt(t *testing.T) {
 	requireControlPlane(t)

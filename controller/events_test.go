@@ -8,7 +8,7 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 
-	"github.com/reloader-dev/reloader/controller/busy"
+	"github.com/reloader-dev/reloader/controller/internal/busy"
 )
 
 // countingSink counts the Event writes that reach it.

@@ -2,49 +2,66 @@ package controller
 
 import (
 	"maps"
+	"sync/atomic"
 
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/client-go/tools/cache"
+	"k8s.io/apimachinery/pkg/labels"
+	toolscache "k8s.io/client-go/tools/cache"
 
+	"github.com/reloader-dev/reloader/controller/annotations"
+	"github.com/reloader-dev/reloader/controller/cache"
 	"github.com/reloader-dev/reloader/controller/decide"
 	"github.com/reloader-dev/reloader/controller/metrics"
 	"github.com/reloader-dev/reloader/controller/refs"
+	"github.com/reloader-dev/reloader/controller/report"
 	"github.com/reloader-dev/reloader/controller/workload"
 )
 
-// The event handlers only enqueue keys; every decision is the sync's.
+// eventHandlers turn the caches' events into workload keys on the queue;
+// every decision is the sync's. They also keep what only an event can tell:
+// a workload's birth, and the metrics the original counts per event.
+type eventHandlers struct {
+	o      *Options
+	cache  *cache.Cache
+	queue  *workQueue
+	keys   *keyStates
+	report *report.Reporter
+	budget *budgetGate
+	// ready: the caches have synced; events before are the initial list.
+	ready *atomic.Bool
+}
 
-func (c *Controller) workloadHandler() cache.ResourceEventHandler {
-	return cache.ResourceEventHandlerDetailedFuncs{
+func (h *eventHandlers) all() cache.Handlers {
+	return cache.Handlers{Workload: h.workload, Config: h.config, ClassContent: h.classContent, Namespace: h.namespace()}
+}
+
+func (h *eventHandlers) workload(workload.Kind) toolscache.ResourceEventHandler {
+	return toolscache.ResourceEventHandlerDetailedFuncs{
 		AddFunc: func(obj any, isInInitialList bool) {
 			v, err := workload.ViewOf(obj)
-			if err != nil {
+			if err != nil || h.o.NamespaceIgnored(v.Object.GetNamespace()) {
 				return
 			}
-			if !c.ignoredNamespace(v.Object.GetNamespace()) {
-				var b *decide.Birth
-				if !isInInitialList {
-					b = &decide.Birth{UID: v.Object.GetUID(), ResourceVersion: v.Object.GetResourceVersion()}
-				}
-				// Before the enqueue: the sync this Add asks for finds it.
-				c.keys.onAdd(v.Key(), v.Object.GetUID(), b)
-				if isInInitialList {
-					c.enqueue(v.Key()) // adoption: background work
-				} else {
-					c.enqueueChange(v.Key())
-				}
+			var b *decide.Birth
+			if !isInInitialList {
+				b = &decide.Birth{UID: v.Object.GetUID(), ResourceVersion: v.Object.GetResourceVersion()}
+			}
+			// Before the enqueue: the sync this Add asks for finds it.
+			h.keys.onAdd(v.Key(), v.Object.GetUID(), b)
+			if isInInitialList {
+				h.queue.background(v.Key()) // adoption
+			} else {
+				h.queue.change(v.Key())
 			}
 		},
 		UpdateFunc: func(old, cur any) {
 			o, err1 := workload.ViewOf(old)
 			n, err2 := workload.ViewOf(cur)
-			if err1 != nil || err2 != nil || c.ignoredNamespace(n.Object.GetNamespace()) {
+			if err1 != nil || err2 != nil || h.o.NamespaceIgnored(n.Object.GetNamespace()) {
 				return
 			}
-			if c.rolloutFinished(old, cur) {
-				c.wakeWaiters()
-			}
+			h.budget.observe(old, cur)
 			// Status-only updates (the bulk of workload traffic) cannot change
 			// what the workload uses or what was applied to it.
 			if o.Object.GetGeneration() == n.Object.GetGeneration() &&
@@ -52,104 +69,137 @@ func (c *Controller) workloadHandler() cache.ResourceEventHandler {
 				o.Object.GetDeletionTimestamp().Equal(n.Object.GetDeletionTimestamp()) {
 				return
 			}
-			c.enqueueChange(n.Key())
+			h.queue.change(n.Key())
 		},
 		DeleteFunc: func(obj any) {
-			if d, ok := obj.(cache.DeletedFinalStateUnknown); ok {
+			if d, ok := obj.(toolscache.DeletedFinalStateUnknown); ok {
 				obj = d.Obj
 			}
 			if v, err := workload.ViewOf(obj); err == nil {
-				c.keys.onDeleted(v.Key(), v.Object.GetUID())
+				h.keys.onDeleted(v.Key(), v.Object.GetUID())
+				h.report.Forget(v.Key())
 			}
 		},
 	}
 }
 
-// configHandler enqueues the workloads a ConfigMap or Secret event concerns.
-// Its metrics count events as the original does: every event is received;
-// an update (an add with --reload-on-create, a delete with
+// config handles a ConfigMap's, Secret's or SecretProviderClass's own
+// events. Its metrics count events as the original does: every event is
+// received; an update (an add with --reload-on-create, a delete with
 // --reload-on-delete) in an ignored or unselected namespace is skipped; an
 // update without a data change is a skipped reconcile; any other is
 // processed, scanning the namespace's workloads. Its three handlers share
 // the counting closures, hence one function.
-func (c *Controller) configHandler(kind refs.Kind) cache.ResourceEventHandler {
+func (h *eventHandlers) config(kind refs.Kind) toolscache.ResourceEventHandler {
+	if kind == refs.SecretProviderClass {
+		return h.class()
+	}
 	resourceType := kind.Plural()
+	m := h.o.Metrics
 	counted := func(obj metav1.Object, enabled bool) bool {
-		if !enabled || !c.ready.Load() {
+		if !enabled || !h.ready.Load() {
 			return false // the initial list, or an event type the user did not ask to act on
 		}
-		if c.ignoredNamespace(obj.GetNamespace()) || !c.namespaceSelected(obj.GetNamespace()) {
-			c.o.Metrics.RecordSkipped(metrics.SkipIgnored)
+		if h.o.NamespaceIgnored(obj.GetNamespace()) || !h.o.namespaceSelected(h.cache, obj.GetNamespace()) {
+			m.RecordSkipped(metrics.SkipIgnored)
 			return false
 		}
 		return true
 	}
 	handle := func(obj metav1.Object, count, searchToo bool) {
-		n := c.configChangedName(kind, obj.GetNamespace(), obj.GetName(), searchToo)
+		n := h.changed(kind, obj.GetNamespace(), obj.GetName(), searchToo)
 		if !count {
 			return
 		}
-		c.o.Metrics.EventsProcessed.WithLabelValues(metrics.EventUnknown, resourceType, metrics.ResultSuccess).Inc()
-		c.recordScan(obj.GetNamespace())
+		m.EventsProcessed.WithLabelValues(metrics.EventUnknown, resourceType, metrics.ResultSuccess).Inc()
+		h.recordScan(obj.GetNamespace())
 		if n == 0 {
 			// Nothing uses it: handled here. Otherwise each workload's sync
 			// is the reconcile.
-			c.o.Metrics.RecordReconcile(metrics.ResultSuccess, 0)
+			m.RecordReconcile(metrics.ResultSuccess, 0)
 		}
 	}
-	return cache.ResourceEventHandlerDetailedFuncs{
+	match := func(o metav1.Object) bool { return o.GetAnnotations()[h.o.Names.Match] != "" }
+	return toolscache.ResourceEventHandlerDetailedFuncs{
 		AddFunc: func(obj any, isInInitialList bool) {
-			c.o.Metrics.EventsReceived.WithLabelValues("add", resourceType).Inc()
-			m := metaOf(obj)
+			m.EventsReceived.WithLabelValues("add", resourceType).Inc()
+			o := cache.MetaOf(obj)
 			if !isInInitialList {
-				c.reportUnnamed(kind, m, "created")
+				h.reportNotNamed(kind, o, "created")
 			}
-			handle(m, counted(m, c.o.ReloadOnCreate), m.GetAnnotations()[c.o.Names.Match] != "")
+			handle(o, counted(o, h.o.ReloadOnCreate), match(o))
 		},
 		UpdateFunc: func(old, cur any) {
-			c.o.Metrics.EventsReceived.WithLabelValues("update", resourceType).Inc()
-			o, n := metaOf(old), metaOf(cur)
+			m.EventsReceived.WithLabelValues("update", resourceType).Inc()
+			o, n := cache.MetaOf(old), cache.MetaOf(cur)
 			count := counted(n, true)
-			if cachedHash(old) == cachedHash(cur) && !c.triggerAnnotationsChanged(o, n) {
+			if cache.HashOf(old) == cache.HashOf(cur) && !h.triggersChanged(o, n) {
 				// A label-only or no-op update: nothing a workload uses changed.
 				if count {
-					c.o.Metrics.RecordReconcile(metrics.ResultSkipped, 0)
-					c.o.Metrics.RecordSkipped(metrics.SkipNoDataChange)
-					c.o.Metrics.EventsProcessed.WithLabelValues(metrics.EventUnknown, resourceType, metrics.ResultSuccess).Inc()
+					m.RecordReconcile(metrics.ResultSkipped, 0)
+					m.RecordSkipped(metrics.SkipNoDataChange)
+					m.EventsProcessed.WithLabelValues(metrics.EventUnknown, resourceType, metrics.ResultSuccess).Inc()
 				}
 				return
 			}
-			if cachedHash(old) != cachedHash(cur) {
-				c.reportUnnamed(kind, n, "changed")
+			if cache.HashOf(old) != cache.HashOf(cur) {
+				h.reportNotNamed(kind, n, "changed")
 			}
-			handle(n, count, n.GetAnnotations()[c.o.Names.Match] != "" || o.GetAnnotations()[c.o.Names.Match] != "")
+			handle(n, count, match(n) || match(o))
 		},
 		DeleteFunc: func(obj any) {
-			c.o.Metrics.EventsReceived.WithLabelValues("delete", resourceType).Inc()
-			m := metaOf(obj)
-			c.reportUnnamed(kind, m, "deleted")
-			handle(m, counted(m, c.o.ReloadOnDelete), m.GetAnnotations()[c.o.Names.Match] != "")
+			m.EventsReceived.WithLabelValues("delete", resourceType).Inc()
+			o := cache.MetaOf(obj)
+			h.reportNotNamed(kind, o, "deleted")
+			handle(o, counted(o, h.o.ReloadOnDelete), match(o))
 		},
 	}
 }
 
-// recordScan counts the workloads of each kind in ns, as the original lists
-// them for every change (reloader_workloads_scanned_total), and creates the
-// matched series it adds 0 to.
-func (c *Controller) recordScan(ns string) {
-	s := c.scopeFor(ns)
-	if s == nil {
-		return
-	}
-	for kind, inf := range s.workloads {
-		objs, _ := inf.GetIndexer().ByIndex(cache.NamespaceIndex, ns)
-		c.o.Metrics.WorkloadsScanned.WithLabelValues(string(kind)).Add(float64(len(objs)))
-		c.o.Metrics.WorkloadsMatched.WithLabelValues(string(kind)).Add(0)
+// class handles a SecretProviderClass's own object: only its annotations
+// (ignore, match) matter; its content is what its mounts report
+// (classContent).
+func (h *eventHandlers) class() toolscache.ResourceEventHandler {
+	return toolscache.ResourceEventHandlerFuncs{
+		UpdateFunc: func(old, cur any) {
+			o, n := cache.MetaOf(old), cache.MetaOf(cur)
+			if h.triggersChanged(o, n) {
+				h.changed(refs.SecretProviderClass, n.GetNamespace(), n.GetName(), true)
+			}
+		},
 	}
 }
 
-func (c *Controller) triggerAnnotationsChanged(o, n metav1.Object) bool {
-	for _, k := range []string{c.o.Names.Ignore, c.o.Names.Match} {
+func (h *eventHandlers) classContent(ns, class string) {
+	h.o.Metrics.EventsReceived.WithLabelValues("update", "secretproviderclasspodstatuses").Inc()
+	h.changed(refs.SecretProviderClass, ns, class, false)
+}
+
+// namespace re-syncs a namespace's workloads when its labels change (the
+// namespace selector may now select it, or no longer).
+func (h *eventHandlers) namespace() toolscache.ResourceEventHandler {
+	changed := func(obj any) {
+		ns, ok := obj.(*corev1.Namespace)
+		if !ok {
+			return
+		}
+		_, keys := h.cache.InNamespace(ns.Name)
+		for _, key := range keys {
+			h.queue.change(key)
+		}
+	}
+	return toolscache.ResourceEventHandlerFuncs{
+		AddFunc: changed,
+		UpdateFunc: func(old, cur any) {
+			if !labels.Equals(old.(*corev1.Namespace).Labels, cur.(*corev1.Namespace).Labels) {
+				changed(cur)
+			}
+		},
+	}
+}
+
+func (h *eventHandlers) triggersChanged(o, n metav1.Object) bool {
+	for _, k := range []string{h.o.Names.Ignore, h.o.Names.Match} {
 		if o.GetAnnotations()[k] != n.GetAnnotations()[k] {
 			return true
 		}
@@ -157,65 +207,55 @@ func (c *Controller) triggerAnnotationsChanged(o, n metav1.Object) bool {
 	return false
 }
 
-// configChanged enqueues every workload that may watch the resource: those
-// using it, those naming resources of its kind by pattern, and (searchToo,
-// when the resource carries or carried the match annotation) those that search.
-func (c *Controller) configChanged(kind refs.Kind, obj metav1.Object, searchToo bool) {
-	c.configChangedName(kind, obj.GetNamespace(), obj.GetName(), searchToo)
-}
-
-// configChangedName returns how many workloads it enqueued. Until the caches
-// have synced, what it sees is the initial list, and what it enqueues is
-// adoption (background work); after, a change.
-func (c *Controller) configChangedName(kind refs.Kind, ns, name string, searchToo bool) int {
-	if c.ignoredNamespace(ns) {
+// changed enqueues every workload that may watch the resource and returns
+// how many. Until the caches have synced, what it sees is the initial list,
+// and what it enqueues is adoption (background work); after, a change.
+func (h *eventHandlers) changed(kind refs.Kind, ns, name string, searchToo bool) int {
+	if h.o.NamespaceIgnored(ns) {
 		return 0
 	}
-	enqueue := c.enqueue
-	if c.ready.Load() {
-		enqueue = c.enqueueChange
-	}
-	s := c.scopeFor(ns)
-	if s == nil {
-		return 0
+	enqueue := h.queue.background
+	if h.ready.Load() {
+		enqueue = h.queue.change
 	}
 	n := 0
-	for wk, inf := range s.workloads {
-		idx := inf.GetIndexer()
-		var objs []any
-		for _, q := range [][2]string{{indexRef, ns + "/" + string(kind) + "/" + name}, {indexNamed, ns + "/" + string(kind)}} {
-			found, err := idx.ByIndex(q[0], q[1])
-			if err == nil {
-				objs = append(objs, found...)
-			}
-		}
-		if searchToo {
-			if found, err := idx.ByIndex(indexSearch, ns); err == nil {
-				objs = append(objs, found...)
-			}
-		}
-		for _, o := range objs {
-			m := o.(metav1.Object)
-			enqueue(workload.Key{Kind: wk, Namespace: m.GetNamespace(), Name: m.GetName()})
-			n++
-		}
+	for key := range h.cache.Watchers(kind, ns, name, searchToo) {
+		enqueue(key)
+		n++
 	}
 	return n
 }
 
-func (c *Controller) namespaceChanged(obj any) {
-	ns := obj.(*corev1.Namespace).Name
-	s := c.scopeFor(ns)
-	if s == nil {
+// recordScan counts the workloads of each kind in ns, as the original lists
+// them for every change (reloader_workloads_scanned_total), and creates the
+// matched series it adds 0 to.
+func (h *eventHandlers) recordScan(ns string) {
+	counts, _ := h.cache.InNamespace(ns)
+	for kind, n := range counts {
+		h.o.Metrics.WorkloadsScanned.WithLabelValues(string(kind)).Add(float64(n))
+		h.o.Metrics.WorkloadsMatched.WithLabelValues(string(kind)).Add(0)
+	}
+}
+
+// reportNotNamed reports, for a ConfigMap or Secret that was created,
+// changed or deleted, every workload that uses it in its pod spec and opted
+// into reloading, but whose annotations do not select it (typed auto of the
+// other kind, exclude list, search without match, ignore on the resource).
+// It only reads the index; nothing is enqueued for it.
+func (h *eventHandlers) reportNotNamed(kind refs.Kind, m metav1.Object, what string) {
+	ns, name := m.GetNamespace(), m.GetName()
+	if h.o.NamespaceIgnored(ns) {
 		return
 	}
-	for wk, inf := range s.workloads {
-		objs, err := inf.GetIndexer().ByIndex(cache.NamespaceIndex, ns)
-		if err != nil {
+	for v := range h.cache.Users(kind, ns, name) {
+		w := annotations.Workload{Meta: v.Object.GetAnnotations(), Template: v.Template.Annotations}
+		if !h.o.Names.Interested(w, h.o.AutoReloadAll) {
 			continue
 		}
-		for _, o := range objs {
-			c.enqueueChange(workload.Key{Kind: wk, Namespace: ns, Name: o.(metav1.Object).GetName()})
+		res := annotations.Resource{Kind: kind, Name: name, Annotations: m.GetAnnotations()}
+		if h.o.Names.Decide(w, res, h.o.AutoReloadAll).Reload {
+			continue
 		}
+		h.report.NotNamed(v, kind, name, what)
 	}
 }

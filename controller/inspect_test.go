@@ -11,7 +11,9 @@ import (
 	"k8s.io/apimachinery/pkg/labels"
 
 	"github.com/reloader-dev/reloader/controller"
+	"github.com/reloader-dev/reloader/controller/decide"
 	"github.com/reloader-dev/reloader/controller/hash"
+	"github.com/reloader-dev/reloader/controller/refs"
 	"github.com/reloader-dev/reloader/controller/workload"
 )
 
@@ -51,17 +53,17 @@ func TestInspectDecidesAsASyncWould(t *testing.T) {
 		{name: "first sight without a marker is the baseline", v: web(map[string]string{"reloader.stakater.com/auto": "true"}), objs: []any{cm("2")}},
 		{name: "deleted, flag off", v: web(map[string]string{"reloader.stakater.com/auto": "true", "reloader.dev/applied-hashes": record(h2)}),
 			problem: `uses ConfigMap "app-config", which does not exist`},
-		{name: "deleted, flag on", o: controller.Options{ReloadOnDelete: true},
+		{name: "deleted, flag on", o: controller.Options{Options: decide.Options{ReloadOnDelete: true}},
 			v: web(map[string]string{"reloader.stakater.com/auto": "true", "reloader.dev/applied-hashes": record(h2)}), pending: "configmap/app-config deleted app",
 			problem: `uses ConfigMap "app-config", which does not exist`},
-		{name: "storm control holds it", o: controller.Options{MinReloadInterval: time.Hour},
+		{name: "storm control holds it", o: controller.Options{Options: decide.Options{MinReloadInterval: time.Hour}},
 			v: web(map[string]string{"reloader.stakater.com/auto": "true", "reloader.dev/applied-hashes": record(h1),
 				controller.LastReload: now.Add(-time.Minute).Format(time.RFC3339Nano)}), objs: []any{cm("2")},
 			pending: "configmap/app-config changed app", held: true},
 		// The record lists every match of the reload list it was computed
 		// under: a named resource missing from it has been created since
 		// (the rule sync applies; explain once missed it).
-		{name: "created since the record, flag on", o: controller.Options{ReloadOnCreate: true},
+		{name: "created since the record, flag on", o: controller.Options{Options: decide.Options{ReloadOnCreate: true}},
 			v: web(map[string]string{"configmap.reloader.stakater.com/reload": "app-config,extra",
 				"reloader.dev/applied-hashes": `{"configmap/*":"app-config,extra","configmap/app-config":"` + h1 + `"}`}),
 			objs:    []any{cm("1"), &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: "extra", Namespace: "ns"}}},
@@ -81,8 +83,9 @@ func TestInspectDecidesAsASyncWould(t *testing.T) {
 				t.Fatal(err)
 			}
 			var got []string
-			for _, p := range in.Pending {
-				got = append(got, string(p.Kind)+"/"+p.Name+" "+p.Change+" "+p.Container)
+			for _, p := range in.Reloads {
+				container, _ := refs.ContainerFor(&tc.v.Template.Spec, p.Kind, p.Name, p.Auto)
+				got = append(got, string(p.Kind)+"/"+p.Name+" "+p.Change.String()+" "+container)
 			}
 			if strings.Join(got, ",") != tc.pending {
 				t.Errorf("pending %q, want %q", got, tc.pending)
@@ -116,18 +119,18 @@ func TestInspectNamesTheSettingThatLeavesAWorkloadOutOfScope(t *testing.T) {
 		{"in scope", controller.Options{}, controller.InScope},
 		{"another namespace watched", controller.Options{Namespaces: []string{"other"}}, controller.OutsideNamespaces},
 		{"its namespace watched", controller.Options{Namespaces: []string{"ns"}}, controller.InScope},
-		{"namespace ignored", controller.Options{Namespaces: []string{"ns"}, NamespacesToIgnore: []string{"ns"}}, controller.NamespaceIgnored},
-		{"namespace not selected", controller.Options{NamespaceSelector: labels.SelectorFromSet(labels.Set{"team": "db"})}, controller.NamespaceNotSelected},
-		{"namespace selected", controller.Options{NamespaceSelector: labels.SelectorFromSet(labels.Set{"team": "web"})}, controller.InScope},
+		{"namespace ignored", controller.Options{Namespaces: []string{"ns"}, Options: decide.Options{NamespacesToIgnore: []string{"ns"}}}, controller.NamespaceIgnored},
+		{"namespace not selected", controller.Options{Options: decide.Options{NamespaceSelector: labels.SelectorFromSet(labels.Set{"team": "db"})}}, controller.NamespaceNotSelected},
+		{"namespace selected", controller.Options{Options: decide.Options{NamespaceSelector: labels.SelectorFromSet(labels.Set{"team": "web"})}}, controller.InScope},
 		{"kind ignored", controller.Options{IgnoredKinds: map[workload.Kind]bool{workload.Deployment: true}}, controller.WorkloadKindIgnored},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			in, err := controller.Inspect(tc.o, v, []any{nsObj})
+			d, err := controller.Inspect(tc.o, v, []any{nsObj})
 			if err != nil {
 				t.Fatal(err)
 			}
-			if in.OutOfScope != tc.want {
-				t.Errorf("OutOfScope = %q, want %q", in.OutOfScope, tc.want)
+			if got := tc.o.ScopeGate(v, d); got != tc.want {
+				t.Errorf("ScopeGate = %q, want %q", got, tc.want)
 			}
 		})
 	}

@@ -22,13 +22,6 @@ type keyState struct {
 	// worker last took it. The worker takes it, so it never outlives the
 	// wait it measures (reloader_workqueue_latency_seconds).
 	queuedAt time.Time
-	// reported is the text of the problems last reported, so Events are not
-	// repeated; hasReported tells "" reported from nothing reported.
-	reported    string
-	hasReported bool
-	// told is, per kind of notice (an outlived pause, reloads waiting for
-	// their window), what was last told, so each Event is told once.
-	told map[notice]string
 	// born is, for a workload whose creation the watch delivered (not the
 	// initial list), the first version's identity: the point its first sync
 	// compares resources' last writes with (decide/firstsight.go). Kept until the
@@ -45,8 +38,7 @@ type keyState struct {
 }
 
 func (s *keyState) empty() bool {
-	return s.enqueuedAt.IsZero() && s.queuedAt.IsZero() && !s.hasReported && s.born == nil && s.delivered == "" && len(s.told) == 0 &&
-		s.pendingRecord == nil
+	return s.enqueuedAt.IsZero() && s.queuedAt.IsZero() && s.born == nil && s.delivered == "" && s.pendingRecord == nil
 }
 
 // keyStates holds the keyState of every key under one lock. The zero value
@@ -75,7 +67,7 @@ func (k *keyStates) with(key workload.Key, f func(*keyState)) {
 	}
 }
 
-// read runs f on a copy of key's state (the zero state when none).
+// read returns a copy of key's state (the zero state when none).
 func (k *keyStates) read(key workload.Key) keyState {
 	k.mu.Lock()
 	defer k.mu.Unlock()
@@ -133,41 +125,6 @@ func (k *keyStates) onSynced(key workload.Key, r result, err error) {
 	})
 }
 
-// onReported: problems text is about to be reported for key; it returns
-// false when it is the text already reported (nothing to tell).
-func (k *keyStates) onReported(key workload.Key, text string) (changed bool) {
-	k.with(key, func(s *keyState) {
-		if s.hasReported && s.reported == text || !s.hasReported && text == "" {
-			return
-		}
-		s.reported, s.hasReported, changed = text, true, true
-	})
-	return changed
-}
-
-// notice is a kind of Event told once per occurrence.
-type notice uint8
-
-const (
-	noticePauseOutlived notice = iota // id: the pause's manager and time
-	noticeOutsideWindow               // id: the record the held reloads would write
-)
-
-// onTold: notice n about id is about to be told for key; it returns false
-// when it already was.
-func (k *keyStates) onTold(key workload.Key, n notice, id string) (changed bool) {
-	k.with(key, func(s *keyState) {
-		if s.told[n] == id {
-			return
-		}
-		if s.told == nil {
-			s.told = map[notice]string{}
-		}
-		s.told[n], changed = id, true
-	})
-	return changed
-}
-
 // onDeleted: the workload incarnation uid was deleted. The delivered mark
 // goes only if it is that incarnation's: a recreated workload's Add may
 // already have run.
@@ -203,3 +160,21 @@ type result struct {
 
 // finished reports whether the sync handled the events it was for.
 func (r result) finished() bool { return !r.waiting && r.requeueAfter <= 0 }
+
+// delivered reports whether the workload handler has run the Add of the
+// incarnation v (same UID) the index holds. An object enters the
+// informer's index before its handler runs, so a ConfigMap event can
+// enqueue a workload whose Add (and birth) is still on its way.
+func (k *keyStates) delivered(key workload.Key, v workload.View) bool {
+	uid := k.read(key).delivered
+	return uid != "" && uid == v.Object.GetUID()
+}
+
+// birth is the workload's creation as the watch delivered it
+// (decide.Reader.Birth).
+func (k *keyStates) birth(key workload.Key) (decide.Birth, bool) {
+	if b := k.read(key).born; b != nil {
+		return *b, true
+	}
+	return decide.Birth{}, false
+}

@@ -1,7 +1,10 @@
 package controller
 
 import (
+	"errors"
+	"fmt"
 	"log/slog"
+	"slices"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
@@ -11,9 +14,9 @@ import (
 	"k8s.io/client-go/tools/record"
 
 	"github.com/reloader-dev/reloader/controller/alerts"
-	"github.com/reloader-dev/reloader/controller/annotations"
 	"github.com/reloader-dev/reloader/controller/audit"
 	"github.com/reloader-dev/reloader/controller/budget"
+	"github.com/reloader-dev/reloader/controller/cache"
 	"github.com/reloader-dev/reloader/controller/decide"
 	"github.com/reloader-dev/reloader/controller/hash"
 	"github.com/reloader-dev/reloader/controller/metrics"
@@ -21,57 +24,35 @@ import (
 )
 
 // Options configure the controller. Zero values are the original's defaults
-// except where noted.
+// except where noted. The decision's settings are embedded: they are the
+// flags the rules read (annotation names, strategy, reload-on-create,
+// storm control, change window, per-key mode, namespaces ignored and
+// selected), documented in decide.Options, and one value serves the
+// controller, Inspect and explain.
 type Options struct {
-	Names         annotations.Names
-	Strategy      Strategy
-	AutoReloadAll bool
-	// ReloadOnCreate reloads a workload when a resource it watches appears
-	// after the workload was first seen without it.
-	ReloadOnCreate bool
-	// ReloadOnDelete reloads a workload when a resource it watches is deleted.
-	ReloadOnDelete bool
-	// IgnoreConfigMaps / IgnoreSecrets turn off watching that kind entirely.
-	IgnoreConfigMaps, IgnoreSecrets bool
+	decide.Options
 	// IgnoredKinds are workload kinds never watched nor reloaded.
 	IgnoredKinds map[workload.Kind]bool
 	// Namespaces limits the controller to these namespaces with namespaced
 	// informers (no cluster-wide permissions needed). Empty means all.
 	Namespaces []string
-	// NamespacesToIgnore are skipped everywhere.
-	NamespacesToIgnore []string
-	// NamespaceSelector, when not nil, limits reloads to namespaces whose
-	// labels match (needs list/watch on namespaces).
-	NamespaceSelector labels.Selector
 	// ResourceSelector is a label selector applied server-side to the
 	// ConfigMap and Secret watches.
 	ResourceSelector string
-	// MinReloadInterval is the least time between two reloads of one
-	// workload (0: no limit). Changes arriving sooner are coalesced into the
-	// next reload, so a flapping Secret cannot create thousands of
-	// ReplicaSets.
-	MinReloadInterval time.Duration
-	// UsedKeysOnly is --reload-on-used-keys-only: a workload that does not
-	// choose with its annotation reloads only for the keys it uses
-	// (decide/keys.go).
-	UsedKeysOnly bool
 	// Budget is the rollout budget (--max-concurrent-rollouts and its
 	// per-namespace form, --rollout-deadline): a due reload of a
 	// Deployment, StatefulSet or DaemonSet waits while that many rollouts
-	// the controller started are going (budgetgate.go, budget/hold.go).
+	// the controller started are going (budget.go, budget/hold.go).
 	Budget budget.Options
-	// ChangeWindow is --change-window, the change window of workloads
-	// without the change-window annotation (nil: always open).
-	ChangeWindow *decide.Window
-	// ArgoRollouts, OpenShift and CSI enable the custom kinds: Argo Rollouts,
-	// DeploymentConfigs, and Secrets Store CSI SecretProviderClasses. They
-	// are reached through Dynamic.
-	ArgoRollouts, OpenShift, CSI bool
-	Dynamic                      dynamic.Interface
+	// ArgoRollouts and OpenShift enable the custom kinds Argo Rollouts and
+	// DeploymentConfigs (CSI, in decide.Options, SecretProviderClasses).
+	// They are reached through Dynamic.
+	ArgoRollouts, OpenShift bool
+	Dynamic                 dynamic.Interface
 	// Unavailable are the optional APIs asked for (ArgoRollouts, CSI) that
 	// the apiserver does not serve yet; they are watched once it does,
 	// checked every APIPollInterval (default 30s).
-	Unavailable     map[OptionalAPI]bool
+	Unavailable     map[cache.OptionalAPI]bool
 	APIPollInterval time.Duration
 	// Self is the object Events about the controller itself go on (its
 	// Deployment or Pod); nil: such Events are not recorded.
@@ -88,7 +69,7 @@ type Options struct {
 	// sent to it instead of rolling the workload.
 	Webhook *alerts.Webhook
 	// Audit, when set (--audit-log), gets one line per reload, deferral,
-	// skip, webhook delivery and refused write (audittrail.go).
+	// skip, webhook delivery and refused write (controller/report).
 	Audit *audit.Logger
 	// Workers is the number of concurrent syncs (default DefaultWorkers).
 	Workers int
@@ -96,11 +77,6 @@ type Options struct {
 	// applied-hashes record, metadata only) are written per second at most
 	// (default 50; adoption.go).
 	AdoptionRate float64
-	// FieldManager names the controller in managedFields (default "reloader").
-	FieldManager string
-	// Hash digests the data fingerprints (default hash.SHA1, stakater's;
-	// hash.SHA256 in FIPS 140-only mode).
-	Hash hash.Algorithm
 	// KeyDigests makes the per-key digests, under the installation's
 	// fingerprint key (controller/fingerprint); the zero value is unkeyed,
 	// for a controller without one (per-key mode off and no key Secret).
@@ -114,4 +90,75 @@ type Options struct {
 	Logger      *slog.Logger
 	// Now is the clock (tests); default time.Now.
 	Now func() time.Time
+}
+
+// withDefaults is o with every default filled: the one place they are set,
+// for New and Inspect alike.
+func (o Options) withDefaults() Options {
+	o.Filtered = o.ResourceSelector != ""
+	o.Options = o.Options.WithDefaults()
+	if o.Workers <= 0 {
+		o.Workers = DefaultWorkers
+	}
+	if o.Logger == nil {
+		o.Logger = slog.Default()
+	}
+	if o.Now == nil {
+		o.Now = time.Now
+	}
+	if o.APIPollInterval <= 0 {
+		o.APIPollInterval = defaultAPIPollInterval
+	}
+	if o.AdoptionRate <= 0 {
+		o.AdoptionRate = defaultAdoptionRate
+	}
+	return o
+}
+
+// validate refuses settings the controller cannot run with.
+func (o Options) validate() error {
+	if o.Strategy != EnvVars && o.Strategy != Annotations {
+		return fmt.Errorf("reload strategy %q: want %q or %q", o.Strategy, EnvVars, Annotations)
+	}
+	if err := o.Hash.Usable(); err != nil {
+		return fmt.Errorf("controller options: %w", err)
+	}
+	if (o.ArgoRollouts || o.OpenShift || o.CSI) && o.Dynamic == nil {
+		return errors.New("controller options: Argo Rollouts, OpenShift and CSI support need a dynamic client")
+	}
+	return nil
+}
+
+// Kinds are the workload kinds the controller watches.
+func (o Options) Kinds() []workload.Kind {
+	kinds := workload.Kinds()
+	if o.ArgoRollouts {
+		kinds = append(kinds, workload.Rollout)
+	}
+	if o.OpenShift {
+		kinds = append(kinds, workload.DeploymentConfig)
+	}
+	return slices.DeleteFunc(kinds, func(k workload.Kind) bool { return o.IgnoredKinds[k] })
+}
+
+// CacheOptions are the caches o needs (cache.New).
+func (o Options) CacheOptions() cache.Options {
+	o = o.withDefaults()
+	return cache.Options{Names: o.Names, Hash: o.Hash, KeyDigests: o.KeyDigests, Namespaces: o.Namespaces,
+		ResourceSelector: o.ResourceSelector, NamespaceLabels: o.NamespaceSelector != nil,
+		IgnoreConfigMaps: o.IgnoreConfigMaps, IgnoreSecrets: o.IgnoreSecrets, CSI: o.CSI,
+		Kinds: o.Kinds(), Dynamic: o.Dynamic, Unavailable: o.Unavailable, KeepStatus: o.Budget.Enabled(),
+		WatchClient: o.WatchClient, Logger: o.Logger}
+}
+
+// defaultAPIPollInterval is how often a missing optional API is looked for.
+const defaultAPIPollInterval = 30 * time.Second
+
+// namespaceSelected applies the namespace selector to the cached labels.
+func (o *Options) namespaceSelected(c *cache.Cache, ns string) bool {
+	if o.NamespaceSelector == nil {
+		return true
+	}
+	l, ok := c.NamespaceLabels(ns)
+	return ok && o.NamespaceSelector.Matches(labels.Set(l))
 }

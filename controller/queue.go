@@ -1,10 +1,12 @@
 package controller
 
 import (
+	"time"
+
 	"github.com/prometheus/client_golang/prometheus"
 	"k8s.io/client-go/util/workqueue"
 
-	"github.com/reloader-dev/reloader/controller/lanes"
+	"github.com/reloader-dev/reloader/controller/internal/lanes"
 	"github.com/reloader-dev/reloader/controller/workload"
 )
 
@@ -42,9 +44,19 @@ func (noMetric) Observe(float64) {}
 // bound a larger storm.
 const DefaultWorkers = 64
 
-// newQueue is the controller's workqueue: client-go's rate-limited,
-// delaying queue, in the order lanes gives (changes first).
-func newQueue(depth prometheus.Gauge) (workqueue.TypedRateLimitingInterface[workload.Key], *lanes.Queue[workload.Key]) {
+// workQueue is the controller's workqueue: client-go's rate-limited,
+// delaying queue, in the order lanes gives (changes ahead of adoption and
+// retries), with the bookkeeping of when each key's first pending event
+// came (keyStates).
+type workQueue struct {
+	workqueue.TypedRateLimitingInterface[workload.Key]
+	lanes *lanes.Queue[workload.Key]
+	keys  *keyStates
+	adds  prometheus.Counter
+	now   func() time.Time
+}
+
+func newWorkQueue(keys *keyStates, depth prometheus.Gauge, adds prometheus.Counter, now func() time.Time) *workQueue {
 	l := lanes.New[workload.Key](lanes.DefaultBurst)
 	base := workqueue.NewTypedWithConfig(workqueue.TypedQueueConfig[workload.Key]{
 		Name: "reloader", MetricsProvider: depthOnly{depth}, Queue: l,
@@ -53,21 +65,32 @@ func newQueue(depth prometheus.Gauge) (workqueue.TypedRateLimitingInterface[work
 		workqueue.TypedRateLimitingQueueConfig[workload.Key]{
 			DelayingQueue: workqueue.NewTypedDelayingQueueWithConfig(workqueue.TypedDelayingQueueConfig[workload.Key]{Queue: base}),
 		})
-	return q, l
+	return &workQueue{TypedRateLimitingInterface: q, lanes: l, keys: keys, adds: adds, now: now}
 }
 
-// enqueue adds a workload key for background work (adoption at start-up),
-// remembering when its first pending event came (for
+// background adds a workload key for background work (adoption at
+// start-up), remembering when its first pending event came (for
 // reloader_action_latency_seconds).
-func (c *Controller) enqueue(key workload.Key) {
-	c.keys.onEvent(key, c.o.Now())
-	c.queue.Add(key)
-	c.o.Metrics.QueueAdds.Inc()
+func (q *workQueue) background(key workload.Key) {
+	q.keys.onEvent(key, q.now())
+	q.Add(key)
+	q.adds.Inc()
 }
 
-// enqueueChange adds a workload key because something it uses, or the
-// workload itself, changed: it goes ahead of background work.
-func (c *Controller) enqueueChange(key workload.Key) {
-	c.lanes.Urgent(key)
-	c.enqueue(key)
+// change adds a workload key because something it uses, or the workload
+// itself, changed: it goes ahead of background work.
+func (q *workQueue) change(key workload.Key) {
+	q.lanes.Urgent(key)
+	q.background(key)
+}
+
+// urgentAfter brings key back after d ahead of background work: a held
+// reload is due when it comes back.
+func (q *workQueue) urgentAfter(key workload.Key, d time.Duration) {
+	q.lanes.Urgent(key)
+	if d > 0 {
+		q.AddAfter(key, d)
+	} else {
+		q.Add(key)
+	}
 }

@@ -11,6 +11,7 @@ import (
 	"k8s.io/client-go/kubernetes/fake"
 	"k8s.io/client-go/tools/record"
 
+	"github.com/reloader-dev/reloader/controller/cache"
 	"github.com/reloader-dev/reloader/controller/metrics"
 	"github.com/reloader-dev/reloader/controller/workload"
 )
@@ -21,29 +22,31 @@ import (
 func TestQueueLatencyIsTheWaitOfEachAdd(t *testing.T) {
 	now := time.Unix(1_000_000, 0)
 	reg := prometheus.NewRegistry()
-	c, err := New(fake.NewClientset(), Options{
+	o := Options{
 		Namespaces: []string{"apps"},
 		Metrics:    metrics.New(reg, metrics.Options{}),
 		Recorder:   record.NewFakeRecorder(10),
 		Now:        func() time.Time { return now },
-	})
+	}
+	d := &appsv1.Deployment{ObjectMeta: metav1.ObjectMeta{Name: "web", Namespace: "apps"}}
+	caches, err := cache.FromObjects(o.CacheOptions(), []any{d})
 	if err != nil {
 		t.Fatal(err)
 	}
-	d := &appsv1.Deployment{ObjectMeta: metav1.ObjectMeta{Name: "web", Namespace: "apps"}}
-	if err := c.scopes["apps"].workloads[workload.Deployment].GetIndexer().Add(d); err != nil {
+	c, err := New(fake.NewClientset(), caches, o)
+	if err != nil {
 		t.Fatal(err)
 	}
 	key := workload.Key{Kind: workload.Deployment, Namespace: "apps", Name: "web"}
 	ctx := context.Background()
 
-	c.enqueue(key)
+	c.queue.background(key)
 	now = now.Add(2 * time.Second)
 	c.processNext(ctx)
 
 	// An hour later the workload changes again and waits 100ms.
 	now = now.Add(time.Hour)
-	c.enqueue(key)
+	c.queue.background(key)
 	now = now.Add(100 * time.Millisecond)
 	c.processNext(ctx)
 

@@ -12,6 +12,7 @@ import (
 	"k8s.io/client-go/kubernetes"
 
 	"github.com/reloader-dev/reloader/controller"
+	"github.com/reloader-dev/reloader/controller/cache"
 	"github.com/reloader-dev/reloader/controller/workload"
 )
 
@@ -54,7 +55,7 @@ func detectAPIs(cs kubernetes.Interface, co *controller.Options, openshiftAuto b
 	}
 	// Missing Argo Rollouts or CSI APIs degrade as in the original: the
 	// rest is reloaded; unlike the original, they are picked up once served.
-	for api, on := range map[controller.OptionalAPI]bool{controller.ArgoRolloutsAPI: co.ArgoRollouts, controller.CSIAPI: co.CSI} {
+	for api, on := range map[cache.OptionalAPI]bool{cache.ArgoRolloutsAPI: co.ArgoRollouts, cache.CSIAPI: co.CSI} {
 		if !on {
 			continue
 		}
@@ -64,7 +65,7 @@ func detectAPIs(cs kubernetes.Interface, co *controller.Options, openshiftAuto b
 		}
 		if len(missing) > 0 {
 			if co.Unavailable == nil {
-				co.Unavailable = map[controller.OptionalAPI]bool{}
+				co.Unavailable = map[cache.OptionalAPI]bool{}
 			}
 			co.Unavailable[api] = true
 		}

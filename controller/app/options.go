@@ -207,8 +207,8 @@ func (o *Options) Resolve(getenv func(string) string) (*Resolved, error) {
 	if err != nil {
 		bad("%v", err)
 	}
-	co := controller.Options{Names: o.Names, AutoReloadAll: o.AutoReloadAll, Workers: o.Workers, Logger: logger,
-		MinReloadInterval: o.MinReloadInterval, UsedKeysOnly: o.UsedKeysOnly}
+	co := controller.Options{Options: decide.Options{Names: o.Names, AutoReloadAll: o.AutoReloadAll,
+		MinReloadInterval: o.MinReloadInterval, UsedKeysOnly: o.UsedKeysOnly}, Workers: o.Workers, Logger: logger}
 	if o.AuditLog {
 		// stdout, apart from the logs on stderr: the controller writes no file.
 		co.Audit = audit.New(os.Stdout)

@@ -31,6 +31,7 @@ import (
 	"github.com/reloader-dev/reloader/controller"
 	"github.com/reloader-dev/reloader/controller/alerts"
 	"github.com/reloader-dev/reloader/controller/buildinfo"
+	"github.com/reloader-dev/reloader/controller/cache"
 	"github.com/reloader-dev/reloader/controller/metainfo"
 	"github.com/reloader-dev/reloader/controller/metrics"
 )
@@ -117,7 +118,13 @@ func Run(ctx context.Context, o *Options, r *Resolved) error {
 		co.Fence = fence.check
 	}
 	co.Recorder = broadcaster.NewRecorder(scheme.Scheme, corev1.EventSource{Component: "reloader"})
-	c, err := controller.New(cs, co)
+	// The caches are built here and handed in, as sample-controller's main
+	// does: the controller adds its handlers, Start runs them.
+	caches, err := cache.New(cs, co.CacheOptions())
+	if err != nil {
+		return fmt.Errorf("building the caches: %w", err)
+	}
+	c, err := controller.New(cs, caches, co)
 	if err != nil {
 		return err
 	}

@@ -104,11 +104,11 @@ func Explain(ctx context.Context, cl Clients, o Options) (*Report, error) {
 	rd := &reader{}
 	co.KeyDigests = rd.fingerprintKey(ctx, cl, o.FingerprintKey)
 	objs, existing := rd.configs(ctx, cl, o, &co, v)
-	in, err := controller.Inspect(co, v, objs)
+	d, err := controller.Inspect(co, v, objs)
 	if err != nil {
 		return nil, fmt.Errorf("deciding for %s: %w", r.Workload, err)
 	}
-	r.Problems = slices.DeleteFunc(slices.Clone(in.Problems), func(p string) bool {
+	r.Problems = slices.DeleteFunc(slices.Clone(d.Problems), func(p string) bool {
 		// The controller's code saw what explain may not read as absent;
 		// a "does not exist" about it would be false.
 		for k := range rd.unreadable {
@@ -119,25 +119,38 @@ func Explain(ctx context.Context, cl Clients, o Options) (*Report, error) {
 		}
 		return false
 	})
-	r.Skip = in.Skip
-	r.Scope = scopeOf(o, co, in, rd.namespaceUnknown)
-	r.OptIn = optIn(co, v, in)
-	r.Resources = resources(co, v, in, existing, rd.unreadable)
-	r.Holds = holds(in, o.Now())
-	if len(in.Pending) > 0 {
+	r.Skip = skipOf(d)
+	r.Scope = scopeOf(o, co, co.ScopeGate(v, d), rd.namespaceUnknown)
+	r.OptIn = optIn(co, v, d)
+	r.Resources = resources(co, v, d, existing, rd.unreadable)
+	r.Holds = holds(d, o.Now())
+	if len(d.Reloads) > 0 {
 		r.Holds = append(r.Holds, budgetHolds(ctx, cl, co, v, rd)...)
 	}
-	r.LastReload = rd.lastReload(ctx, cl, o, strategyOf(co.Strategy, in.Marker))
+	r.LastReload = rd.lastReload(ctx, cl, o, strategyOf(co.Strategy, d.Marker))
 	r.Controller = controllerStatus(ctx, cl, o)
-	r.Hints = hints(co, v, r, existing, in)
-	conclude(r, in)
+	r.Hints = hints(co, v, r, existing, d)
+	conclude(r, d)
 	sort.Strings(rd.notes)
 	r.Unreadable = rd.notes
 	return r, nil
 }
 
+// skipOf is the reason a sync stops before looking at resources
+// ("being_deleted", "namespace_not_selected"), as in reloader_skipped_total;
+// "" when it goes on.
+func skipOf(d decide.Decision) string {
+	switch d.Gate {
+	case decide.GateWorkload:
+		return d.Skip
+	case decide.GateNamespace:
+		return "namespace_not_selected"
+	}
+	return ""
+}
+
 // conclude sets the verdict and summary.
-func conclude(r *Report, in controller.Inspection) {
+func conclude(r *Report, d decide.Decision) {
 	due := 0
 	for _, res := range r.Resources {
 		if res.Due {
@@ -153,7 +166,7 @@ func conclude(r *Report, in controller.Inspection) {
 	}
 	blockers = append(blockers, r.Holds...)
 	switch {
-	case in.Skip == "being_deleted":
+	case skipOf(d) == "being_deleted":
 		r.Verdict, r.Summary = NotWatched, "the workload is being deleted: the controller does not reload it"
 	case due > 0 && len(blockers) > 0:
 		r.Verdict = Blocked
@@ -163,11 +176,11 @@ func conclude(r *Report, in controller.Inspection) {
 		r.Summary = fmt.Sprintf("a reload is due for %d resource(s): the controller applies it on its next sync", due)
 	case !r.Scope.InScope && !r.Scope.Unknown:
 		r.Verdict, r.Summary = NotWatched, "not watched: "+r.Scope.Reason
-	case !in.Interested:
+	case !d.Interested:
 		r.Verdict, r.Summary = NotWatched, "not watched: the workload is not opted in to reloads"
 	case !anyWatched(r.Resources):
 		r.Verdict, r.Summary = NotWatched, "opted in, but watches none of the resources it uses (see each resource)"
-	case !in.HasRecord:
+	case !d.HasRecord:
 		r.Verdict, r.Summary = UpToDate, "nothing pending, but the controller has not recorded this workload yet (no "+annotations.Applied+"): on its first sync it adopts the current state without rolling"
 	default:
 		r.Verdict, r.Summary = UpToDate, "up to date: every watched resource is applied"
@@ -190,7 +203,7 @@ func strategyOf(fallback controller.Strategy, m decide.Marker) string {
 	return string(fallback)
 }
 
-func scopeOf(o Options, co controller.Options, in controller.Inspection, nsUnknown bool) Scope {
+func scopeOf(o Options, co controller.Options, gate controller.ScopeGate, nsUnknown bool) Scope {
 	s := Scope{InScope: true, Unknown: nsUnknown, Namespaces: co.Namespaces, NamespacesToIgnore: co.NamespacesToIgnore,
 		ResourceSelector: co.ResourceSelector}
 	if co.NamespaceSelector != nil {
@@ -209,7 +222,7 @@ func scopeOf(o Options, co controller.Options, in controller.Inspection, nsUnkno
 	}
 	sort.Strings(s.IgnoredWorkloads)
 	out := func(reason string) { s.InScope, s.Reason = false, reason }
-	switch in.OutOfScope {
+	switch gate {
 	case controller.OutsideNamespaces:
 		out(fmt.Sprintf("namespace %s is outside the controller's namespaces (%s)", o.Namespace, strings.Join(co.Namespaces, ",")))
 	case controller.NamespaceIgnored:
@@ -226,7 +239,7 @@ func scopeOf(o Options, co controller.Options, in controller.Inspection, nsUnkno
 	return s
 }
 
-func optIn(co controller.Options, v workload.View, in controller.Inspection) OptIn {
+func optIn(co controller.Options, v workload.View, d decide.Decision) OptIn {
 	n := co.Names
 	w := annotations.Workload{Meta: v.Object.GetAnnotations(), Template: v.Template.Annotations}
 	var oi OptIn
@@ -235,7 +248,7 @@ func optIn(co controller.Options, v workload.View, in controller.Inspection) Opt
 	read := map[at]bool{}
 	notRead := map[at][]string{}
 	for _, kind := range refs.Kinds() {
-		where := in.ReadOn[kind]
+		where := d.ReadOn[kind]
 		for _, k := range keys {
 			if !relevant(n, k, kind) {
 				continue
@@ -263,7 +276,7 @@ func optIn(co controller.Options, v workload.View, in controller.Inspection) Opt
 	slices.SortFunc(oi.By, byKey)
 	slices.SortFunc(oi.Shadowed, byKey)
 	oi.AutoReloadAll = co.AutoReloadAll
-	oi.OptedIn = in.Interested
+	oi.OptedIn = d.Interested
 	if !oi.OptedIn {
 		oi.Suggest = fmt.Sprintf("kubectl annotate %s/%s %s=true (on the metadata: reload for every ConfigMap and Secret it uses)",
 			strings.ToLower(string(v.Kind)), v.Object.GetName(), n.Auto)
@@ -276,20 +289,25 @@ func relevant(n annotations.Names, k string, kind refs.Kind) bool {
 	return k == n.Auto || k == n.Search || k == n.ReloadKey(kind) || k == n.TypedAutoKey(kind)
 }
 
-func holds(in controller.Inspection, now time.Time) []string {
+// holds says what holds the due reloads back: the pause period, storm
+// control, the change window (the rollout budget is budgetHolds').
+func holds(d decide.Decision, now time.Time) []string {
 	var out []string
-	if in.PausedFor > 0 {
-		out = append(out, fmt.Sprintf("the Deployment is paused by the pause period until %s", now.Add(in.PausedFor).UTC().Format(time.RFC3339)))
+	if d.PausedFor > 0 {
+		out = append(out, fmt.Sprintf("the Deployment is paused by the pause period until %s", now.Add(d.PausedFor).UTC().Format(time.RFC3339)))
 	}
-	if in.HeldFor > 0 {
-		out = append(out, fmt.Sprintf("storm control (--min-reload-interval) holds it until %s", now.Add(in.HeldFor).UTC().Format(time.RFC3339)))
+	if len(d.Reloads) == 0 {
+		return out
+	}
+	if d.HeldFor > 0 {
+		out = append(out, fmt.Sprintf("storm control (--min-reload-interval) holds it until %s", now.Add(d.HeldFor).UTC().Format(time.RFC3339)))
 	}
 	switch {
-	case in.WindowInvalid:
-		out = append(out, fmt.Sprintf("its change window (%s) is invalid or never opens: it waits until that is fixed", in.WindowFrom))
-	case in.WindowOpensIn > 0:
+	case d.WindowInvalid:
+		out = append(out, fmt.Sprintf("its change window (%s) is invalid or never opens: it waits until that is fixed", d.WindowFrom))
+	case d.WindowOpensIn > 0:
 		out = append(out, fmt.Sprintf("outside its change window %q (%s): applied when it opens at %s",
-			in.WindowSpec, in.WindowFrom, now.Add(in.WindowOpensIn).UTC().Truncate(time.Second).Format(time.RFC3339)))
+			d.WindowSpec, d.WindowFrom, now.Add(d.WindowOpensIn).UTC().Truncate(time.Second).Format(time.RFC3339)))
 	}
 	return out
 }

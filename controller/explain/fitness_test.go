@@ -53,8 +53,7 @@ func TestExplainSpellsOutNoAnnotationKeyList(t *testing.T) {
 func TestExplainEvaluatesNoRuleOfTheDecision(t *testing.T) {
 	namesKeys := map[string]bool{"Defaults": true, "ReloadKey": true, "TypedAutoKey": true, "OptInKeys": true, "MisplacedOnResource": true}
 	// explain's one way in is controller.Inspect, which asks decide.
-	rules := map[string]string{"Decide": "decide", "KindIgnored": "decide", "NamespaceIgnored": "decide", "EnvVarName": "decide",
-		"DecideOptions": "controller"}
+	rules := map[string]string{"Decide": "decide", "KindIgnored": "decide", "NamespaceIgnored": "decide", "EnvVarName": "decide"}
 	fset := token.NewFileSet()
 	for _, f := range parsed(t, fset, "../annotations") {
 		for _, d := range f.Decls {
@@ -77,7 +76,7 @@ func TestExplainEvaluatesNoRuleOfTheDecision(t *testing.T) {
 				return true
 			}
 			if rules[sel.Sel.Name] != "" {
-				t.Errorf("%s: explain calls %s, a rule of %s; take what it decides from the Inspection instead",
+				t.Errorf("%s: explain calls %s, a rule of %s; take what it decides from the decision controller.Inspect returns instead",
 					fset.Position(call.Pos()), sel.Sel.Name, rules[sel.Sel.Name])
 			}
 			if pkg, ok := sel.X.(*ast.Ident); ok && pkg.Name == "strings" && sel.Sel.Name == "Split" {

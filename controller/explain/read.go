@@ -10,6 +10,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/reloader-dev/reloader/controller"
+	"github.com/reloader-dev/reloader/controller/cache"
 	"github.com/reloader-dev/reloader/controller/fingerprint"
 	"github.com/reloader-dev/reloader/controller/hash"
 	"github.com/reloader-dev/reloader/controller/refs"
@@ -110,7 +111,7 @@ func (rd *reader) configs(ctx context.Context, cl Clients, o Options, co *contro
 		return objects(l, err, func(l *corev1.SecretList) []corev1.Secret { return l.Items })
 	}, func(name string) (metav1.Object, error) { return secrets.Get(ctx, name, metav1.GetOptions{}) })
 	if co.CSI && cl.Dynamic != nil {
-		for _, gvr := range controller.CSIResources() {
+		for _, gvr := range cache.CSIResources() {
 			l, err := cl.Dynamic.Resource(gvr).Namespace(ns).List(ctx, metav1.ListOptions{})
 			if err != nil {
 				rd.note("listing "+gvr.Resource+" in "+ns, err)

@@ -20,21 +20,27 @@ func (k resKey) String() string { return string(k.kind) + "/" + k.name }
 
 // resources lists every resource the template uses, and those it watches
 // without using them (named reloads), with the controller's decision and the
-// rule it gives (in.Verdicts). It is one loop over the resources with one
+// rule it gives (d.Verdicts). It is one loop over the resources with one
 // case per verdict.
-func resources(co controller.Options, v workload.View, in controller.Inspection, existing map[string]map[string]string, unreadable map[string]string) []Resource {
+func resources(co controller.Options, v workload.View, d decide.Decision, existing map[string]map[string]string, unreadable map[string]string) []Resource {
 	uses := map[resKey][]Use{}
 	for _, u := range refs.Uses(&v.Template.Spec) {
 		k := resKey{u.Kind, u.Name}
 		uses[k] = append(uses[k], Use{Via: string(u.Via), Container: u.Container, Init: u.Init, Volume: u.Volume, MountPath: u.MountPath, SubPath: u.SubPath})
 	}
-	watched := map[resKey]controller.WatchedResource{}
-	for _, w := range in.Watched {
+	watched := map[resKey]decide.Watched{}
+	for _, w := range d.Watched {
 		watched[resKey{w.Kind, w.Name}] = w
 	}
-	pending := map[resKey]controller.PendingReload{}
-	for _, p := range in.Pending {
+	pending := map[resKey]decide.Reload{}
+	for _, p := range d.Reloads {
 		pending[resKey{p.Kind, p.Name}] = p
+	}
+	// A due reload the change does not carry has no container for its
+	// marker: the controller skips it (no_container).
+	carried := map[resKey]bool{}
+	for _, p := range d.Applied {
+		carried[resKey{p.Kind, p.Name}] = true
 	}
 	var order []resKey
 	seen := map[resKey]bool{}
@@ -43,14 +49,14 @@ func resources(co controller.Options, v workload.View, in controller.Inspection,
 		seen[k] = true
 		order = append(order, k)
 	}
-	for _, w := range in.Watched {
+	for _, w := range d.Watched {
 		if k := (resKey{w.Kind, w.Name}); !seen[k] {
 			seen[k] = true
 			order = append(order, k)
 		}
 	}
 	verdicts := map[resKey]decide.Verdict{}
-	for _, vd := range in.Verdicts {
+	for _, vd := range d.Verdicts {
 		verdicts[resKey{vd.Kind, vd.Name}] = vd
 	}
 	out := make([]Resource, 0, len(order))
@@ -58,24 +64,26 @@ func resources(co controller.Options, v workload.View, in controller.Inspection,
 		_, exists := existing[k.String()]
 		vd := verdicts[k]
 		r := Resource{Kind: kindTitle(k.kind), Name: k.name, Uses: uses[k], Exists: exists}
-		if h, ok := in.Record[k.String()]; ok {
+		if h, ok := d.Record[k.String()]; ok {
 			r.Applied = h
 		}
 		w, isWatched := watched[k]
 		if isWatched {
 			r.Hash = w.Hash
-			if w.Known {
-				r.Applied = w.Applied
+			// Applied shows what the record or a marker says; a first-sight
+			// verdict is not a hash that was ever applied.
+			if w.Baseline.Known && w.Baseline.From != decide.FromFirstSight {
+				r.Applied = w.Baseline.Hash
 			}
-			if w.KeysWhy != "" {
-				r.Keys = &Keys{All: !w.PerKey, Only: w.Keys, Why: w.KeysWhy}
+			if w.Scope.Why != "" {
+				r.Keys = &Keys{All: !w.Scope.PerKey, Only: w.Scope.Keys, Why: w.Scope.Why}
 			}
 		}
 		if p, ok := pending[k]; ok {
-			r.Due, r.Change = true, p.Change
-			if p.NoContainer {
+			r.Due, r.Change = true, p.Change.String()
+			if !carried[k] {
 				r.Due = false
-				r.Change = p.Change + " (no container to carry the reload marker: the controller skips it, no_container)"
+				r.Change = p.Change.String() + " (no container to carry the reload marker: the controller skips it, no_container)"
 			}
 		}
 		why := unreadable[k.String()]
@@ -86,13 +94,13 @@ func resources(co controller.Options, v workload.View, in controller.Inspection,
 			// What the controller's code decided from its absence is void.
 			r.Reason, r.Detail = ReasonUnreadable, "could not read it: "+why+"; its watch status is unknown"
 			r.Hash, r.Due, r.Change = "", false, ""
-		case isWatched && !w.Exists && exists:
+		case isWatched && w.Hash == "" && exists:
 			r.Reason = ReasonLabelSelector
 			r.Detail = fmt.Sprintf("it exists but does not match --resource-label-selector=%s: the controller does not see it, so its changes never reload", co.ResourceSelector)
 		case isWatched:
 			r.Watched = true
 			r.Reason, r.Detail = ruleReason(vd.Rule), vd.Detail
-			if !w.Exists {
+			if w.Hash == "" {
 				r.Reason = ReasonMissing
 				r.Detail += "; it does not exist (the controller reloads when it appears only with --reload-on-create)"
 			}
@@ -130,7 +138,7 @@ func ruleReason(rule annotations.Rule) string {
 
 // hints are problems nobody reports: what the kubelet never refreshes,
 // annotations on the wrong object.
-func hints(co controller.Options, v workload.View, r *Report, existing map[string]map[string]string, in controller.Inspection) []string {
+func hints(co controller.Options, v workload.View, r *Report, existing map[string]map[string]string, d decide.Decision) []string {
 	n := co.Names
 	var out []string
 	for _, res := range r.Resources {
@@ -168,7 +176,7 @@ func hints(co controller.Options, v workload.View, r *Report, existing map[strin
 			}
 		}
 	}
-	if r.OptIn.OptedIn && !in.HasRecord && r.Controller.Running == "yes" && r.Scope.InScope {
+	if r.OptIn.OptedIn && !d.HasRecord && r.Controller.Running == "yes" && r.Scope.InScope {
 		out = append(out, "a running controller has not recorded this workload yet: if this lasts, check the controller's logs and its RBAC in this namespace")
 	}
 	return out

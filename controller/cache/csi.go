@@ -1,15 +1,14 @@
-package controller
+package cache
 
 import (
 	"fmt"
 	"strconv"
 
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/client-go/dynamic/dynamicinformer"
-	"k8s.io/client-go/tools/cache"
+	toolscache "k8s.io/client-go/tools/cache"
 
 	"github.com/reloader-dev/reloader/controller/hash"
 	"github.com/reloader-dev/reloader/controller/refs"
@@ -31,8 +30,6 @@ func CSIResources() []schema.GroupVersionResource {
 	return []schema.GroupVersionResource{spcGVR(), spcpsGVR()}
 }
 
-const indexClass = "reloader/spc-class" // "<ns>/<class>" of a SecretProviderClassPodStatus
-
 // spcStatus is what the cache keeps of a SecretProviderClassPodStatus: which
 // class it reports on and the hash of what the mount holds.
 type spcStatus struct {
@@ -50,7 +47,7 @@ func (s *spcStatus) DeepCopyObject() runtime.Object {
 
 // spcStatusFromUnstructured is the transform that hashes a pod status as
 // the original does, with a, and keeps nothing else of it.
-func spcStatusFromUnstructured(a hash.Algorithm) cache.TransformFunc {
+func spcStatusFromUnstructured(a hash.Algorithm) toolscache.TransformFunc {
 	return func(obj any) (any, error) { return spcStatusOf(a, obj) }
 }
 
@@ -80,71 +77,55 @@ func spcStatusOf(a hash.Algorithm, obj any) (any, error) {
 
 // addCSI builds the CSI informers of s from f (a deferred factory while the
 // CSI API is not served).
-func (c *Controller) addCSI(s *scope, f dynamicinformer.DynamicSharedInformerFactory) error {
+func (c *Cache) addCSI(s *scope, f dynamicinformer.DynamicSharedInformerFactory) error {
 	spc := f.ForResource(spcGVR()).Informer()
 	if err := spc.SetTransform(workload.MetaFromUnstructured); err != nil {
 		return fmt.Errorf("caching SecretProviderClasses: %w", err)
 	}
-	if _, err := spc.AddEventHandler(cache.ResourceEventHandlerFuncs{
-		// Only annotations (ignore, match) of the class itself matter.
-		UpdateFunc: func(old, cur any) {
-			o, n := old.(metav1.Object), cur.(metav1.Object)
-			if c.triggerAnnotationsChanged(o, n) {
-				c.configChanged(refs.SecretProviderClass, n, true)
-			}
-		},
-	}); err != nil {
-		return fmt.Errorf("watching SecretProviderClasses: %w", err)
-	}
 	s.config[refs.SecretProviderClass] = spc
-
 	st := f.ForResource(spcpsGVR()).Informer()
 	if err := st.SetTransform(spcStatusFromUnstructured(c.o.Hash)); err != nil {
 		return fmt.Errorf("caching SecretProviderClassPodStatuses: %w", err)
 	}
-	if err := st.AddIndexers(cache.Indexers{indexClass: func(obj any) ([]string, error) {
-		if s, ok := obj.(*spcStatus); ok && s.Class != "" {
-			return []string{s.Namespace + "/" + s.Class}, nil
-		}
-		return nil, nil
-	}}); err != nil {
+	if err := st.AddIndexers(toolscache.Indexers{indexClass: indexClasses}); err != nil {
 		return fmt.Errorf("indexing SecretProviderClassPodStatuses: %w", err)
 	}
-	changed := func(obj any) {
-		if d, ok := obj.(cache.DeletedFinalStateUnknown); ok {
-			obj = d.Obj
-		}
-		if s, ok := obj.(*spcStatus); ok && s.Class != "" {
-			c.o.Metrics.EventsReceived.WithLabelValues("update", "secretproviderclasspodstatuses").Inc()
-			c.configChangedName(refs.SecretProviderClass, s.Namespace, s.Class, false)
-		}
-	}
-	if _, err := st.AddEventHandler(cache.ResourceEventHandlerFuncs{
-		AddFunc: changed,
-		UpdateFunc: func(old, cur any) {
-			o, n := old.(*spcStatus), cur.(*spcStatus)
-			if o.Hash != n.Hash || o.Class != n.Class {
-				changed(cur)
-			}
-		},
-		DeleteFunc: changed,
-	}); err != nil {
-		return fmt.Errorf("watching SecretProviderClassPodStatuses: %w", err)
-	}
-	s.spcStatuses = st
+	s.statuses = st
 	return nil
 }
 
-// spcHash is the hash of what the class's mounts hold now: the status
-// written last (highest resourceVersion). During a rotation the first mount to
-// see the new secret moves it, pods started afterwards report the same, so
-// one rotation is one reload.
-func (c *Controller) spcHash(ns, class string) (string, bool) {
-	s := c.scopeFor(ns)
-	if s == nil || s.spcStatuses == nil {
+// statusHandler turns the mount statuses' events into changed(ns, class)
+// when what a class's mounts hold may have changed.
+func statusHandler(changed func(ns, class string)) toolscache.ResourceEventHandler {
+	on := func(obj any) {
+		if d, ok := obj.(toolscache.DeletedFinalStateUnknown); ok {
+			obj = d.Obj
+		}
+		if s, ok := obj.(*spcStatus); ok && s.Class != "" {
+			changed(s.Namespace, s.Class)
+		}
+	}
+	return toolscache.ResourceEventHandlerFuncs{
+		AddFunc: on,
+		UpdateFunc: func(old, cur any) {
+			o, n := old.(*spcStatus), cur.(*spcStatus)
+			if o.Hash != n.Hash || o.Class != n.Class {
+				on(cur)
+			}
+		},
+		DeleteFunc: on,
+	}
+}
+
+// classHash is the hash of what the class's mounts hold now: the status
+// written last (highest resourceVersion). During a rotation the first mount
+// to see the new secret moves it, pods started afterwards report the same,
+// so one rotation is one reload.
+func (s *scope) classHash(ns, class string) (string, bool) {
+	if s.statusIdx == nil {
 		return "", false
 	}
-	objs, err := s.spcStatuses.GetIndexer().ByIndex(indexClass, ns+"/"+class)
+	objs, err := s.statusIdx.ByIndex(indexClass, ns+"/"+class)
 	if err != nil {
 		return "", false
 	}

@@ -1,18 +1,16 @@
-package controller
+package cache
 
 import (
 	"context"
 	"fmt"
-	"strings"
 	"time"
 
-	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/client-go/discovery"
 	"k8s.io/client-go/dynamic/dynamicinformer"
-	"k8s.io/client-go/tools/cache"
+	toolscache "k8s.io/client-go/tools/cache"
 
 	"github.com/reloader-dev/reloader/controller/refs"
 	"github.com/reloader-dev/reloader/controller/workload"
@@ -33,8 +31,8 @@ const (
 // wait for it.
 var workloadAPIs = map[workload.Kind]OptionalAPI{workload.Rollout: ArgoRolloutsAPI}
 
-// flag is the command line flag that asked for the API.
-func (a OptionalAPI) flag() string {
+// Flag is the command line flag that asks for the API.
+func (a OptionalAPI) Flag() string {
 	if a == ArgoRolloutsAPI {
 		return "--is-Argo-Rollouts=true"
 	}
@@ -73,9 +71,9 @@ func (a OptionalAPI) Served(dc discovery.DiscoveryInterface) (missing []string, 
 }
 
 // deferredFactory is the scope's informer factory for an API not served
-// yet: its informers are built (handlers, indexers) with the others but only
+// yet: its informers are built (indexers, handlers) with the others but only
 // started once the API is served.
-func (c *Controller) deferredFactory(s *scope, ns string, api OptionalAPI) dynamicinformer.DynamicSharedInformerFactory {
+func (c *Cache) deferredFactory(s *scope, ns string, api OptionalAPI) dynamicinformer.DynamicSharedInformerFactory {
 	if !c.o.Unavailable[api] {
 		return s.dynamicFactory
 	}
@@ -91,51 +89,35 @@ func (c *Controller) deferredFactory(s *scope, ns string, api OptionalAPI) dynam
 }
 
 // deferredInformer says whether inf waits for an API that is not served.
-func (c *Controller) deferredInformer(s *scope, inf cache.SharedIndexInformer) bool {
+func (c *Cache) deferredInformer(s *scope, inf toolscache.SharedIndexInformer) bool {
 	for kind, w := range s.workloads {
 		if api, optional := workloadAPIs[kind]; optional && w == inf {
 			return c.o.Unavailable[api]
 		}
 	}
-	if inf == s.config[refs.SecretProviderClass] || inf == s.spcStatuses {
+	if inf == s.config[refs.SecretProviderClass] || inf == s.statuses {
 		return c.o.Unavailable[CSIAPI]
 	}
 	return false
 }
 
-// announceUnavailable tells the user, once at start, which asked-for APIs
-// are missing and what that means.
-func (c *Controller) announceUnavailable() {
-	for api := range c.o.Unavailable {
-		c.o.Metrics.OptionalAPIAvailable.WithLabelValues(string(api)).Set(0)
-		msg := fmt.Sprintf("%s, but the apiserver does not serve %s: not watched until it is (checked every %s); everything else is reloaded",
-			api.flag(), strings.Join(resourceNames(api), ", "), c.o.APIPollInterval)
-		c.o.Logger.Warn(msg, "api", string(api))
-		if c.o.Self != nil {
-			c.o.Recorder.Event(c.o.Self, corev1.EventTypeWarning, ReasonAPIUnavailable, msg)
-		}
-	}
-	for _, api := range []OptionalAPI{ArgoRolloutsAPI, CSIAPI} {
-		if (api == ArgoRolloutsAPI && c.o.ArgoRollouts || api == CSIAPI && c.o.CSI) && !c.o.Unavailable[api] {
-			c.o.Metrics.OptionalAPIAvailable.WithLabelValues(string(api)).Set(1)
-		}
-	}
-}
-
-func resourceNames(api OptionalAPI) []string {
+// ResourceNames are api's resources as a user reads them
+// ("rollouts.argoproj.io/v1alpha1").
+func (a OptionalAPI) ResourceNames() []string {
 	var out []string
-	for _, gvr := range api.Resources() {
+	for _, gvr := range a.Resources() {
 		out = append(out, gvr.Resource+"."+gvr.Group+"/"+gvr.Version)
 	}
 	return out
 }
 
-// awaitAPI polls discovery until api is served, then starts its informers in
-// every scope and waits for their caches; their add events enqueue the
-// workloads concerned.
-func (c *Controller) awaitAPI(ctx context.Context, api OptionalAPI) {
-	err := wait.PollUntilContextCancel(ctx, c.o.APIPollInterval, false, func(context.Context) (bool, error) {
-		missing, err := api.Served(c.cs.Discovery())
+// StartWhenServed polls discovery every interval until api is served, then
+// starts its informers in every scope and waits for their caches; their add
+// events enqueue the workloads concerned. It returns nil once they are
+// synced, or the context's error.
+func (c *Cache) StartWhenServed(ctx context.Context, dc discovery.DiscoveryInterface, api OptionalAPI, interval time.Duration) error {
+	err := wait.PollUntilContextCancel(ctx, interval, false, func(context.Context) (bool, error) {
+		missing, err := api.Served(dc)
 		if err != nil {
 			c.o.Logger.Debug("checking an optional API", "api", string(api), "error", err)
 			return false, nil
@@ -143,46 +125,23 @@ func (c *Controller) awaitAPI(ctx context.Context, api OptionalAPI) {
 		return len(missing) == 0, nil
 	})
 	if err != nil {
-		return // shutting down
+		return fmt.Errorf("waiting for %s to be served: %w", api, err)
 	}
-	var synced []cache.InformerSynced
+	var synced []toolscache.InformerSynced
 	for _, s := range c.scopes {
 		f := s.deferred[api]
 		if f == nil {
 			continue
 		}
 		f.Start(ctx.Done())
-		for _, inf := range c.informersOf(s) {
+		for _, inf := range s.informers() {
 			if c.deferredInformer(s, inf) {
 				synced = append(synced, inf.HasSynced)
 			}
 		}
 	}
-	if !cache.WaitForCacheSync(ctx.Done(), synced...) {
-		return
+	if !toolscache.WaitForCacheSync(ctx.Done(), synced...) {
+		return fmt.Errorf("waiting for the caches of %s: %w", api, ctx.Err())
 	}
-	c.o.Metrics.OptionalAPIAvailable.WithLabelValues(string(api)).Set(1)
-	msg := fmt.Sprintf("%s: the apiserver now serves %s; watching it", api.flag(), strings.Join(resourceNames(api), ", "))
-	c.o.Logger.Info(msg, "api", string(api))
-	if c.o.Self != nil {
-		c.o.Recorder.Event(c.o.Self, corev1.EventTypeNormal, ReasonAPIAvailable, msg)
-	}
+	return nil
 }
-
-// informersOf lists every informer of a scope.
-func (c *Controller) informersOf(s *scope) []cache.SharedIndexInformer {
-	var out []cache.SharedIndexInformer
-	for _, inf := range s.config {
-		out = append(out, inf)
-	}
-	for _, inf := range s.workloads {
-		out = append(out, inf)
-	}
-	if s.spcStatuses != nil {
-		out = append(out, s.spcStatuses)
-	}
-	return out
-}
-
-// defaultAPIPollInterval is how often a missing optional API is looked for.
-const defaultAPIPollInterval = 30 * time.Second

@@ -6,7 +6,7 @@ import (
 
 	"k8s.io/client-go/util/workqueue"
 
-	"github.com/reloader-dev/reloader/controller/lanes"
+	"github.com/reloader-dev/reloader/controller/internal/lanes"
 )
 
 // newWorkqueue is the queue the controller builds: client-go's rate-limited
