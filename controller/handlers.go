@@ -183,7 +183,7 @@ func (h *eventHandlers) namespace() toolscache.ResourceEventHandler {
 		if !ok {
 			return
 		}
-		_, keys := h.cache.InNamespace(ns.Name)
+		keys := h.cache.InNamespace(ns.Name)
 		for _, key := range keys {
 			h.queue.change(key)
 		}
@@ -230,7 +230,7 @@ func (h *eventHandlers) changed(kind refs.Kind, ns, name string, searchToo bool)
 // them for every change (reloader_workloads_scanned_total), and creates the
 // matched series it adds 0 to.
 func (h *eventHandlers) recordScan(ns string) {
-	counts, _ := h.cache.InNamespace(ns)
+	counts := h.cache.Counts(ns)
 	for kind, n := range counts {
 		h.o.Metrics.WorkloadsScanned.WithLabelValues(string(kind)).Add(float64(n))
 		h.o.Metrics.WorkloadsMatched.WithLabelValues(string(kind)).Add(0)

@@ -169,22 +169,35 @@ func (c *Cache) Users(kind refs.Kind, ns, name string) iter.Seq[workload.View] {
 	}
 }
 
-// InNamespace counts the cached workloads of each kind in ns and yields
-// their keys.
-func (c *Cache) InNamespace(ns string) (counts map[workload.Kind]int, keys []workload.Key) {
+// InNamespace lists the keys of every cached workload in ns.
+func (c *Cache) InNamespace(ns string) []workload.Key {
 	s := c.scopeFor(ns)
 	if s == nil {
-		return nil, nil
+		return nil
 	}
-	counts = map[workload.Kind]int{}
+	var keys []workload.Key
 	for wk, idx := range s.workloadIdx {
 		objs, _ := idx.ByIndex(toolscache.NamespaceIndex, ns)
-		counts[wk] = len(objs)
 		for _, o := range objs {
 			keys = append(keys, workload.Key{Kind: wk, Namespace: ns, Name: MetaOf(o).GetName()})
 		}
 	}
-	return counts, keys
+	return keys
+}
+
+// Counts counts the cached workloads of each kind in ns. It is called for
+// every change (the scanned-workloads metric), so it builds no keys.
+func (c *Cache) Counts(ns string) map[workload.Kind]int {
+	s := c.scopeFor(ns)
+	if s == nil {
+		return nil
+	}
+	counts := make(map[workload.Kind]int, len(s.workloadIdx))
+	for wk, idx := range s.workloadIdx {
+		objs, _ := idx.ByIndex(toolscache.NamespaceIndex, ns)
+		counts[wk] = len(objs)
+	}
+	return counts
 }
 
 // All yields every cached workload of the kinds keep accepts.
