@@ -7,6 +7,8 @@ import (
 	"strings"
 	"time"
 
+	"golang.org/x/mod/semver"
+
 	"github.com/reloader-dev/reloader/release"
 	"github.com/reloader-dev/reloader/release/gate"
 	"github.com/reloader-dev/reloader/release/support"
@@ -57,8 +59,21 @@ type StandingOptions struct {
 	// Accept lists advisories (by ID or alias) the user runs the release
 	// despite.
 	Accept []string
-	// AllowUnsupported accepts a release whose series' support has ended.
+	// AllowUnsupported accepts a release whose series' support has ended,
+	// or whose series no support table known lists (--accept-unsupported).
 	AllowUnsupported bool
+	// Tables are the support tables known besides the source's: the
+	// release's own signed lock's, and those of other releases the command
+	// was given. The source is usually a newer lock, whose table may have
+	// moved the series' end or dropped it; each table is as signed, so Judge
+	// holds the release to the strictest entry of them all.
+	Tables []NamedTable
+}
+
+// NamedTable is a support table and where it came from.
+type NamedTable struct {
+	Name  string
+	Table *support.Table
 }
 
 // Standing is what an advisory source says about one release.
@@ -68,13 +83,19 @@ type Standing struct {
 	// Advisories are those that mark the version affected; withdrawn
 	// advisories affect nothing and are not listed.
 	Advisories []AdvisoryFinding `json:"advisories"`
-	// Series and EndOfSupport are the version's row of the support table.
+	// Series is the version's series; EndOfSupport is the end of its row
+	// in the table that decided (none for an unlisted series).
 	Series       string `json:"series,omitempty"`
 	EndOfSupport string `json:"endOfSupport,omitempty"`
-	// Support is "supported", "ended", "unlisted" (the table has no row
-	// for the series) or "unknown" (the source has no table).
+	// Support is "supported", "ended", "unlisted" (no table known lists the
+	// series) or "unknown" (no table is known: v1 locks).
 	Support string `json:"support"`
-	// UnsupportedAllowed records --allow-unsupported for an ended series.
+	// SupportFrom names the table that decided Support: of the tables
+	// known, the one whose entry ends the series first; for an unlisted
+	// series, every table consulted.
+	SupportFrom string `json:"supportFrom,omitempty"`
+	// UnsupportedAllowed records --accept-unsupported for an ended or
+	// unlisted series: admitted, with this warning on record.
 	UnsupportedAllowed bool `json:"unsupportedAllowed,omitempty"`
 	// Refused gives every reason the release is refused; empty: admitted.
 	Refused []string `json:"refused,omitempty"`
@@ -87,9 +108,9 @@ type AdvisoryFinding struct {
 	Accepted bool   `json:"accepted"`
 }
 
-// Judge decides whether version may be used, by src's advisories and
-// support table and the user's exceptions. It is pure: the caller fetched
-// and verified the source.
+// Judge decides whether version may be used, by src's advisories, the
+// strictest entry of the support tables known (src's and o.Tables), and the
+// user's exceptions. It is pure: the caller fetched and verified them all.
 func Judge(src *AdvisorySource, version string, o StandingOptions) *Standing {
 	st := &Standing{Version: version, Source: src, Advisories: []AdvisoryFinding{}, Support: "unknown"}
 	for _, a := range src.Advisories {
@@ -103,23 +124,65 @@ func Judge(src *AdvisorySource, version string, o StandingOptions) *Standing {
 				a.ID, version, oneLine(a.Summary), a.ID))
 		}
 	}
+	judgeSupport(st, src, version, o)
+	return st
+}
+
+// judgeSupport applies the strictest support entry known for version's
+// series: of every table known, the row that ends support first (on a tie,
+// the first named, the source's). A table that lacks the series has no
+// entry for it and defers to one that lists it: a newer table drops series
+// long ended, which the older tables still end. A series no table lists is
+// refused, as an ended one is, unless --accept-unsupported: the tables are
+// the project's word on what it supports, and silence is no promise. With
+// no table at all (v1 locks) there is nothing to judge by, and the release
+// stays "unknown" and admitted, as before tables were signed.
+func judgeSupport(st *Standing, src *AdvisorySource, version string, o StandingOptions) {
+	var tables []NamedTable
 	if src.Support != nil {
-		s, ok := src.Support.SeriesOf(version)
-		switch {
-		case !ok:
-			st.Support = "unlisted"
-		case s.Supported(o.Now):
-			st.Support, st.Series, st.EndOfSupport = "supported", s.Series, s.EndOfSupport.Format(time.DateOnly)
-		default:
-			st.Support, st.Series, st.EndOfSupport = "ended", s.Series, s.EndOfSupport.Format(time.DateOnly)
-			st.UnsupportedAllowed = o.AllowUnsupported
-			if !o.AllowUnsupported {
-				st.Refused = append(st.Refused, fmt.Sprintf("series %s of %s is past its end of support (%s); --allow-unsupported to run it anyway",
-					s.Series, version, st.EndOfSupport))
-			}
+		tables = append(tables, NamedTable{src.Name, src.Support})
+	}
+	for _, t := range o.Tables {
+		if t.Table != nil && !slices.ContainsFunc(tables, func(k NamedTable) bool { return k.Table == t.Table }) {
+			tables = append(tables, t)
 		}
 	}
-	return st
+	if len(tables) == 0 {
+		return
+	}
+	var (
+		row   support.Series
+		from  string
+		found bool
+	)
+	for _, t := range tables {
+		if s, ok := t.Table.SeriesOf(version); ok && (!found || s.EndOfSupport.Before(row.EndOfSupport.Time)) {
+			row, from, found = s, t.Name, true
+		}
+	}
+	if !found {
+		names := make([]string, len(tables))
+		for i, t := range tables {
+			names[i] = t.Name
+		}
+		st.Support, st.Series, st.SupportFrom = "unlisted", semver.MajorMinor(version), strings.Join(names, " and ")
+		st.UnsupportedAllowed = o.AllowUnsupported
+		if !o.AllowUnsupported {
+			st.Refused = append(st.Refused, fmt.Sprintf("series %s of %s is unlisted: no support table known (%s) has a row for it, so nothing says it is supported; --accept-unsupported to run it anyway",
+				st.Series, version, st.SupportFrom))
+		}
+		return
+	}
+	st.Series, st.EndOfSupport, st.SupportFrom = row.Series, row.EndOfSupport.Format(time.DateOnly), from
+	if row.Supported(o.Now) {
+		st.Support = "supported"
+		return
+	}
+	st.Support, st.UnsupportedAllowed = "ended", o.AllowUnsupported
+	if !o.AllowUnsupported {
+		st.Refused = append(st.Refused, fmt.Sprintf("series %s of %s is past its end of support (%s, by the support table of %s); --accept-unsupported to run it anyway",
+			row.Series, version, st.EndOfSupport, from))
+	}
 }
 
 func accepted(a *support.Advisory, ids []string) bool {

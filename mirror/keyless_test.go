@@ -31,7 +31,10 @@ func publishKeyless(t *testing.T) (fixture, string) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	s := releasetest.Signer{Sigstore: vs, Identity: workflowIdentity, Issuer: githubIssuer}
+	s, err := releasetest.NewKeylessSigner(vs, workflowIdentity, githubIssuer)
+	if err != nil {
+		t.Fatal(err)
+	}
 	src := startInProcess(t, nil)
 	rel, err := releasetest.Publish(context.Background(), releasetest.Options{Registry: src.Host, Signer: s, Seed: 2})
 	if err != nil {

@@ -243,6 +243,59 @@ func TestReviewPageInHeadlessChromium(t *testing.T) {
 	}
 	t.Logf("screenshot: %s (keep it with go test -artifacts -outputdir DIR)", out)
 
+	t.Run("BSI TR-03183-2 v2.1 profile", func(t *testing.T) {
+		// The fixture's SBOMs are made without the release configuration's
+		// producer contact or a registry: the page says the profile fails
+		// and lists, by component, what each lacks.
+		r := buildProfile(t, shipped, gateResult(t, "clean.json", rp), rp, ProfileBSI)
+		dir := filepath.Join(t.TempDir(), "review-bsi")
+		if err := Write(dir, fs[newSync].lock, r, r.Failures([]string{CheckMinimumElements})); err != nil {
+			t.Fatal(err)
+		}
+		if err := chromedp.Do(ctx, chromedp.Navigate("file://"+filepath.Join(dir, FileHTML))); err != nil {
+			t.Fatal(err)
+		}
+		profile, err := chromedp.Run(ctx, chromedp.Text("#profile"))
+		if err != nil || !strings.Contains(profile, "bsi-tr-03183-2") || !strings.Contains(profile, "v2.1.0") {
+			t.Errorf("profile %q (%v), want BSI TR-03183-2 v2.1.0", profile, err)
+		}
+		result, err := chromedp.Run(ctx, chromedp.Text("#profile-result"))
+		if err != nil || !strings.HasPrefix(result, "Failed") {
+			t.Errorf("profile result %q (%v), want Failed", result, err)
+		}
+		notChecked, err := chromedp.Run(ctx, chromedp.Evaluate[int](`document.querySelectorAll('#ntia .not-checked').length`))
+		// SPDX 2.3 is not a format v2.1 allows; SPDX 3.0.1 is, but the
+		// review reads BSI's fields from CycloneDX only so far.
+		if err != nil || notChecked != 2*len(r.Images) {
+			t.Errorf("%d SBOMs marked not checked (%v), want the %d SPDX 2.3 and SPDX 3.0.1 documents", notChecked, err, 2*len(r.Images))
+		}
+		rows, err := chromedp.Run(ctx, chromedp.Evaluate[[]string](`[...document.querySelectorAll('#missing-by-component tr')].slice(1).map(r => r.children[0].textContent + ': ' + r.children[3].textContent)`))
+		if err != nil {
+			t.Fatal(err)
+		}
+		var app string
+		for _, row := range rows {
+			if strings.HasPrefix(row, "example.com/app@") {
+				app = row
+			}
+		}
+		if !strings.Contains(app, "Component creator") || !strings.Contains(app, "URI of the deployable form of the component") {
+			t.Errorf("missing by component: the main module's row %q, want its creator and deployable URI named (rows %q)", app, rows)
+		}
+		if len(rows) != len(r.MissingByComponent()) {
+			t.Errorf("%d rows by component, want %d", len(rows), len(r.MissingByComponent()))
+		}
+		// The CRA map, beside the SSDF map, is marked supporting material.
+		notice, err := chromedp.Run(ctx, chromedp.Text("#cra-notice"))
+		if err != nil || !strings.HasPrefix(notice, "Supporting material") {
+			t.Errorf("CRA notice %q (%v)", notice, err)
+		}
+		items, err := chromedp.Run(ctx, chromedp.Evaluate[[]string](`[...document.querySelectorAll('#cra-map tr[data-item]')].map(r => r.dataset.item)`))
+		if err != nil || !slices.Contains(items, "(1)") {
+			t.Errorf("CRA items %q (%v), want at least (1), the SBOMs", items, err)
+		}
+	})
+
 	mu.Lock()
 	defer mu.Unlock()
 	if len(problems) > 0 {

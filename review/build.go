@@ -48,6 +48,7 @@ func Build(in Input) (*Review, error) {
 	}
 	r.Vulnerabilities = v
 	r.SSDF = ssdfMap(in, r)
+	r.CRA = craMap(in, r)
 	return r, nil
 }
 
@@ -71,13 +72,30 @@ func (r *Review) addImage(a release.Artifact, docs []SBOM, in Input, byKey map[c
 		}
 		return docs[i].Artifact.Digest < docs[j].Artifact.Digest
 	})
+	checked := false
 	for i, s := range docs {
 		what := fmt.Sprintf("%s %s (%s)", a.Name, a.Platform, s.Artifact.Digest)
 		d, err := ParseSBOM(s.Artifact.ArtifactType, s.Data, what)
 		if err != nil {
 			return fmt.Errorf("building the review: %w", err)
 		}
-		img.SBOMs = append(img.SBOMs, SBOMCheck{Image: a.Name, Platform: a.Platform, Format: d.Format, Digest: s.Artifact.Digest, Profile: in.Profile, Missing: d.Check(in.Profile)})
+		check := SBOMCheck{Image: a.Name, Platform: a.Platform, Format: d.Format, Digest: s.Artifact.Digest, Profile: in.Profile, Missing: []MissingElement{}}
+		if s.Artifact.Repository != "" {
+			check.URI = s.Artifact.Repository + "@" + s.Artifact.Digest
+		}
+		if ok, why := formatChecked(in.Profile, d.Format); ok {
+			check.Missing = d.Check(in.Profile)
+			checked = true
+		} else {
+			check.NotChecked = why
+		}
+		img.SBOMs = append(img.SBOMs, check)
+		if r.SecurityContact == "" {
+			r.SecurityContact = d.securityContact
+		}
+		if r.SecurityTxt == "" {
+			r.SecurityTxt = d.securityTxt
+		}
 		if i > 0 {
 			continue
 		}
@@ -92,6 +110,12 @@ func (r *Review) addImage(a release.Artifact, docs []SBOM, in Input, byKey map[c
 			}
 			r.Components[at].In = append(r.Components[at].In, Carrier{Image: a.Name, Variant: a.Variant, Platform: a.Platform})
 			img.Components++
+		}
+	}
+	if !checked {
+		// No document the profile may be checked on: each fails for it.
+		for i := range img.SBOMs {
+			img.SBOMs[i].Missing = append(img.SBOMs[i].Missing, formatElement())
 		}
 	}
 	r.MinimumElements = append(r.MinimumElements, img.SBOMs...)

@@ -2,6 +2,7 @@ package review
 
 import (
 	"fmt"
+	"slices"
 	"sort"
 	"strings"
 )
@@ -10,22 +11,26 @@ import (
 // every SBOM against.
 type Profile string
 
-// The profiles, weakest first.
+// The profiles, weakest first. ProfileBSI is the current version of BSI
+// TR-03183-2 (v2.1.0); ProfileBSI11 is v1.1, for reviewers still held to it.
 const (
 	ProfileNTIA2021 Profile = "ntia-2021"
 	ProfileCISA2025 Profile = "cisa-2025"
+	ProfileBSI11    Profile = "bsi-tr-03183-2@v1.1"
 	ProfileBSI      Profile = "bsi-tr-03183-2"
 )
 
-// DefaultProfile is the strictest profile the SBOMs of our own releases
-// pass. BSI TR-03183-2 is stricter still: it wants a contact (email or URL)
-// for every component's creator, a SHA-512 of every executable component
-// and its file name, none of which syft can read from a Go binary's build
-// information or an RPM database.
+// DefaultProfile is the profile every format our releases publish is
+// checked against. BSI TR-03183-2 v2.1.0, which our releases pass too, is
+// not the default: it allows neither SPDX 2, so it checks only the
+// CycloneDX documents, nor an SBOM without producer contacts, which
+// SBOMs made elsewhere rarely carry.
 const DefaultProfile = ProfileCISA2025
 
 // Profiles returns the profiles --profile accepts, weakest first.
-func Profiles() []Profile { return []Profile{ProfileNTIA2021, ProfileCISA2025, ProfileBSI} }
+func Profiles() []Profile {
+	return []Profile{ProfileNTIA2021, ProfileCISA2025, ProfileBSI11, ProfileBSI}
+}
 
 // ParseProfile reads a --profile value; empty is DefaultProfile.
 func ParseProfile(s string) (Profile, error) {
@@ -50,8 +55,10 @@ func (p Profile) Title() string {
 		return "NTIA, The Minimum Elements for a Software Bill of Materials (2021)"
 	case ProfileCISA2025:
 		return "CISA, 2025 Minimum Elements for a Software Bill of Materials (public comment draft, August 2025)"
+	case ProfileBSI11:
+		return "BSI TR-03183-2, Software Bill of Materials, v1.1 (2023-11-28)"
 	case ProfileBSI:
-		return "BSI TR-03183-2, Software Bill of Materials (v2.0.0 and v2.1.0)"
+		return "BSI TR-03183-2, Software Bill of Materials, v2.1.0 (2025-08-20): checked on CycloneDX 1.6 or later and SPDX 3.0.1, the formats it allows (SPDX 2 documents are not checked)"
 	}
 	return string(p)
 }
@@ -63,11 +70,13 @@ type field int
 
 const (
 	// Document level.
-	fieldAuthor        field = iota // a person or organisation, not a tool, made the SBOM
-	fieldAuthorContact              // the SBOM author's email address or URL
-	fieldTool                       // the tool that generated the SBOM
-	fieldTimestamp                  // when the SBOM was made
-	fieldContext                    // the lifecycle phase it was made in
+	fieldAuthor            field = iota // a person or organisation, not a tool, made the SBOM
+	fieldAuthorContact                  // the SBOM author's email address or URL
+	fieldTool                           // the tool that generated the SBOM
+	fieldTimestamp                      // when the SBOM was made
+	fieldContext                        // the lifecycle phase it was made in
+	fieldSBOMURI                        // the SBOM's own URI
+	fieldNoVulnerabilities              // the SBOM holds no vulnerability data
 	// Component level.
 	fieldSupplier        // who supplies (produces) the component
 	fieldSupplierContact // the component creator's email address or URL
@@ -79,10 +88,19 @@ const (
 	fieldLicence      // the licence the component is distributed under
 	fieldRelationship // how the component relates to another
 	fieldFilename     // the component's file name
+	// BSI TR-03183-2 v2.1.0's component fields.
+	fieldDeployableHash   // a SHA-512 of the file the component is deployed in
+	fieldExecutable       // whether that file is executable
+	fieldArchive          // whether it is an archive
+	fieldStructured       // whether it is structured
+	fieldSourceURI        // where the component's source is
+	fieldDeployableURI    // where the deployable file is
+	fieldOriginalLicence  // the licence its authors declare
+	fieldConcludedLicence // the licence it is distributed under, concluded
 )
 
 // documentLevel says whether a field describes the SBOM or each component.
-func (f field) documentLevel() bool { return f <= fieldContext }
+func (f field) documentLevel() bool { return f <= fieldNoVulnerabilities }
 
 // requirement is one element one profile requires.
 type requirement struct {
@@ -117,15 +135,34 @@ var requirements = []requirement{
 	{ProfileCISA2025, "Timestamp", fieldTimestamp, "CISA 2025 Minimum Elements (draft), Data Fields"},
 	{ProfileCISA2025, "Generation Context", fieldContext, "CISA 2025 Minimum Elements (draft), Data Fields"},
 
-	{ProfileBSI, "Creator of the SBOM", fieldAuthorContact, "BSI TR-03183-2 §5.2.1 (SBOM)"},
-	{ProfileBSI, "Timestamp", fieldTimestamp, "BSI TR-03183-2 §5.2.1 (SBOM)"},
-	{ProfileBSI, "Component creator", fieldSupplierContact, "BSI TR-03183-2 §5.2.2 (component)"},
-	{ProfileBSI, "Component name", fieldName, "BSI TR-03183-2 §5.2.2 (component)"},
-	{ProfileBSI, "Component version", fieldVersion, "BSI TR-03183-2 §5.2.2 (component)"},
-	{ProfileBSI, "Filename of the component", fieldFilename, "BSI TR-03183-2 §5.2.2 (component)"},
-	{ProfileBSI, "Dependencies on other components", fieldRelationship, "BSI TR-03183-2 §5.2.2 (component)"},
-	{ProfileBSI, "Distribution licences", fieldLicence, "BSI TR-03183-2 §5.2.2 (component; v2.0.0: Associated licences)"},
-	{ProfileBSI, "Hash value of the executable component", fieldHashSHA512, "BSI TR-03183-2 §5.2.2 (component)"},
+	{ProfileBSI11, "Creator of the SBOM", fieldAuthorContact, "BSI TR-03183-2 v1.1 §5.2.1 (SBOM)"},
+	{ProfileBSI11, "Timestamp", fieldTimestamp, "BSI TR-03183-2 v1.1 §5.2.1 (SBOM)"},
+	{ProfileBSI11, "Component creator", fieldSupplierContact, "BSI TR-03183-2 v1.1 §5.2.2 (component)"},
+	{ProfileBSI11, "Component name", fieldName, "BSI TR-03183-2 v1.1 §5.2.2 (component)"},
+	{ProfileBSI11, "Component version", fieldVersion, "BSI TR-03183-2 v1.1 §5.2.2 (component)"},
+	{ProfileBSI11, "Filename of the component", fieldFilename, "BSI TR-03183-2 v1.1 §5.2.2 (component)"},
+	{ProfileBSI11, "Dependencies on other components", fieldRelationship, "BSI TR-03183-2 v1.1 §5.2.2 (component)"},
+	{ProfileBSI11, "Licence", fieldLicence, "BSI TR-03183-2 v1.1 §5.2.2 (component)"},
+	{ProfileBSI11, "Hash value of the executable component", fieldHashSHA512, "BSI TR-03183-2 v1.1 §5.2.2 (component)"},
+
+	{ProfileBSI, "Creator of the SBOM", fieldAuthorContact, "BSI TR-03183-2 v2.1.0 §5.2.1 (SBOM)"},
+	{ProfileBSI, "Timestamp", fieldTimestamp, "BSI TR-03183-2 v2.1.0 §5.2.1 (SBOM)"},
+	{ProfileBSI, "SBOM-URI", fieldSBOMURI, "BSI TR-03183-2 v2.1.0 §5.2.1 (SBOM)"},
+	{ProfileBSI, "No vulnerability information", fieldNoVulnerabilities, "BSI TR-03183-2 v2.1.0 §3.1 (an SBOM holds no vulnerability data)"},
+	{ProfileBSI, "Component creator", fieldSupplierContact, "BSI TR-03183-2 v2.1.0 §5.2.2 (component)"},
+	{ProfileBSI, "Component name", fieldName, "BSI TR-03183-2 v2.1.0 §5.2.2 (component)"},
+	{ProfileBSI, "Component version", fieldVersion, "BSI TR-03183-2 v2.1.0 §5.2.2 (component)"},
+	{ProfileBSI, "Filename of the component", fieldFilename, "BSI TR-03183-2 v2.1.0 §5.2.2 (component)"},
+	{ProfileBSI, "Dependencies on other components", fieldRelationship, "BSI TR-03183-2 v2.1.0 §5.2.2 (component)"},
+	{ProfileBSI, "Distribution licences", fieldConcludedLicence, "BSI TR-03183-2 v2.1.0 §5.2.2 (component; concluded)"},
+	{ProfileBSI, "Hash value of the deployable component", fieldDeployableHash, "BSI TR-03183-2 v2.1.0 §5.2.2 (component; SHA-512)"},
+	{ProfileBSI, "Executable property", fieldExecutable, "BSI TR-03183-2 v2.1.0 §5.2.2 (component)"},
+	{ProfileBSI, "Archive property", fieldArchive, "BSI TR-03183-2 v2.1.0 §5.2.2 (component)"},
+	{ProfileBSI, "Structured property", fieldStructured, "BSI TR-03183-2 v2.1.0 §5.2.2 (component)"},
+	{ProfileBSI, "Source code URI", fieldSourceURI, "BSI TR-03183-2 v2.1.0 §5.2.2 (component)"},
+	{ProfileBSI, "URI of the deployable form of the component", fieldDeployableURI, "BSI TR-03183-2 v2.1.0 §5.2.2 (component)"},
+	{ProfileBSI, "Other unique identifiers", fieldIdentifier, "BSI TR-03183-2 v2.1.0 §5.2.2 (component)"},
+	{ProfileBSI, "Original licences", fieldOriginalLicence, "BSI TR-03183-2 v2.1.0 §5.2.2 (component; declared)"},
 }
 
 // Check lists the elements of profile p the document lacks, naming the
@@ -151,7 +188,7 @@ func (d *Document) Check(p Profile) []MissingElement {
 		var names []string
 		applies := 0
 		for i, c := range d.Components {
-			if !appliesTo(r.field, c) {
+			if !appliesTo(p, r.field, c) {
 				continue
 			}
 			applies++
@@ -163,22 +200,25 @@ func (d *Document) Check(p Profile) []MissingElement {
 			continue
 		}
 		sort.Strings(names)
+		names = slices.Compact(names)
 		ex := names
 		if len(ex) > 5 {
 			ex = append(ex[:5:5], "…")
 		}
-		out = append(out, MissingElement{Element: r.element, Source: r.source,
+		out = append(out, MissingElement{Element: r.element, Source: r.source, Components: names,
 			Detail: fmt.Sprintf("%d of %d components have no %s: %s", len(names), applies, componentNoun(r.field), strings.Join(ex, ", "))})
 	}
 	return out
 }
 
-// appliesTo says whether a component element applies to c. BSI TR-03183-2
-// omits the hash and file name of components assembled so that they cannot
-// be told apart any more (§5.2.2): a Go module compiled into a binary has
-// neither; the binary has both.
-func appliesTo(f field, c Component) bool {
-	if f == fieldHashSHA512 || f == fieldFilename {
+// appliesTo says whether a component element of profile p applies to c.
+// BSI TR-03183-2 v1.1 omits the hash and file name of components assembled
+// so that they cannot be told apart any more (§5.2.2): a Go module compiled
+// into a binary has neither; the binary has both. v2.1.0 asks every
+// component for the file it is deployed in, which for a Go module is the
+// binary.
+func appliesTo(p Profile, f field, c Component) bool {
+	if p == ProfileBSI11 && (f == fieldHashSHA512 || f == fieldFilename) {
 		return !strings.HasPrefix(c.PURL, "pkg:golang/")
 	}
 	return true
@@ -212,6 +252,18 @@ func has(f field, c Component, e evidence) bool {
 		return e.related
 	case fieldFilename:
 		return e.filename
+	case fieldDeployableHash:
+		return e.deployableSHA512
+	case fieldExecutable, fieldArchive, fieldStructured:
+		return e.fileKind[f]
+	case fieldSourceURI:
+		return e.sourceURI
+	case fieldDeployableURI:
+		return e.deployableURI
+	case fieldOriginalLicence:
+		return e.licenceOriginal
+	case fieldConcludedLicence:
+		return e.licenceConcluded
 	}
 	return false
 }
@@ -247,6 +299,22 @@ func componentNoun(f field) string {
 		return "relationship to another component"
 	case fieldFilename:
 		return "file name"
+	case fieldDeployableHash:
+		return "SHA-512 of the file it is deployed in"
+	case fieldExecutable:
+		return "executable property (" + PropertyExecutableName + ": executable or non-executable)"
+	case fieldArchive:
+		return "archive property (" + PropertyArchiveName + ": archive or no archive)"
+	case fieldStructured:
+		return "structured property (" + PropertyStructuredName + ": structured or unstructured)"
+	case fieldSourceURI:
+		return "source code URI"
+	case fieldDeployableURI:
+		return "URI of its deployable form"
+	case fieldOriginalLicence:
+		return "original (declared) licence"
+	case fieldConcludedLicence:
+		return "concluded (distribution) licence"
 	}
 	return "value"
 }
@@ -261,6 +329,10 @@ func documentDetail(f field) string {
 		return "no tool is named as having generated the SBOM"
 	case fieldTimestamp:
 		return "no creation time"
+	case fieldSBOMURI:
+		return "no URI of the SBOM itself (CycloneDX serialNumber, SPDX document namespace)"
+	case fieldNoVulnerabilities:
+		return "the SBOM carries vulnerability data; VEX and scan results belong in documents of their own"
 	case fieldContext:
 		return "no generation context (the lifecycle phase the SBOM was made in: CycloneDX metadata.lifecycles, SPDX creationInfo comment)"
 	}

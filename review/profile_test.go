@@ -70,6 +70,9 @@ func component(m map[string]any, i int) map[string]any {
 
 func TestEveryProfilePassesAnSBOMWithAllItsElements(t *testing.T) {
 	for _, p := range Profiles() {
+		if p == ProfileBSI {
+			continue // v2.1.0 asks more of a component: bsi_test.go
+		}
 		for mt, doc := range map[string]string{MediaTypeCycloneDX: completeCycloneDX, MediaTypeSPDX: completeSPDX} {
 			if missing := checkEdited(t, mt, doc, nil, p); len(missing) > 0 {
 				t.Errorf("%s on %s: missing %+v, want nothing", p, mt, missing)
@@ -116,20 +119,20 @@ func TestEachProfileNamesTheElementAndTheComponentThatLacksIt(t *testing.T) {
 			func(m map[string]any) { delete(m["creationInfo"].(map[string]any), "comment") }, "Generation Context", ""},
 		{"CISA: no timestamp", ProfileCISA2025, MediaTypeCycloneDX,
 			func(m map[string]any) { delete(m["metadata"].(map[string]any), "timestamp") }, "Timestamp", ""},
-		{"BSI: an executable without a SHA-512", ProfileBSI, MediaTypeCycloneDX,
+		{"BSI v1.1: an executable without a SHA-512", ProfileBSI11, MediaTypeCycloneDX,
 			func(m map[string]any) {
 				component(m, 1)["hashes"] = []any{map[string]any{"alg": "SHA-256", "content": "bb"}}
 			}, "Hash value of the executable component", "b@2"},
-		{"BSI: a package without a file name", ProfileBSI, MediaTypeSPDX,
+		{"BSI v1.1: a package without a file name", ProfileBSI11, MediaTypeSPDX,
 			func(m map[string]any) { delete(component(m, 1), "packageFileName") }, "Filename of the component", "b@2"},
-		{"BSI: a component creator without email or URL", ProfileBSI, MediaTypeCycloneDX,
+		{"BSI v1.1: a component creator without email or URL", ProfileBSI11, MediaTypeCycloneDX,
 			func(m map[string]any) { component(m, 0)["supplier"] = map[string]any{"name": "Example"} }, "Component creator", "a@1"},
-		{"BSI: an SBOM creator without email or URL", ProfileBSI, MediaTypeSPDX,
+		{"BSI v1.1: an SBOM creator without email or URL", ProfileBSI11, MediaTypeSPDX,
 			func(m map[string]any) {
 				m["creationInfo"].(map[string]any)["creators"] = []any{"Organization: Example project", "Tool: syft-1"}
 			}, "Creator of the SBOM", ""},
-		{"BSI: a component without a licence", ProfileBSI, MediaTypeCycloneDX,
-			func(m map[string]any) { delete(component(m, 0), "licenses") }, "Distribution licences", "a@1"},
+		{"BSI v1.1: a component without a licence", ProfileBSI11, MediaTypeCycloneDX,
+			func(m map[string]any) { delete(component(m, 0), "licenses") }, "Licence", "a@1"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			doc := completeCycloneDX

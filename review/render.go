@@ -154,15 +154,27 @@ th{background:#f4f4f4}code{font-size:12px;word-break:break-all}
 
 <h2 id="minimum-elements">SBOM minimum elements</h2>
 <p id="profile">Profile <b>{{.Profile}}</b>: {{.Profile.Title}}</p>
+<p id="profile-result">{{if .ProfilePassed}}<span class="ok">Passed</span>: every SBOM checked carries every element of the profile.{{else}}<span class="bad">Failed</span>: some SBOMs lack elements of the profile.{{end}}</p>
 <table id="ntia"><tr><th>Image</th><th>Format</th><th>SBOM</th><th>Missing</th></tr>
-{{range .MinimumElements}}<tr><td>{{.Image}} {{.Platform}}</td><td>{{.Format}}</td><td><code>{{.Digest}}</code></td><td>{{range .Missing}}<b>{{.Element}}</b> ({{.Source}}): {{.Detail}}<br>{{else}}<span class="ok">all present</span>{{end}}</td></tr>
+{{range .MinimumElements}}<tr><td>{{.Image}} {{.Platform}}</td><td>{{.Format}}</td><td><code>{{if .URI}}{{.URI}}{{else}}{{.Digest}}{{end}}</code></td><td>{{if .NotChecked}}<span class="not-checked">not checked: {{.NotChecked}}</span>{{else}}{{range .Missing}}<b>{{.Element}}</b> ({{.Source}}): {{.Detail}}<br>{{else}}<span class="ok">all present</span>{{end}}{{end}}</td></tr>
 {{end}}</table>
+{{with .MissingByComponent}}<h3>Missing elements by component</h3>
+<table id="missing-by-component"><tr><th>Component</th><th>Image</th><th>Format</th><th>Missing</th></tr>
+{{range .}}<tr><td>{{.Component}}</td><td>{{.Image}}</td><td>{{.Format}}</td><td>{{join .Elements ", "}}</td></tr>
+{{end}}</table>{{end}}
 
 <h2 id="ssdf">Secure software development (SSDF) evidence</h2>
 {{with .SSDF}}<p id="ssdf-notice"><b>{{.Notice}}</b></p>
 <p>Practices of {{.Framework}} that this release carries evidence for; a practice without evidence in this release is not listed.</p>
 <table id="ssdf-map"><tr><th>Practice</th><th>Evidence</th></tr>
 {{range .Practices}}<tr data-practice="{{.ID}}"><td><b>{{.ID}}</b> {{.Title}}</td><td>{{range .Evidence}}<div>{{.Kind}}: {{.Detail}}{{if .Digest}} <code>{{.Digest}}</code>{{end}}</div>{{end}}</td></tr>
+{{end}}</table>{{end}}
+
+<h2 id="cra">EU Cyber Resilience Act: vulnerability handling evidence</h2>
+{{with .CRA}}<p id="cra-notice"><b>{{.Notice}}</b></p>
+<p>Items of {{.Framework}} that this release carries evidence for.</p>
+<table id="cra-map"><tr><th>Item</th><th>Evidence</th></tr>
+{{range .Items}}<tr data-item="{{.ID}}"><td><b>{{.ID}}</b> {{.Title}}</td><td>{{range .Evidence}}<div>{{.Kind}}: {{.Detail}}{{if .Digest}} <code>{{.Digest}}</code>{{end}}</div>{{end}}</td></tr>
 {{end}}</table>{{end}}
 
 <script>
@@ -259,9 +271,11 @@ None.{{end}}
 
 Profile {{.Profile}}: {{.Profile.Title}}
 
+{{if .ProfilePassed}}Passed: every SBOM checked carries every element of the profile.{{else}}FAILED: some SBOMs lack elements of the profile.{{end}}
+
 | Image | Format | Missing |
 |---|---|---|
-{{range .MinimumElements}}| {{.Image}} {{.Platform}} | {{.Format}} | {{range $i, $m := .Missing}}{{if $i}}<br>{{end}}{{$m.Element}}: {{md $m.Detail}}{{else}}all present{{end}} |
+{{range .MinimumElements}}| {{.Image}} {{.Platform}} | {{.Format}} | {{if .NotChecked}}not checked: {{md .NotChecked}}{{else}}{{range $i, $m := .Missing}}{{if $i}}<br>{{end}}{{$m.Element}}: {{md $m.Detail}}{{else}}all present{{end}}{{end}} |
 {{end}}
 ## SSDF evidence
 {{with .SSDF}}
@@ -272,6 +286,16 @@ Practices of {{.Framework}} that this release carries evidence for:
 | Practice | Evidence |
 |---|---|
 {{range .Practices}}| **{{.ID}}** {{md .Title}} | {{range $i, $e := .Evidence}}{{if $i}}<br>{{end}}{{$e.Kind}}: {{md $e.Detail}}{{if $e.Digest}} ` + "`{{$e.Digest}}`" + `{{end}}{{end}} |
+{{end}}{{end}}
+## EU Cyber Resilience Act evidence
+{{with .CRA}}
+**{{md .Notice}}**
+
+Items of {{.Framework}} that this release carries evidence for:
+
+| Item | Evidence |
+|---|---|
+{{range .Items}}| **{{.ID}}** {{md .Title}} | {{range $i, $e := .Evidence}}{{if $i}}<br>{{end}}{{$e.Kind}}: {{md $e.Detail}}{{if $e.Digest}} ` + "`{{$e.Digest}}`" + `{{end}}{{end}} |
 {{end}}{{end}}
 ## Components
 

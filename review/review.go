@@ -112,6 +112,12 @@ type SBOMCheck struct {
 	Digest   string           `json:"digest"`
 	Profile  Profile          `json:"profile"`
 	Missing  []MissingElement `json:"missing"`
+	// URI is the SBOM's own address: its digest reference in the registry
+	// the release was published to.
+	URI string `json:"uri,omitempty"`
+	// NotChecked says why the profile was not checked on this document
+	// (a format the profile does not allow); empty when it was.
+	NotChecked string `json:"notChecked,omitempty"`
 }
 
 // LicenceCount is one licence of the summary.
@@ -220,6 +226,12 @@ type Review struct {
 	Vulnerabilities Vulnerabilities  `json:"vulnerabilities"`
 	// SSDF maps the release's evidence to NIST SP 800-218 practices.
 	SSDF SSDFMap `json:"ssdf"`
+	// CRA maps it to the Cyber Resilience Act's Annex I Part II.
+	CRA CRAMap `json:"cra"`
+	// SecurityContact and SecurityTxt are the producer's security contact
+	// and security.txt URL as the SBOMs name them (the first that does).
+	SecurityContact string `json:"securityContact,omitempty"`
+	SecurityTxt     string `json:"securityTxt,omitempty"`
 	// Diff is set when the review compares against a previous release.
 	Diff *Diff `json:"diff,omitempty"`
 

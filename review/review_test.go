@@ -114,13 +114,14 @@ func TestCISA2025NamesTheComponentWhoseLicenceNobodyDeclared(t *testing.T) {
 func TestMinimumElementsAreCheckedInEverySBOM(t *testing.T) {
 	r := build(t, releases(t)[newSync], nil, nil)
 	// The SBOMs we generate name a supplier for every component and an
-	// author: no NTIA element is missing in either format.
+	// author: no NTIA element is missing in any of the three formats.
 	want := map[string][]string{
 		"SPDX-2.3":      nil,
+		"SPDX-3.0.1":    nil,
 		"CycloneDX 1.7": nil,
 	}
-	if len(r.MinimumElements) != 2 {
-		t.Fatalf("checked %d SBOMs, want the SPDX and the CycloneDX one", len(r.MinimumElements))
+	if len(r.MinimumElements) != 3 {
+		t.Fatalf("checked %d SBOMs, want the SPDX 2.3, the SPDX 3.0.1 and the CycloneDX one", len(r.MinimumElements))
 	}
 	for _, s := range r.MinimumElements {
 		var got []string
@@ -292,7 +293,7 @@ func TestFailOnNamesEachFailingCheck(t *testing.T) {
 	}{
 		{"licence finding", build(t, fs[newSync], gateResult(t, "clean.json", rp), rp), "licence", []string{"licence: 1 components"}},
 		{"minimum elements present", build(t, fs[newSync], gateResult(t, "clean.json", rp), rp), "minimum-elements", nil},
-		{"a component without a supplier", build(t, withoutSupplier(t, fs[newSync], "golang.org/x/sync"), gateResult(t, "clean.json", rp), rp), "minimum-elements", []string{"minimum-elements: 1 of 2 SBOMs"}},
+		{"a component without a supplier", build(t, withoutSupplier(t, fs[newSync], "golang.org/x/sync"), gateResult(t, "clean.json", rp), rp), "minimum-elements", []string{"minimum-elements: 1 of 3 SBOMs"}},
 		{"clean gate passes", build(t, fs[newSync], gateResult(t, "clean.json", rp), rp), "vulnerability", nil},
 		{"excepted finding passes", build(t, fs[oldSync], gateResult(t, "high-fixed.json", rp), rp), "vulnerability", nil},
 		{"no scan on record fails closed", build(t, fs[newSync], nil, rp), "vulnerability", []string{"vulnerability: neither the lock nor a gate report records a scan"}},

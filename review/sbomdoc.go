@@ -33,6 +33,10 @@ type Document struct {
 	// evidence[i] describes Components[i].
 	facts    map[field]bool
 	evidence []evidence
+	// securityContact is the SBOM creator's contact (a URL or an email
+	// address) and securityTxt the producer's security.txt URL, "" when
+	// the document names none.
+	securityContact, securityTxt string
 }
 
 // evidence is what a component carries beyond what Component holds.
@@ -47,6 +51,13 @@ type evidence struct {
 	creatorContact bool
 	// filename: the SBOM names its file.
 	filename bool
+	// What BSI TR-03183-2 v2.1.0 adds (bsi.go): a SHA-512 of the file the
+	// component is deployed in, that file's properties, the source and
+	// deployable URIs, and the original and concluded licences apart.
+	deployableSHA512                  bool
+	fileKind                          map[field]bool
+	sourceURI, deployableURI          bool
+	licenceOriginal, licenceConcluded bool
 }
 
 // MissingElement is one minimum element of a profile an SBOM does not
@@ -59,6 +70,9 @@ type MissingElement struct {
 	Source string `json:"source,omitempty"`
 	// Detail says how much is missing and names the components.
 	Detail string `json:"detail"`
+	// Components are the labels (name@version) of every component that
+	// lacks a component element, for the page's list by component.
+	Components []string `json:"components,omitempty"`
 }
 
 // ParseSBOM reads an SPDX JSON document with spdx/tools-golang or a
@@ -79,6 +93,12 @@ func ParseSBOM(mediaType string, data []byte, what string) (*Document, error) {
 			return nil, fmt.Errorf("parsing the SPDX SBOM %s: %w", what, err)
 		}
 		return fromSPDX(doc, what)
+	case MediaTypeSPDX3:
+		doc, err := readSPDX3(data)
+		if err != nil {
+			return nil, fmt.Errorf("parsing the SPDX 3 SBOM %s: %w", what, err)
+		}
+		return fromSPDX3(doc, what)
 	case MediaTypeCycloneDX:
 		var bom cdx.BOM
 		if err := cdx.NewBOMDecoder(bytes.NewReader(data), cdx.BOMFileFormatJSON).Decode(&bom); err != nil {
@@ -86,7 +106,7 @@ func ParseSBOM(mediaType string, data []byte, what string) (*Document, error) {
 		}
 		return fromCycloneDX(&bom, what)
 	}
-	return nil, fmt.Errorf("SBOM %s has media type %q, neither %s nor %s", what, mediaType, MediaTypeSPDX, MediaTypeCycloneDX)
+	return nil, fmt.Errorf("SBOM %s has media type %q, none of %s, %s and %s", what, mediaType, MediaTypeSPDX, MediaTypeSPDX3, MediaTypeCycloneDX)
 }
 
 // readSPDX runs tools-golang's reader, which panics on some malformed
@@ -152,6 +172,8 @@ func fromSPDX(doc *spdx.Document, what string) (*Document, error) {
 				e.hashes = append(e.hashes, spdxAlgorithm(string(h.Algorithm)))
 			}
 		}
+		e.licenceOriginal = licenceOrEmpty(p.PackageLicenseDeclared) != ""
+		e.licenceConcluded = licenceOrEmpty(p.PackageLicenseConcluded) != ""
 		c.LicenceDeclared = licenceOrEmpty(p.PackageLicenseDeclared)
 		if c.LicenceDeclared == "" {
 			c.LicenceDeclared = licenceOrEmpty(p.PackageLicenseConcluded)
@@ -159,6 +181,8 @@ func fromSPDX(doc *spdx.Document, what string) (*Document, error) {
 		d.Components = append(d.Components, c)
 		d.evidence = append(d.evidence, e)
 	}
+	d.facts[fieldSBOMURI] = strings.TrimSpace(doc.DocumentNamespace) != ""
+	d.facts[fieldNoVulnerabilities] = !spdxSecurityRefs(doc)
 	if ci := doc.CreationInfo; ci != nil {
 		d.facts[fieldTimestamp] = strings.TrimSpace(ci.Created) != ""
 		// SPDX 2 has no field for the lifecycle phase: the creation
@@ -181,6 +205,23 @@ func fromSPDX(doc *spdx.Document, what string) (*Document, error) {
 		}
 	}
 	return d, nil
+}
+
+// spdxSecurityRefs reports a package with a SECURITY external reference
+// to an advisory, a fix or a vulnerability URL, SPDX 2's only
+// vulnerability data (CPEs are in that category too, and are identifiers).
+func spdxSecurityRefs(doc *spdx.Document) bool {
+	for _, p := range doc.Packages {
+		if p == nil {
+			continue
+		}
+		for _, r := range p.PackageExternalReferences {
+			if r != nil && strings.EqualFold(r.Category, "SECURITY") && (r.RefType == "advisory" || r.RefType == "fix" || r.RefType == "url") {
+				return true
+			}
+		}
+	}
+	return false
 }
 
 // hasEmail reports an SPDX "name (email)" actor with an email address.
@@ -273,10 +314,12 @@ func fromCycloneDX(bom *cdx.BOM, what string) (*Document, error) {
 				}
 			}
 			c.Source = sourceOf(c.PURL, loc)
+			cdxEvidence(k, &e)
 			d.Components = append(d.Components, c)
 			d.evidence = append(d.evidence, e)
 		}
 	}
+	cdxDocumentFacts(bom, d)
 	if md := bom.Metadata; md != nil {
 		d.facts[fieldTimestamp] = strings.TrimSpace(md.Timestamp) != ""
 		d.facts[fieldAuthor] = md.Authors != nil && len(*md.Authors) > 0 ||
@@ -328,13 +371,18 @@ func hasContact(o *cdx.OrganizationalEntity) bool {
 	return false
 }
 
-// cdxLicence joins a CycloneDX licence choice into one SPDX expression.
+// cdxLicence joins a CycloneDX licence choice into one SPDX expression:
+// the licences as declared (or unacknowledged), not those concluded, which
+// a review compares with the declared ones apart.
 func cdxLicence(ls *cdx.Licenses) string {
 	if ls == nil {
 		return ""
 	}
 	var parts []string
 	for _, l := range *ls {
+		if licenceAcknowledgement(l) == cdx.LicenseAcknowledgementConcluded {
+			continue
+		}
 		switch {
 		case l.Expression != "":
 			parts = append(parts, l.Expression)

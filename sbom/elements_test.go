@@ -86,5 +86,7 @@ func FuzzComplete(f *testing.F) {
 		opts := Options{MainModule: "example.com/app", Producer: "Example project"}
 		completeCycloneDX(doc, opts, map[string]string{"pkg:rpm/x@1": "00"})
 		completeSPDX(doc, opts, map[string]string{"pkg:rpm/x@1": "00"})
+		opts.ProducerURL, opts.Repository = "https://example.com/security", "registry.example/app"
+		describeDeployables(doc, opts, deployables{layers: map[string]layerFile{"sha256:l": {Digest: "sha256:b", SHA512: "00"}}, binaries: map[string]string{"/a": "00"}})
 	})
 }

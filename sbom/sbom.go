@@ -1,4 +1,4 @@
-// Package sbom generates the SPDX 2.3 and CycloneDX JSON SBOMs of each
+// Package sbom generates the SPDX 2.3, SPDX 3.0.1 and CycloneDX JSON SBOMs of each
 // release image with the syft library, reproducibly: the fields syft fills
 // with the wall clock or random UUIDs are replaced by values derived from the
 // release time and the image digest, so two builds of one commit produce
@@ -36,6 +36,8 @@ import (
 	"github.com/google/go-containerregistry/pkg/v1/empty"
 	"github.com/google/go-containerregistry/pkg/v1/layout"
 
+	"github.com/reloader-dev/reloader/sbom/spdx3"
+
 	// syft's RPM database cataloger (UBI images) reads SQLite.
 	_ "modernc.org/sqlite"
 )
@@ -44,11 +46,13 @@ import (
 const (
 	MediaTypeSPDX      = "application/spdx+json"
 	MediaTypeCycloneDX = "application/vnd.cyclonedx+json"
+	// MediaTypeSPDX3 is SPDX 3.0.1 JSON-LD (IANA application/spdx3+json).
+	MediaTypeSPDX3 = spdx3.MediaType
 )
 
 // Document is one generated SBOM.
 type Document struct {
-	// MediaType is MediaTypeSPDX or MediaTypeCycloneDX.
+	// MediaType is MediaTypeSPDX, MediaTypeCycloneDX or MediaTypeSPDX3.
 	MediaType string
 	Data      []byte
 }
@@ -79,6 +83,20 @@ type Options struct {
 	// derived from the path like other modules'. Either empty treats the
 	// main module like any other.
 	MainModule, Producer string
+	// ProducerURL or ProducerEmail is the producer's security contact as
+	// the release configuration declares it (release/security.yaml), and
+	// SecurityTxt the URL of its security.txt: the SBOM's creator and the
+	// main module's creator name them (BSI TR-03183-2 v2.1.0). Empty
+	// leaves the creator without a contact, which the review reports.
+	ProducerURL, ProducerEmail, SecurityTxt string
+	// Repository is the registry repository the image is published to
+	// ("ghcr.io/reloader-dev/reloader"): each component's deployable URI
+	// is the registry's URL of the layer that delivers it. Empty writes
+	// no deployable URIs.
+	Repository string
+	// SourceURI is where the main module's source is, at the commit
+	// released.
+	SourceURI string
 }
 
 // Generate catalogues img and returns its SPDX and CycloneDX documents.
@@ -123,15 +141,29 @@ func Generate(ctx context.Context, img v1.Image, opts Options) ([]Document, erro
 	if err != nil {
 		return nil, fmt.Errorf("generating SBOMs for %s %s: %w", opts.Name, dgst, err)
 	}
-	spdx, err := encodeSPDX(*s, opts, dgst, digests)
+	dep, err := readDeployables(img, s)
+	if err != nil {
+		return nil, fmt.Errorf("generating SBOMs for %s %s: %w", opts.Name, dgst, err)
+	}
+	spdx, err := encodeSPDX(*s, opts, dgst, digests, dep)
 	if err != nil {
 		return nil, fmt.Errorf("generating the SPDX SBOM for %s %s: %w", opts.Name, dgst, err)
 	}
-	cdx, err := encodeCycloneDX(*s, opts, dgst, digests)
+	cdx, err := encodeCycloneDX(*s, opts, dgst, digests, dep)
 	if err != nil {
 		return nil, fmt.Errorf("generating the CycloneDX SBOM for %s %s: %w", opts.Name, dgst, err)
 	}
-	return []Document{{MediaType: MediaTypeSPDX, Data: spdx}, {MediaType: MediaTypeCycloneDX, Data: cdx}}, nil
+	// SPDX 3.0.1 is the finished SPDX 2.3 document converted, so the two
+	// cannot say different things.
+	spdx3Doc, err := spdx3.FromSPDX23(spdx)
+	if err != nil {
+		return nil, fmt.Errorf("generating the SPDX 3.0.1 SBOM for %s %s: %w", opts.Name, dgst, err)
+	}
+	// A release publishes no SBOM its reader's library would refuse.
+	if err := spdx3.Validate(spdx3Doc); err != nil {
+		return nil, fmt.Errorf("the SPDX 3.0.1 SBOM of %s %s: %w", opts.Name, dgst, err)
+	}
+	return []Document{{MediaType: MediaTypeSPDX, Data: spdx}, {MediaType: MediaTypeCycloneDX, Data: cdx}, {MediaType: MediaTypeSPDX3, Data: spdx3Doc}}, nil
 }
 
 // licenseScannerKey marks a context that carries syft's licence scanner.
@@ -262,7 +294,7 @@ func GoModCache(ctx context.Context, dir string) (string, error) {
 	return strings.TrimSpace(string(out)), nil
 }
 
-func encodeSPDX(s sbom.SBOM, opts Options, dgst v1.Hash, rpmMD5 map[string]string) ([]byte, error) {
+func encodeSPDX(s sbom.SBOM, opts Options, dgst v1.Hash, rpmMD5 map[string]string, dep deployables) ([]byte, error) {
 	cfg := spdxjson.DefaultEncoderConfig()
 	cfg.Version = "2.3"
 	enc, err := spdxjson.NewFormatEncoderWithConfig(cfg)
@@ -276,11 +308,12 @@ func encodeSPDX(s sbom.SBOM, opts Options, dgst v1.Hash, rpmMD5 map[string]strin
 		doc["documentNamespace"] = fmt.Sprintf("%s/%s/%s-%s", opts.Namespace, opts.Name, opts.Version, dgst.Hex)
 		supplySPDX(doc, opts)
 		completeSPDX(doc, opts, rpmMD5)
+		binarySHA512(doc, opts, dep)
 		noteFIPSModule(doc, fipsModule(s))
 	})
 }
 
-func encodeCycloneDX(s sbom.SBOM, opts Options, dgst v1.Hash, rpmMD5 map[string]string) ([]byte, error) {
+func encodeCycloneDX(s sbom.SBOM, opts Options, dgst v1.Hash, rpmMD5 map[string]string, dep deployables) ([]byte, error) {
 	enc, err := cyclonedxjson.NewFormatEncoderWithConfig(cyclonedxjson.DefaultEncoderConfig())
 	if err != nil {
 		return nil, err
@@ -292,6 +325,7 @@ func encodeCycloneDX(s sbom.SBOM, opts Options, dgst v1.Hash, rpmMD5 map[string]
 		}
 		supplyCycloneDX(doc, opts)
 		completeCycloneDX(doc, opts, rpmMD5)
+		describeDeployables(doc, opts, dep)
 	})
 }
 

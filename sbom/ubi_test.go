@@ -36,7 +36,8 @@ func TestRPMPackagesOfTheUBIBaseAreCataloguedWithTheirLicences(t *testing.T) {
 			t.Fatal(err)
 		}
 		docs, err := sbom.Generate(ctx, base, sbom.Options{Name: "ubi-stand-in", Version: "v1.2.3", Created: time.Date(2026, 11, 30, 12, 0, 0, 0, time.UTC),
-			Namespace: "https://example.com/sbom", WorkDir: t.TempDir(), Producer: "Reloader project"})
+			Namespace: "https://example.com/sbom", WorkDir: t.TempDir(), Producer: "Reloader project",
+			ProducerURL: "https://example.com/security", Repository: "registry.example/reloader-ubi"})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -84,8 +85,11 @@ func TestRPMPackagesOfTheUBIBaseAreCataloguedWithTheirLicences(t *testing.T) {
 		if !strings.HasPrefix(purls["bash"], "pkg:rpm/") || !strings.Contains(purls["bash"], "arch=x86_64") {
 			t.Errorf("bash PURL %q, want an RPM PURL for x86_64", purls["bash"])
 		}
-		// Both documents carry every CISA 2025 element; BSI TR-03183-2
-		// wants what an RPM database does not hold.
+		// Every document carries every CISA 2025 element. The CycloneDX
+		// one carries every element BSI TR-03183-2 v2.1.0 asks of an RPM:
+		// its file is the package, its deployable the layer that delivers
+		// it, its creator the distribution's os-release URL. v1.1 wants a
+		// SHA-512 of the package file itself, which no RPM database holds.
 		for _, d := range docs {
 			doc, err := review.ParseSBOM(d.MediaType, d.Data, "UBI stand-in")
 			if err != nil {
@@ -94,14 +98,17 @@ func TestRPMPackagesOfTheUBIBaseAreCataloguedWithTheirLicences(t *testing.T) {
 			if missing := doc.Check(review.ProfileCISA2025); len(missing) > 0 {
 				t.Errorf("%s lacks CISA 2025 elements: %+v", doc.Format, missing)
 			}
+			if d.MediaType == sbom.MediaTypeCycloneDX {
+				if missing := doc.Check(review.ProfileBSI); len(missing) > 0 {
+					t.Errorf("%s lacks BSI TR-03183-2 v2.1.0 elements: %+v", doc.Format, missing)
+				}
+			}
 			bsi := map[string]bool{}
-			for _, m := range doc.Check(review.ProfileBSI) {
+			for _, m := range doc.Check(review.ProfileBSI11) {
 				bsi[m.Element] = true
 			}
-			for _, e := range []string{"Hash value of the executable component", "Component creator"} {
-				if !bsi[e] {
-					t.Errorf("%s: BSI TR-03183-2 does not name %q missing: %v", doc.Format, e, bsi)
-				}
+			if !bsi["Hash value of the executable component"] {
+				t.Errorf("%s: BSI TR-03183-2 v1.1 does not name the SHA-512 of the RPMs missing: %v", doc.Format, bsi)
 			}
 		}
 		return

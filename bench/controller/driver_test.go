@@ -13,8 +13,10 @@ import (
 var benchScale = flag.String("controller.scale", "full", "scale of BenchmarkControllerScenarios: full, small or tiny")
 
 // TestDriverTiny runs every scenario at the smallest scale against our
-// controller and the floor, proving the driver measures what it claims:
-// every change seen, and the controller's own PATCHes found in the audit log.
+// controller, the same with --reload-on-used-keys-only, and the floor,
+// proving the driver measures what it claims: every change seen (a quarter
+// of them through configMapKeyRef), and the controller's own PATCHes found
+// in the audit log.
 func TestDriverTiny(t *testing.T) {
 	if testing.Short() {
 		t.Skip("starts a control plane and the controller")
@@ -25,6 +27,7 @@ func TestDriverTiny(t *testing.T) {
 	}
 	cfg.Settle = time.Second
 	cfg.Reps = 2
+	cfg.KeysOnly = true
 	cfg.APIServerProfile = t.TempDir()
 	ctx, cancel := context.WithTimeout(context.Background(), 4*time.Minute)
 	defer cancel()
@@ -33,7 +36,7 @@ func TestDriverTiny(t *testing.T) {
 	if err != nil {
 		t.Fatalf("%v\n%s", err, log.String())
 	}
-	for _, who := range []string{contestantController, contestantFloor} {
+	for _, who := range []string{contestantController, contestantKeys, contestantFloor} {
 		if n := len(rep.Runs[who]); n != cfg.Reps {
 			t.Fatalf("%s ran %d times, want %d", who, n, cfg.Reps)
 		}
@@ -44,7 +47,7 @@ func TestDriverTiny(t *testing.T) {
 	if s := rep.Summary[contestantController]["peak_rss"]; s.N != cfg.Reps || s.Median <= 0 {
 		t.Errorf("peak RSS not reported: %+v", s)
 	}
-	for name, r := range map[string]*RunResult{"controller": rep.Controller, "floor": rep.Floor} {
+	for name, r := range map[string]*RunResult{"controller": rep.Controller, "floor": rep.Floor, "keys-only": medianRun(rep.Runs[contestantKeys])} {
 		if r.Latency.Count != cfg.Changes || r.Latency.Missed != 0 || r.Burst.Missed != 0 {
 			t.Errorf("%s: latency %+v burst %+v: want every change seen", name, r.Latency, r.Burst)
 		}

@@ -49,8 +49,7 @@ func BenchmarkPatchShapes(b *testing.B) {
 		b.Fatal(err)
 	}
 	for i := range patchShapeBurst {
-		from := corev1.EnvFromSource{ConfigMapRef: &corev1.ConfigMapEnvSource{LocalObjectReference: corev1.LocalObjectReference{Name: configMapName(i)}}}
-		if err := c.createDeployment(ctx, deploymentName(i), from); err != nil {
+		if err := c.createDeployment(ctx, deploymentName(i), usesConfigMap(configMapName(i), "value", false)); err != nil {
 			b.Fatal(err)
 		}
 	}

@@ -56,6 +56,9 @@ func Run(ctx context.Context, cfg Config, log io.Writer) (*Report, error) {
 
 	rep := &Report{Config: cfg, Setup: setup, Runs: map[string][]*RunResult{}}
 	contestants := []string{contestantController}
+	if cfg.KeysOnly {
+		contestants = append(contestants, contestantKeys)
+	}
 	if cfg.Floor {
 		contestants = append(contestants, contestantFloor)
 	}
@@ -74,6 +77,8 @@ func Run(ctx context.Context, cfg Config, log io.Writer) (*Report, error) {
 			switch who {
 			case contestantController:
 				res, err = runController(ctx, c, t, cfg, contestant{cfg.Controller, cfg.ReadyURL, cfg.MetricsURL, ""}, tag, dir, log)
+			case contestantKeys:
+				res, err = runController(ctx, c, t, cfg, contestant{cfg.Controller + keysOnlyFlags, cfg.ReadyURL, cfg.MetricsURL, ""}, tag, dir, log)
 			case contestantPeer:
 				res, err = runController(ctx, c, t, cfg, contestant{cfg.PeerCommand, cfg.PeerReadyURL, cfg.PeerMetricsURL, cfg.Peer}, tag, dir, log)
 			case contestantFloor:
@@ -99,8 +104,10 @@ type contestant struct {
 // The contestants of a run.
 const (
 	contestantController = "controller"
-	contestantFloor      = "floor"
-	contestantPeer       = "peer"
+	// contestantKeys is the controller again, with --reload-on-used-keys-only.
+	contestantKeys  = "keys-only"
+	contestantFloor = "floor"
+	contestantPeer  = "peer"
 )
 
 // loadAvg is the 1, 5 and 15 minute load averages, or "" off Linux.

@@ -51,6 +51,7 @@ func benchImport(b *testing.B, c benchCase) {
 			func(b *testing.B, r *runs) { bn.runImport(b, r, dir) },
 			func(b *testing.B, r *runs) { bn.runLayoutPush(b, r, dir) },
 			func(b *testing.B, r *runs) { bn.runRegctlLayout(b, r, dir) },
+			func(b *testing.B, r *runs) { bn.sha256sumFloor(b, r, dir) },
 		}
 		for rep := range c.reps {
 			for i := range contestants {

@@ -120,6 +120,8 @@ type bench struct {
 	pub       any
 	regctl    string
 	regctlEnv []string
+	// careful is the careful user's cosign-then-crane pipeline (copy only).
+	careful *careful
 }
 
 func newBench(b *testing.B, c benchCase) *bench {
@@ -171,6 +173,9 @@ type runs struct {
 	imported                                 bool
 	total                                    int64
 	mirror, mirrorNoop, crane, craneNoop, rg []time.Duration
+	// careful and carefulNoop: the careful user's pipeline (copy only);
+	// sha256sum: coreutils checking the archive's checksums (import only).
+	careful, carefulNoop, sha256sum []time.Duration
 }
 
 // copyRelease is what reloader-mirror copy does: verify (asking the target
@@ -271,9 +276,10 @@ func (bn *bench) regctlCopy(b *testing.B, r *runs, source func(release.Artifact)
 
 func benchSize(b *testing.B, c benchCase) {
 	bn := newBench(b, c)
+	bn.careful = newCareful(bn.ctx, b, bn.signer.PublicKeyPEM())
 	for range b.N {
 		r := &runs{}
-		contestants := []func(*testing.B, *runs){bn.runMirror, bn.runCrane, bn.runRegctl}
+		contestants := []func(*testing.B, *runs){bn.runMirror, bn.runCrane, bn.runRegctl, bn.runCareful}
 		for rep := range c.reps {
 			for i := range contestants {
 				contestants[(rep+i)%len(contestants)](b, r)
@@ -303,4 +309,23 @@ func report(b *testing.B, c benchCase, r *runs) {
 	b.Logf("%s: %d MiB, round trip %v, %d repetitions rotating, concurrency %d, median [min-max]: %s %s (verify+push+read-back verify), %s jobs %d %s, %s %s (neither verifies); no-op re-run: mirror %s (verifying both ends), crane %s",
 		c.name, r.total>>20, *rtt, c.reps, *concurrency, mirror, mText, crane, *concurrency, cText, regctl, rText, nText, cnText)
 	b.Logf("%s: mirror/crane %.2fx verifying, %.2fx no-op", c.name, cMed.Seconds()/mMed.Seconds(), cnMed.Seconds()/nMed.Seconds())
+	f := figures{Mirror: mMed, MirrorNoop: nMed, Crane: cMed}
+	if len(r.careful) > 0 {
+		var kText, knText string
+		f.Careful, kText = spread(r.careful)
+		f.CarefulNoop, knText = spread(r.carefulNoop)
+		b.ReportMetric(f.Careful.Seconds()/mMed.Seconds(), "speedup-vs-careful")
+		b.ReportMetric(f.CarefulNoop.Seconds()/nMed.Seconds(), "noop-speedup-vs-careful")
+		b.Logf("%s: careful user (cosign v3 verify + verify-attestation x3, %d at a time, then crane copy --jobs %d): copy %s, no-op %s; careful/mirror %.2fx copy, %.2fx no-op",
+			c.name, *concurrency, *concurrency, kText, knText, f.Careful.Seconds()/mMed.Seconds(), f.CarefulNoop.Seconds()/nMed.Seconds())
+	}
+	if len(r.sha256sum) > 0 {
+		var sText string
+		f.SHA256Sum, sText = spread(r.sha256sum)
+		b.ReportMetric(nMed.Seconds()/f.SHA256Sum.Seconds(), "noop-over-sha256sum")
+		b.Logf("%s: sha256sum -c of the archive %s; import no-op/sha256sum %.2fx", c.name, sText, nMed.Seconds()/f.SHA256Sum.Seconds())
+	}
+	for _, m := range f.misses(r.imported) {
+		b.Errorf("%s, round trip %v: target missed: %s", c.name, *rtt, m)
+	}
 }

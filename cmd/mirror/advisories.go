@@ -37,7 +37,10 @@ const advisoriesHelp = `
 Every command that takes a release (plan, copy, import, export, verify,
 values, policy, review) refuses, with exit 3, a release that a signed
 advisory marks affected, or whose release series is past its end of
-support, unless --accept-advisory ID / --allow-unsupported is given.
+support or listed in no support table known, unless --accept-advisory ID /
+--accept-unsupported is given. Of the support tables known (the source's,
+the release's own lock's, and those of the releases given beside it), the
+entry that ends the series first applies.
 The advisories and support table come from a signed release lock, as they
 stood when that release was cut, so a newer release tells you about older
 ones: by default, for copy, import, plan and verify, the newest lock the
@@ -45,12 +48,17 @@ ones: by default, for copy, import, plan and verify, the newest lock the
 lock if that is newer or there is no target; for the others the release's
 own lock. --advisories names another source: a release archive, a lock in a
 registry, or a directory of OSV files (with an optional support.yaml),
-which is trusted as given. Withdrawn advisories are ignored.`
+which is trusted as given, or of the signed CSAF 2.0 documents a release
+publishes next to its versions page (csaf/), each of which must verify
+against the trust policy. Withdrawn advisories are ignored.`
 
 func (a *advisoryFlags) register(pf *pflag.FlagSet) {
-	pf.StringVar(&a.source, "advisories", "", "judge the release by the advisories and support table of this release archive, lock reference or directory of OSV files (a directory is trusted as given; default: the newest signed lock at --target for copy, import, plan and verify, else the release's own)")
+	pf.StringVar(&a.source, "advisories", "", "judge the release by the advisories and support table of this release archive, lock reference or directory of OSV files (trusted as given) or signed CSAF files (verified; default: the newest signed lock at --target for copy, import, plan and verify, else the release's own)")
 	pf.StringArrayVar(&a.accept, "accept-advisory", nil, "run a release despite this advisory (ID or alias; repeatable)")
-	pf.BoolVar(&a.allowUnsupported, "allow-unsupported", false, "accept a release whose series is past its end of support")
+	pf.BoolVar(&a.allowUnsupported, "accept-unsupported", false, "run a release whose series is past its end of support, or listed in no support table known (recorded as a warning)")
+	// The flag's first name, kept so scripts written for it still run.
+	pf.BoolVar(&a.allowUnsupported, "allow-unsupported", false, "")
+	_ = pf.MarkDeprecated("allow-unsupported", "use --accept-unsupported")
 }
 
 // judge verifies where the advisories come from and decides on the
@@ -60,7 +68,9 @@ func (g *globals) judge(ctx context.Context, cl *registry.Client, in *releaseInp
 	if err != nil {
 		return nil, err
 	}
-	st := mirror.Judge(src, l.Version, g.standingOptions())
+	o := g.standingOptions()
+	o.Tables = []mirror.NamedTable{{Name: "release " + l.Version + " (its own lock)", Table: l.Support}}
+	st := mirror.Judge(src, l.Version, o)
 	return st, st.Err()
 }
 
@@ -92,7 +102,14 @@ func (g *globals) advisorySource(ctx context.Context, cl *registry.Client, in *r
 		st, err := os.Stat(s)
 		switch {
 		case err == nil && st.IsDir() && !exists(filepath.Join(s, "oci-layout")):
-			return mirror.AdvisoriesFromDir(s)
+			// CSAF documents in it must be signed by the release's signer.
+			v, err := in.verifierFor("")
+			if err != nil {
+				return nil, err
+			}
+			return mirror.AdvisoriesFromSignedDir(s, func(what string, data, bundle []byte) error {
+				return v.Document(own, what, data, bundle)
+			})
 		case err == nil:
 			a, err := mirror.OpenArchive(ctx, s, g.workDir)
 			if err != nil {
@@ -231,15 +248,17 @@ func describeStanding(w io.Writer, st *mirror.Standing) {
 	if st == nil {
 		return
 	}
-	fmt.Fprintf(w, "Advisories and support: from %s\n", st.Source.Name)
+	fmt.Fprintf(w, "Advisories: from %s\n", st.Source.Name)
 	for _, a := range st.Advisories {
 		fmt.Fprintf(w, "  advisory %s affects %s, accepted by --accept-advisory\n", a.ID, st.Version)
 	}
 	switch st.Support {
 	case "supported":
-		fmt.Fprintf(w, "  series %s supported until %s\n", st.Series, st.EndOfSupport)
+		fmt.Fprintf(w, "  series %s supported until %s (support table of %s)\n", st.Series, st.EndOfSupport, st.SupportFrom)
 	case "ended":
-		fmt.Fprintf(w, "  series %s out of support since %s, accepted by --allow-unsupported\n", st.Series, st.EndOfSupport)
+		fmt.Fprintf(w, "  warning: series %s out of support since %s (support table of %s), accepted by --accept-unsupported\n", st.Series, st.EndOfSupport, st.SupportFrom)
+	case "unlisted":
+		fmt.Fprintf(w, "  warning: series %s listed in no support table known (%s), accepted by --accept-unsupported\n", st.Series, st.SupportFrom)
 	default:
 		fmt.Fprintf(w, "  support: %s\n", st.Support)
 	}

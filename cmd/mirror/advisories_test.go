@@ -99,7 +99,7 @@ func TestAnAdvisoryCarriedByANewerReleaseRefusesTheOlderOneAtImport(t *testing.T
 	if _, err := os.Stat(filepath.Join(dir, "refused.tar")); err == nil {
 		t.Error("the refused export wrote its archive")
 	}
-	a1 := export(v1, "v1.tar", "--accept-advisory", advisoryID, "--allow-unsupported")
+	a1 := export(v1, "v1.tar", "--accept-advisory", advisoryID, "--accept-unsupported")
 
 	air := startRegistry(t)
 	target := air.Host + "/platform/reloader"
@@ -135,9 +135,9 @@ func TestAnAdvisoryCarriedByANewerReleaseRefusesTheOlderOneAtImport(t *testing.T
 	// Accepting both, into a fresh target, with v1.1.0's archive named as
 	// the source: recorded in verify's report.
 	fresh := air.Host + "/accepted/reloader"
-	exceptions := []string{"--advisories", a2, "--accept-advisory", advisoryID, "--allow-unsupported"}
+	exceptions := []string{"--advisories", a2, "--accept-advisory", advisoryID, "--accept-unsupported"}
 	if code, _, errs = runCLI(t, append(append([]string{"import", "-f", a1, "--target", fresh}, exceptions...), trust...)...); code != cli.ExitOK {
-		t.Fatalf("import of v1.0.0 with the advisory accepted and --allow-unsupported: exit %d: %s", code, errs)
+		t.Fatalf("import of v1.0.0 with the advisory accepted and --accept-unsupported: exit %d: %s", code, errs)
 	}
 	code, out, errs = runCLI(t, append(append([]string{"verify", "-f", a1, "-o", "json"}, exceptions...), trust...)...)
 	var accepted struct {
@@ -167,7 +167,7 @@ func TestAnAdvisoryCarriedByANewerReleaseRefusesTheOlderOneAtImport(t *testing.T
 	if code != cli.ExitRefused || !strings.Contains(errs, "release v1.0.0, admitted beside v1.1.0") || !strings.Contains(errs, advisoryID) || strings.Contains(out, "ValidatingAdmissionPolicy") {
 		t.Errorf("policy --keep-previous 1 admitting the affected v1.0.0: exit %d, want %d naming it and %s, and no policy written:\n%s%s", code, cli.ExitRefused, advisoryID, out, errs)
 	}
-	if code, out, errs = runCLI(t, append(append(keep, "--accept-advisory", advisoryID, "--allow-unsupported"), trust...)...); code != cli.ExitOK || !strings.Contains(out, "ValidatingAdmissionPolicy") {
+	if code, out, errs = runCLI(t, append(append(keep, "--accept-advisory", advisoryID, "--accept-unsupported"), trust...)...); code != cli.ExitOK || !strings.Contains(out, "ValidatingAdmissionPolicy") {
 		t.Errorf("policy --keep-previous 1 with the advisory accepted: exit %d:\n%s", code, errs)
 	}
 

@@ -70,7 +70,10 @@ func (g *globals) judgeExtra(ctx context.Context, cl *registry.Client, in *relea
 			return err
 		}
 	}
-	st := mirror.Judge(src, extra.Version, g.standingOptions())
+	o := g.standingOptions()
+	o.Tables = []mirror.NamedTable{{Name: "release " + extra.Version + " (its own lock)", Table: extra.Support},
+		{Name: "release " + given.Version + " (the release approved)", Table: given.Support}}
+	st := mirror.Judge(src, extra.Version, o)
 	if err := st.Err(); err != nil {
 		return fmt.Errorf("release %s, admitted beside %s: %w", extra.Version, given.Version, err)
 	}

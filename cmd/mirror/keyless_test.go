@@ -34,7 +34,10 @@ func virtualSigstore(t *testing.T, dir, name string) (releasetest.Signer, string
 	if err != nil {
 		t.Fatal(err)
 	}
-	s := releasetest.Signer{Sigstore: vs, Identity: workflowIdentity, Issuer: githubIssuer}
+	s, err := releasetest.NewKeylessSigner(vs, workflowIdentity, githubIssuer)
+	if err != nil {
+		t.Fatal(err)
+	}
 	tr, err := s.TrustedRootJSON()
 	if err != nil {
 		t.Fatal(err)

@@ -105,7 +105,8 @@ func TestAReleaseSignedInAPKCS11TokenVerifiesWithItsExportedPublicKey(t *testing
 	src := startRegistry(t)
 	out := filepath.Join(dir, "release")
 	local := exec.CommandContext(ctx, bin, "local", "--out", out, "--registry", src.Host, "--key", hsm.uri, "--no-scan", "--no-charts",
-		"--platforms", "linux/amd64", "--version", "v1.2.3", "--commit", strings.Repeat("cd", 20))
+		"--platforms", "linux/amd64", "--version", "v1.2.3", "--commit", strings.Repeat("cd", 20),
+		"--support", releasetest.SupportTableFile(t, "v1.2.3"))
 	local.Dir, local.Env = root, append(hsm.env(), "SOURCE_DATE_EPOCH=1796040000")
 	if msg, err := local.CombinedOutput(); err != nil {
 		t.Fatalf("reloader-release local --key pkcs11:...: %v\n%s", err, msg)

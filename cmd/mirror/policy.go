@@ -7,6 +7,7 @@ import (
 	"path/filepath"
 
 	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/reloader-dev/reloader/internal/cli"
@@ -18,6 +19,7 @@ import (
 // here, so it shadows the global text|json --output.
 type policyFlags struct {
 	format, outDir, namespace, selector, mode, name string
+	tufMirror, tufRoot                              string
 	approve                                         approveFlags
 }
 
@@ -40,8 +42,15 @@ target the release was mirrored to:
   policy-controller  sigstore policy-controller ClusterImagePolicies requiring
                      the release's signature and its SPDX SBOM attestation
                      (and a TrustRoot for a keyless trust policy).
-  kyverno            a Kyverno ClusterPolicy with the same rules: the CEL
-                     checks and verifyImages for signature and SBOM.
+  kyverno            a Kyverno ImageValidatingPolicy (Kyverno >= 1.17) with
+                     the same rules: the CEL checks, and the signature, SBOM
+                     and provenance attestations verified.
+  kyverno-clusterpolicy
+                     the same as a Kyverno ClusterPolicy, for Kyverno < 1.17.
+  mutating           a MutatingAdmissionPolicy and its binding (Kubernetes
+                     >= 1.36) that rewrite images naming the release by tag
+                     or by its upstream reference to the mirror's digests;
+                     apply it with vap. Not part of "all".
 
 The approved releases are the one given and those you add with -f
 (repeated) or --keep-previous N (the N newest older releases at the target,
@@ -109,17 +118,22 @@ reloader-mirror policy check. See docs/enforce.md.`,
 		},
 	}
 	g.targetFlags(c, true)
-	f := c.Flags()
-	f.StringVar(&pf.format, "format", "all", "policies to write: vap, policy-controller, kyverno or all")
+	pf.addFlags(c.Flags())
+	c.AddCommand(g.policyCheckCmd())
+	return c
+}
+
+func (pf *policyFlags) addFlags(f *pflag.FlagSet) {
+	f.StringVar(&pf.format, "format", "all", "policies to write: vap, mutating, policy-controller, kyverno, kyverno-clusterpolicy or all (every one but mutating)")
 	f.StringVar(&pf.outDir, "output", "", "write each format to DIR/<format>.yaml instead of standard output")
 	f.StringVar(&pf.namespace, "namespace", "reloader", "namespace the policies apply to (where Reloader is installed)")
 	f.StringVar(&pf.selector, "namespace-selector", "", "apply to the namespaces this label selector picks instead of --namespace, e.g. reloader.dev/enforce=true")
 	f.StringVar(&pf.mode, "mode", "enforce", "enforce (reject) or audit (warn and record only)")
 	f.StringVar(&pf.name, "name", "reloader-mirror", "prefix of the policies' object names")
+	f.StringVar(&pf.tufMirror, "kyverno-tuf-mirror", "", "keyless, --format kyverno: URL of the TUF repository Kyverno starts its Sigstore client from (air-gapped sites); default the public one")
+	f.StringVar(&pf.tufRoot, "kyverno-tuf-root", "", "the root.json of --kyverno-tuf-mirror")
 	f.StringArrayVarP(&pf.approve.files, "file", "f", nil, "release archive to approve; repeat to approve several releases (the first is the one the policy is for)")
 	f.IntVar(&pf.approve.keepPrevious, "keep-previous", 0, "also approve the N newest releases at --target older than this one (their locks fetched there and verified), for an upgrade's rollout window")
-	c.AddCommand(g.policyCheckCmd())
-	return c
 }
 
 func (pf policyFlags) options() (admission.Options, error) {
@@ -133,6 +147,16 @@ func (pf policyFlags) options() (admission.Options, error) {
 	}
 	if o.Mode != admission.Enforce && o.Mode != admission.Audit {
 		return o, cli.Usage(fmt.Errorf("--mode %q: want enforce or audit", pf.mode))
+	}
+	if (pf.tufMirror == "") != (pf.tufRoot == "") {
+		return o, cli.Usage(errors.New("--kyverno-tuf-mirror and --kyverno-tuf-root go together"))
+	}
+	if pf.tufRoot != "" {
+		b, err := os.ReadFile(pf.tufRoot)
+		if err != nil {
+			return o, cli.Usage(fmt.Errorf("--kyverno-tuf-root: %w", err))
+		}
+		o.KyvernoTUF = admission.TUF{Mirror: pf.tufMirror, RootJSON: b}
 	}
 	return o, nil
 }

@@ -23,6 +23,7 @@ import (
 	"github.com/reloader-dev/reloader/release"
 	"github.com/reloader-dev/reloader/release/local"
 	"github.com/reloader-dev/reloader/release/provenance"
+	"github.com/reloader-dev/reloader/release/releasetest"
 	"github.com/reloader-dev/reloader/release/sign"
 	"github.com/reloader-dev/reloader/release/trust"
 )
@@ -43,7 +44,7 @@ func releaseWithProvenance(t *testing.T, ctx context.Context, host string) prove
 	out := t.TempDir()
 	res, err := local.Run(ctx, local.Options{ModuleDir: "../..", MainPackage: "./cmd/reloader", OutDir: out, Registry: host,
 		Version: "v1.2.3", Commit: strings.Repeat("cd", 20), Created: time.Date(2026, 11, 30, 12, 0, 0, 0, time.UTC),
-		NoScan: true, Platforms: []v1.Platform{{OS: "linux", Architecture: "amd64"}}})
+		NoScan: true, Platforms: []v1.Platform{{OS: "linux", Architecture: "amd64"}}, SupportFile: releasetest.SupportTableFile(t, "v1.2.3")})
 	if err != nil {
 		t.Fatalf("local release: %v", err)
 	}

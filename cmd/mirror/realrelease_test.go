@@ -57,6 +57,7 @@ func TestValuesOnARealLocalRelease(t *testing.T) {
 	res, err := local.Run(ctx, local.Options{
 		ModuleDir: "../..", MainPackage: "./cmd/reloader", OutDir: filepath.Join(dir, "out"), NoScan: true, Platforms: amd64,
 		Registry: src.Host, UBIBase: ubiBase, Version: "v1.2.3", Commit: strings.Repeat("ab", 20), Created: created,
+		SupportFile: releasetest.SupportTableFile(t, "v1.2.3"),
 		ChartDirs:   []string{"../../charts/reloader", "../../charts/reloader-ubi", "../../charts/reloader-lib"},
 		LicenseFile: license, Log: &logb,
 	})
@@ -104,7 +105,8 @@ func TestValuesOnARealLocalRelease(t *testing.T) {
 	}
 
 	// The SBOMs of the real controller, every variant, carry every CISA
-	// 2025 element; BSI TR-03183-2 names what they lack.
+	// 2025 element and every BSI TR-03183-2 v2.1.0 element (on CycloneDX);
+	// v1.1 names what the SPDX 2.3 documents lack.
 	review := []string{"review", "--lock", res.LockPath, "--lock-bundle", res.BundlePath, "--key", res.PublicKey, "--allow-unscanned", "--fail-on", "minimum-elements", "-o", "json"}
 	code, out, errs = runCLI(t, append(review, "--out", filepath.Join(dir, "review-cisa"), "--profile", "cisa-2025")...)
 	if code != cli.ExitOK {
@@ -119,9 +121,12 @@ func TestValuesOnARealLocalRelease(t *testing.T) {
 	if err := json.Unmarshal([]byte(out), &rv); err != nil || rv.Review.Profile != "cisa-2025" {
 		t.Errorf("review json: profile %q, %v", rv.Review.Profile, err)
 	}
-	code, _, errs = runCLI(t, append(review, "--out", filepath.Join(dir, "review-bsi"), "--profile", "bsi-tr-03183-2")...)
+	if code, _, errs := runCLI(t, append(review, "--out", filepath.Join(dir, "review-bsi"), "--profile", "bsi-tr-03183-2")...); code != cli.ExitOK {
+		t.Errorf("review --profile bsi-tr-03183-2 on the real controller: exit %d: %s", code, errs)
+	}
+	code, _, errs = runCLI(t, append(review, "--out", filepath.Join(dir, "review-bsi-1.1"), "--profile", "bsi-tr-03183-2@v1.1")...)
 	if code != cli.ExitRefused || !strings.Contains(errs, "Component creator") {
-		t.Errorf("review --profile bsi-tr-03183-2: exit %d, want 3 naming the component creator: %s", code, errs)
+		t.Errorf("review --profile bsi-tr-03183-2@v1.1: exit %d, want 3 naming the component creator: %s", code, errs)
 	}
 	t.Logf("%d components pass cisa-2025; bsi-tr-03183-2: %s", len(rv.Review.Components), errs)
 }

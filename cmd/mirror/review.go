@@ -73,11 +73,16 @@ from the modules linked into our binaries.
 
 Every SBOM is checked, document and each component, against the minimum
 elements of --profile: ntia-2021 (NTIA 2021), cisa-2025 (CISA's 2025 draft:
-adds component hash, licence, tool name, generation context) or
-bsi-tr-03183-2 (BSI TR-03183-2: creator contacts, SHA-512 of executables,
-file names). The default, cisa-2025, is the strictest our releases pass; a
-field an SBOM lacks is missing even when nobody could know it, and the
-review names the components.
+adds component hash, licence, tool name, generation context),
+bsi-tr-03183-2 (BSI TR-03183-2 v2.1.0: creator contacts, the SBOM's URI,
+per component the file name, the SHA-512, URI and executable, archive and
+structured properties of the file it is deployed in, source URI, original
+and concluded licences, and no vulnerability data in the SBOM; checked on
+CycloneDX 1.6 or later, as v2.1.0 allows no SPDX 2) or bsi-tr-03183-2@v1.1
+(the previous version). The default is cisa-2025, which every format is
+checked against; our releases pass bsi-tr-03183-2 too. A field an SBOM lacks
+is missing even when nobody could know it, and the review names the
+components.
 
 The vulnerability scan is read from the signed lock: scanner and version,
 database digest and build time, findings by severity, and the exceptions the
@@ -113,7 +118,7 @@ const reviewExamples = `  # Review an archive carried across the air gap
   reloader-mirror review --lock-ref harbor.corp.example/platform/reloader/reloader-release:v1.2.3 \
       --key cosign.pub --out review --fail-on licence,minimum-elements -o json
 
-  # Hold the SBOMs to BSI TR-03183-2 instead of the default cisa-2025
+  # Hold the SBOMs to BSI TR-03183-2 v2.1.0 instead of the default cisa-2025
   reloader-mirror review -f reloader-v1.2.3.tar.zst --key cosign.pub --out review \
       --fail-on minimum-elements --profile bsi-tr-03183-2`
 
@@ -159,7 +164,7 @@ func (g *globals) reviewCmd() *cobra.Command {
 	fl.StringVar(&f.releasePolicy, "release-policy", "", "release policy whose exceptions (justification, expiry) the review lists")
 	fl.StringVar(&f.licencePolicy, "licence-policy", "", "licence policy file (allow and deny lists of SPDX identifiers) replacing the built-in one")
 	fl.BoolVar(&f.printLicencePolicy, "print-licence-policy", false, "print the built-in licence policy and exit (a starting point for --licence-policy)")
-	fl.StringVar(&f.profile, "profile", string(review.DefaultProfile), "SBOM minimum elements to check: ntia-2021, cisa-2025 or bsi-tr-03183-2")
+	fl.StringVar(&f.profile, "profile", string(review.DefaultProfile), "SBOM minimum elements to check: ntia-2021, cisa-2025, bsi-tr-03183-2 (v2.1.0) or bsi-tr-03183-2@v1.1")
 	fl.StringSliceVar(&f.failOn, "fail-on", nil, "exit 3 (refused) when these checks fail: licence, minimum-elements, vulnerability")
 	fl.BoolVar(&f.verify, "verify", false, "verify the review the release signed on each image index and that it is this release's (exit 3 when not)")
 	return c
@@ -278,7 +283,7 @@ func (g *globals) reviewRelease(ctx context.Context, in *releaseInput, lp *revie
 	for _, a := range prep.Lock.Artifacts {
 		// SBOM documents only; a cosign attestation carrying an SBOM is
 		// the same document signed, not another one.
-		if a.Kind != release.KindSBOM || (a.ArtifactType != review.MediaTypeSPDX && a.ArtifactType != review.MediaTypeCycloneDX) {
+		if a.Kind != release.KindSBOM || (a.ArtifactType != review.MediaTypeSPDX && a.ArtifactType != review.MediaTypeCycloneDX && a.ArtifactType != review.MediaTypeSPDX3) {
 			continue
 		}
 		data, err := readSBOM(ctx, in.src, prep.Graph, a)

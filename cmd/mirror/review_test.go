@@ -73,7 +73,8 @@ func TestCLIReview(t *testing.T) {
 		{"a real release passes --fail-on minimum-elements", []string{"--key", key, "--fail-on", "minimum-elements"}, cli.ExitOK, "", true},
 		{"a real release passes --profile cisa-2025", []string{"--key", key, "--fail-on", "minimum-elements", "--profile", "cisa-2025"}, cli.ExitOK, "", true},
 		{"a real release passes --profile ntia-2021", []string{"--key", key, "--fail-on", "minimum-elements", "--profile", "ntia-2021"}, cli.ExitOK, "", true},
-		{"bsi-tr-03183-2 names what a real release lacks", []string{"--key", key, "--fail-on", "minimum-elements", "--profile", "bsi-tr-03183-2"}, cli.ExitRefused, "lack minimum elements of bsi-tr-03183-2", true},
+		{"a real release passes --profile bsi-tr-03183-2 (v2.1.0)", []string{"--key", key, "--fail-on", "minimum-elements", "--profile", "bsi-tr-03183-2"}, cli.ExitOK, "", true},
+		{"bsi-tr-03183-2@v1.1 names what v1.1 asks and a real release lacks", []string{"--key", key, "--fail-on", "minimum-elements", "--profile", "bsi-tr-03183-2@v1.1"}, cli.ExitRefused, "lack minimum elements of bsi-tr-03183-2@v1.1", true},
 		{"unknown profile", []string{"--key", key, "--profile", "ntia"}, cli.ExitUsage, `--profile "ntia"`, false},
 		{"licence findings fail --fail-on licence", []string{"--key", key, "--fail-on", "licence"}, cli.ExitRefused, "licence:", true},
 		{"an unscanned release fails --fail-on vulnerability", []string{"--key", key, "--fail-on", "minimum-elements,vulnerability"}, cli.ExitRefused, "vulnerability: the signed lock says the release was made without a vulnerability scan", true},
@@ -94,6 +95,7 @@ func TestCLIReview(t *testing.T) {
 		})
 	}
 	t.Run("one supplier removed fails cisa-2025 naming the component", func(t *testing.T) { checkOneSupplierRemoved(t, rel) })
+	t.Run("one BSI v2.1 element removed fails naming the component", func(t *testing.T) { checkBSIElementsRemoved(t, rel) })
 }
 
 // A reviewer needs no source tree: the policy is built in, printed on

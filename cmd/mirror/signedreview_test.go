@@ -21,10 +21,10 @@ import (
 	"github.com/reloader-dev/reloader/release"
 	"github.com/reloader-dev/reloader/release/local"
 	"github.com/reloader-dev/reloader/release/pipeline"
+	"github.com/reloader-dev/reloader/release/releasetest"
 	"github.com/reloader-dev/reloader/release/sign"
 	"github.com/reloader-dev/reloader/release/verify"
 	"github.com/reloader-dev/reloader/review"
-	"github.com/reloader-dev/reloader/test/virtualsigstore"
 
 	"github.com/reloader-dev/reloader/test/tools"
 )
@@ -80,7 +80,7 @@ func TestTheSignedReviewOfARealReleaseVerifiesAndATamperedOneDoesNot(t *testing.
 	start := time.Now()
 	res, err := local.Run(ctx, local.Options{ModuleDir: "../..", MainPackage: "./cmd/reloader", OutDir: out, Registry: src.Host,
 		Version: "v1.2.3", Commit: strings.Repeat("ef", 20), Created: time.Date(2026, 11, 30, 12, 0, 0, 0, time.UTC),
-		NoScan: true, Platforms: platforms, FIPSPlatforms: platforms[:1]})
+		NoScan: true, Platforms: platforms, FIPSPlatforms: platforms[:1], SupportFile: releasetest.SupportTableFile(t, "v1.2.3")})
 	if err != nil {
 		t.Fatalf("local release: %v", err)
 	}
@@ -274,7 +274,11 @@ func TestTheSignedReviewOfAKeylessReleaseVerifiesAgainstTheWorkflowIdentity(t *t
 	if err != nil {
 		t.Fatal(err)
 	}
-	tr, err := virtualsigstore.TrustedRoot(vs)
+	signer, err := releasetest.NewKeylessSigner(vs, workflowIdentity, githubIssuer)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tr, err := signer.TrustedRoot()
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -296,9 +300,9 @@ func TestTheSignedReviewOfAKeylessReleaseVerifiesAgainstTheWorkflowIdentity(t *t
 		Created: created, Now: created, ModuleDir: "../..", MainPackage: "./cmd/reloader",
 		Platforms: []v1.Platform{{OS: "linux", Architecture: "amd64"}}, NoScan: true,
 		Registry: src.Host + "/reloader-dev", StandardName: "reloader", UBIName: "reloader-ubi", UBIBase: base,
-		Licenses: "Apache-2.0", OutDir: t.TempDir(),
-		NewSigner: func(context.Context) (*sign.Signer, error) {
-			return virtualsigstore.Signer(vs, workflowIdentity, githubIssuer)
+		Licenses: "Apache-2.0", OutDir: t.TempDir(), SupportFile: releasetest.SupportTableFile(t, "v1.2.3"),
+		NewSigner: func(ctx context.Context) (*sign.Signer, error) {
+			return signer.NewFor(ctx, "https://github.com/reloader-dev/reloader", strings.Repeat("cd", 20), "v1.2.3")
 		},
 		BuilderID: workflowIdentity,
 		Verify:    verify.Options{TrustedRoot: tr, IgnoreSCT: true, IgnoreTlog: true},

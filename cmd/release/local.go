@@ -23,6 +23,8 @@ type localFlags struct {
 	skipDBUpdate, noCharts, noScan                                                                         bool
 	platforms                                                                                              []string
 	output                                                                                                 cli.Output
+	// support is the support table the release ships.
+	support string
 }
 
 func newLocalCmd() *cobra.Command {
@@ -69,7 +71,10 @@ Such a release is for trying the pipeline, never for publishing.` + cli.ExitCode
 	fl.StringVar(&f.trivyDB, "trivy-db-repository", "", "OCI repository of the trivy DB")
 	fl.BoolVar(&f.skipDBUpdate, "skip-db-update", false, "use the trivy DB in the cache directory, never download")
 	fl.StringVar(&f.policy, "policy", "", "release policy file (default: the built-in one, which reloader-release gate --print-policy prints)")
-	fl.StringVar(&f.version, "version", "v0.0.0-local", "version to stamp and tag")
+	// The default is a pre-release of the first series the project's
+	// support table lists: the pipeline refuses a series it does not list.
+	fl.StringVar(&f.version, "version", "v1.0.0-local", "version to stamp and tag; its series must be listed in the support table")
+	fl.StringVar(&f.support, "support", "", "support table the release ships, which must list the version's series (default release/support.yaml of the checkout)")
 	fl.StringVar(&f.commit, "commit", "", "commit to record (default: git HEAD)")
 	fl.StringVar(&f.license, "license-file", "LICENSE", "license text shipped under /licenses (skipped if missing)")
 	fl.BoolVar(&f.noCharts, "no-charts", false, "do not package charts/*")
@@ -128,7 +133,7 @@ func runLocal(cmd *cobra.Command, f *localFlags) error {
 		KeyPath: f.key, KeyPassword: []byte(os.Getenv("COSIGN_PASSWORD")), UBIBase: f.ubiBase,
 		Trivy:  gate.TrivyOptions{Binary: trivy, CacheDir: f.trivyCache, DBRepository: f.trivyDB, SkipDBUpdate: f.skipDBUpdate},
 		NoScan: f.noScan, Platforms: platforms,
-		PolicyPath: f.policy, Version: f.version, Commit: commit, Created: created, ChartDirs: charts,
+		PolicyPath: f.policy, SupportFile: f.support, Version: f.version, Commit: commit, Created: created, ChartDirs: charts,
 		LicenseFile: license, Log: logw,
 	})
 	if err != nil {

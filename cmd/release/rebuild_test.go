@@ -15,6 +15,7 @@ import (
 	"github.com/reloader-dev/reloader/release"
 	"github.com/reloader-dev/reloader/release/local"
 	"github.com/reloader-dev/reloader/release/pipeline"
+	"github.com/reloader-dev/reloader/release/releasetest"
 	"github.com/reloader-dev/reloader/test/registry"
 
 	"github.com/reloader-dev/reloader/test/tools"
@@ -70,6 +71,7 @@ func TestRebuildReproducesTheControllerAndNamesWhatDiffers(t *testing.T) {
 	out := t.TempDir()
 	res, err := local.Run(ctx, local.Options{ModuleDir: "../..", MainPackage: "./cmd/reloader", OutDir: out, Registry: reg.Host,
 		Version: "v1.2.3", Commit: commit, Created: time.Date(2026, 11, 30, 12, 0, 0, 0, time.UTC), NoScan: true,
+		SupportFile: releasetest.SupportTableFile(t, "v1.2.3"),
 		LicenseFile: "../../LICENSE", Platforms: []v1.Platform{{OS: "linux", Architecture: "amd64"}}})
 	if err != nil {
 		t.Fatalf("local release: %v", err)

@@ -25,6 +25,9 @@ type TrustFlags struct {
 	TrustedRootSHA256 string
 	IgnoreTlog        bool
 	IgnoreSCT         bool
+	// AllowUnbound is reloader-mirror's --allow-unbound-certificate
+	// (trust.Policy.AllowUnboundCertificate).
+	AllowUnbound bool
 	// ExpectBuilder is --expect-builder (trust.Policy.ExpectBuilder).
 	ExpectBuilder string
 }
@@ -47,6 +50,7 @@ func (f *TrustFlags) AddFlags(fs *pflag.FlagSet) {
 func (f *TrustFlags) AddMirrorFlags(fs *pflag.FlagSet) {
 	fs.StringVar(&f.TrustedRootSHA256, "trusted-root-sha256", "", "keyless: use the archive's trusted_root.json only if its sha256 is this (hex, as the release notes publish it)")
 	fs.BoolVar(&f.IgnoreSCT, "insecure-ignore-sct", false, "keyless: accept certificates without a certificate transparency timestamp (private CAs that log to no CT log only)")
+	fs.BoolVar(&f.AllowUnbound, "allow-unbound-certificate", false, "keyless: accept a lock certificate without GitHub's source repository extensions (URI, digest, ref), which bind it to the code that ran; recorded as a warning (private CAs that issue none only)")
 }
 
 // Given reports whether any signer was named.
@@ -81,6 +85,7 @@ func (f *TrustFlags) PolicyCarrying(rootJSON []byte, source string) (trust.Polic
 		return trust.Policy{}, Usage(err)
 	}
 	p.ExpectBuilder = f.ExpectBuilder
+	p.AllowUnboundCertificate = f.AllowUnbound
 	return p, nil
 }
 

@@ -4,9 +4,11 @@
 // admission controller can check signatures) only images signed by the
 // release's signer with its SPDX SBOM attested.
 //
-// It writes three dialects of the same rules: Kubernetes'
+// It writes four dialects of the same rules: Kubernetes'
 // ValidatingAdmissionPolicy (CEL, no extra software), a sigstore
-// policy-controller ClusterImagePolicy, and a Kyverno ClusterPolicy. It is
+// policy-controller ClusterImagePolicy, a Kyverno ImageValidatingPolicy
+// (Kyverno >= 1.17) and a Kyverno ClusterPolicy (before 1.17); and a
+// MutatingAdmissionPolicy that pins the release's images to the mirror. It is
 // pure: the caller supplies the verified release's repositories at the target
 // and the trust policy; nothing is read from disk or the network.
 package admission
@@ -33,23 +35,33 @@ type Format string
 const (
 	VAP              Format = "vap"
 	PolicyController Format = "policy-controller"
-	Kyverno          Format = "kyverno"
+	// Kyverno is the ImageValidatingPolicy (policies.kyverno.io/v1) of
+	// Kyverno 1.17 and later.
+	Kyverno Format = "kyverno"
+	// KyvernoClusterPolicy is the kyverno.io/v1 ClusterPolicy, for Kyverno
+	// before 1.17 (deprecated there, removal planned for 1.20).
+	KyvernoClusterPolicy Format = "kyverno-clusterpolicy"
+	// Mutating is the MutatingAdmissionPolicy that rewrites the release's
+	// image references to the mirror's digests.
+	Mutating Format = "mutating"
 )
 
-// Formats lists every format, in the order "all" writes them.
-var Formats = []Format{VAP, PolicyController, Kyverno}
+// Formats lists every validating format, in the order "all" writes them.
+// Mutating is not among them: it changes what users apply, so it is
+// written only when asked for by name.
+var Formats = []Format{VAP, PolicyController, Kyverno, KyvernoClusterPolicy}
 
 // ParseFormat reads a --format value; "all" is every format.
 func ParseFormat(s string) ([]Format, error) {
 	if s == "all" {
 		return Formats, nil
 	}
-	for _, f := range Formats {
+	for _, f := range append(Formats, Mutating) {
 		if string(f) == s {
 			return []Format{f}, nil
 		}
 	}
-	return nil, fmt.Errorf("format %q: want vap, policy-controller, kyverno or all", s)
+	return nil, fmt.Errorf("format %q: want vap, mutating, policy-controller, kyverno, kyverno-clusterpolicy or all", s)
 }
 
 // FileName is the file a format is written to under --output.
@@ -98,6 +110,26 @@ type Options struct {
 	// SBOMPredicateType is the SBOM attestation required on every image;
 	// empty means DefaultSBOMPredicateType.
 	SBOMPredicateType string
+	// ProvenancePredicateType, when set, is the build provenance
+	// attestation the Kyverno policies require on every image too.
+	ProvenancePredicateType string
+	// Pins maps each reference that names the release without its
+	// mirrored digest (an upstream tag or digest, the mirror's tag) to the
+	// reference pinned at the mirror (repository@sha256:…), for the
+	// mutating format. FromLock fills it.
+	Pins map[string]string
+	// KyvernoTUF is the TUF repository Kyverno's ImageValidatingPolicy
+	// starts its Sigstore client from for a keyless release; empty means
+	// Kyverno's default, the public Sigstore repository.
+	KyvernoTUF TUF
+}
+
+// TUF is a TUF repository: where it is served and its root of trust.
+type TUF struct {
+	// Mirror is the repository's http(s) URL.
+	Mirror string
+	// RootJSON is its root.json.
+	RootJSON []byte
 }
 
 // Trust is the release's trust policy: a public key, or a keyless identity
@@ -170,6 +202,9 @@ func (o *Options) normalise() error {
 	sort.Strings(repos)
 	o.Repositories = repos
 	if err := o.normaliseDigests(); err != nil {
+		return err
+	}
+	if err := o.checkPins(); err != nil {
 		return err
 	}
 	switch {
@@ -251,8 +286,14 @@ func Generate(o Options, formats []Format) (map[Format][]byte, error) {
 			head = pcHeader(o)
 			objs, err = pcObjects(o, tm)
 		case Kyverno:
+			head = ivpolHeader(o)
+			objs, err = ivpolObjects(o, tm)
+		case KyvernoClusterPolicy:
 			head = kyvernoHeader(o)
 			objs, err = kyvernoObjects(o, tm)
+		case Mutating:
+			head = mapHeader(o)
+			objs, err = mapObjects(o)
 		default:
 			err = fmt.Errorf("unknown format %q", f)
 		}

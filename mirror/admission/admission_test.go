@@ -95,16 +95,24 @@ func TestGenerateWritesEachFormatsObjects(t *testing.T) {
 			[]string{"mode: enforce", "glob: " + repo + "@*", "glob: " + repoUBI + "@*", "BEGIN PUBLIC KEY", "predicateType: https://spdx.dev/Document", "kubectl label namespace reloader policy.sigstore.dev/include=true"}},
 		{"policy-controller keyless", keyless, admission.PolicyController, []string{"TrustRoot", "ClusterImagePolicy", "ClusterImagePolicy"},
 			[]string{"trustRootRef: reloader-mirror-trust-root", "subject: https://github.com/reloader-dev/reloader/.github/workflows/release.yml@refs/tags/v1.2.3", "certChain:", "tLogs:", "ctlog:", "signatureFormat: bundle"}},
-		{"kyverno key", keyOptions(t), admission.Kyverno, []string{"ClusterPolicy"},
+		{"kyverno key", keyOptions(t), admission.KyvernoClusterPolicy, []string{"ClusterPolicy"},
 			[]string{"failureAction: Enforce", "ignoreTlog: true", "ignoreSCT: true", "publicKeys: |", "namespaces:\n          - reloader", "autogen-controllers: none", "type: https://spdx.dev/Document", "verifyDigest: true", "type: Cosign", "failurePolicy: Fail"}},
-		{"kyverno keyless", keyless, admission.Kyverno, []string{"ClusterPolicy"},
+		{"kyverno keyless", keyless, admission.KyvernoClusterPolicy, []string{"ClusterPolicy"},
 			[]string{"issuer: https://token.actions.githubusercontent.com", "type: SigstoreBundle", "reloader.dev/enforce", "failurePolicy: Fail", "--enableTuf --tufMirror"}},
+		{"kyverno ImageValidatingPolicy key", keyOptions(t), admission.Kyverno, []string{"ImageValidatingPolicy"},
+			[]string{"apiVersion: policies.kyverno.io/v1\n", "- Deny", "insecureIgnoreTlog: true", "insecureIgnoreSCT: true", "data: |", "kubernetes.io/metadata.name", "kyverno/kyverno#17109",
+				"verifyDigest: true", "mutateDigest: false", "failurePolicy: Fail", "verifyImageSignatures(i, [attestors.release]) > 0", "glob: " + repo + "@*", "cronjobs", "enabled: false"}},
+		{"kyverno ImageValidatingPolicy keyless", keyless, admission.Kyverno, []string{"ImageValidatingPolicy"},
+			[]string{"issuer: https://token.actions.githubusercontent.com", "subject: https://github.com/reloader-dev/reloader/", "trustedRoot:", "mediaType", "reloader.dev/enforce", "--kyverno-tuf-mirror",
+				"type: https://spdx.dev/Document", "verifyAttestationSignatures(i, attestations.sbom, [attestors.release]) > 0"}},
 		{"audit vap", func() admission.Options { o := keyOptions(t); o.Mode = admission.Audit; return o }(), admission.VAP, []string{"ValidatingAdmissionPolicy", "ValidatingAdmissionPolicyBinding"},
 			[]string{"validationActions:\n  - Warn\n  - Audit"}},
 		{"audit policy-controller", func() admission.Options { o := keyOptions(t); o.Mode = admission.Audit; return o }(), admission.PolicyController, []string{"ClusterImagePolicy", "ClusterImagePolicy"},
 			[]string{"mode: warn"}},
-		{"audit kyverno", func() admission.Options { o := keyOptions(t); o.Mode = admission.Audit; return o }(), admission.Kyverno, []string{"ClusterPolicy"},
+		{"audit kyverno", func() admission.Options { o := keyOptions(t); o.Mode = admission.Audit; return o }(), admission.KyvernoClusterPolicy, []string{"ClusterPolicy"},
 			[]string{"failureAction: Audit"}},
+		{"audit kyverno ImageValidatingPolicy", func() admission.Options { o := keyOptions(t); o.Mode = admission.Audit; return o }(), admission.Kyverno, []string{"ImageValidatingPolicy"},
+			[]string{"validationActions:\n  - Audit\n  - Warn"}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			out, err := admission.Generate(tc.opts, []admission.Format{tc.format})
@@ -175,13 +183,13 @@ func TestGenerateRefusesWhatWouldTrustTooMuchOrNothing(t *testing.T) {
 
 func TestParseFormat(t *testing.T) {
 	t.Parallel()
-	for in, want := range map[string]int{"vap": 1, "policy-controller": 1, "kyverno": 1, "all": 3} {
+	for in, want := range map[string]int{"vap": 1, "mutating": 1, "policy-controller": 1, "kyverno": 1, "kyverno-clusterpolicy": 1, "all": 4} {
 		f, err := admission.ParseFormat(in)
 		if err != nil || len(f) != want {
 			t.Errorf("ParseFormat(%q) = %v, %v", in, f, err)
 		}
 	}
-	if _, err := admission.ParseFormat("opa"); err == nil || !strings.Contains(err.Error(), "want vap, policy-controller, kyverno or all") {
+	if _, err := admission.ParseFormat("opa"); err == nil || !strings.Contains(err.Error(), "want vap, mutating, policy-controller, kyverno, kyverno-clusterpolicy or all") {
 		t.Errorf("ParseFormat(opa): %v", err)
 	}
 }
@@ -236,12 +244,12 @@ func TestGeneratedPoliciesAnchorIdentityRegexpsAndPinDigests(t *testing.T) {
 		t.Fatal(err)
 	}
 	anchored := `subjectRegExp: ^(?:https://github\.com/reloader-dev/reloader/\.github/workflows/release\.yml@refs/tags/v.*)$`
-	for _, f := range []admission.Format{admission.PolicyController, admission.Kyverno} {
+	for _, f := range []admission.Format{admission.PolicyController, admission.Kyverno, admission.KyvernoClusterPolicy} {
 		if !strings.Contains(string(out[f]), anchored) {
 			t.Errorf("%s policy does not anchor the identity regexp:\n%s", f, out[f])
 		}
 	}
-	for _, f := range []admission.Format{admission.VAP, admission.Kyverno} {
+	for _, f := range []admission.Format{admission.VAP, admission.Kyverno, admission.KyvernoClusterPolicy} {
 		if n := strings.Count(string(out[f]), `["`+testDigest+`"]`); n != 1 {
 			t.Errorf("%s policy lists the approved digests %d times, want once:\n%s", f, n, out[f])
 		}

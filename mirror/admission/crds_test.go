@@ -29,7 +29,8 @@ const (
 )
 
 var projectCRDs = map[string][]string{
-	kyvernoModule:          {"config/crds/kyverno/kyverno.io_clusterpolicies.yaml"},
+	kyvernoModule: {"config/crds/kyverno/kyverno.io_clusterpolicies.yaml",
+		"config/crds/policies.kyverno.io/policies.kyverno.io_imagevalidatingpolicies.yaml"},
 	policyControllerModule: {"config/300-clusterimagepolicy.yaml", "config/300-trustroot.yaml"},
 }
 
@@ -173,7 +174,7 @@ func TestProjectPoliciesPassServerSideDryRunAgainstTheirCRDs(t *testing.T) {
 						t.Errorf("only %d objects generated", n)
 					}
 					// The dry run has teeth: a misspelt field is refused.
-					for _, f := range []admission.Format{admission.PolicyController, admission.Kyverno} {
+					for _, f := range []admission.Format{admission.PolicyController, admission.Kyverno, admission.KyvernoClusterPolicy} {
 						objs := decode(t, out[f])
 						bad := objs[len(objs)-1]
 						spec, _, _ := unstructured.NestedMap(bad.Object, "spec")

@@ -87,8 +87,12 @@ func keylessFixture(t *testing.T, ctx context.Context) *engineFixture {
 	if err != nil {
 		t.Fatal(err)
 	}
-	s := releasetest.Signer{Sigstore: vs, Identity: workflowIdentity, Issuer: githubIssuer, Tlog: true}
-	other := releasetest.Signer{Sigstore: vs, Identity: "https://github.com/someone/fork/.github/workflows/release.yml@refs/tags/v1.2.3", Issuer: githubIssuer, Tlog: true}
+	s, err := releasetest.NewKeylessSigner(vs, workflowIdentity, githubIssuer)
+	if err != nil {
+		t.Fatal(err)
+	}
+	s.Tlog = true
+	other := s.WithIdentity("https://github.com/someone/fork/.github/workflows/release.yml@refs/tags/v1.2.3")
 	tr, err := s.TrustedRoot()
 	if err != nil {
 		t.Fatal(err)

@@ -6,10 +6,11 @@ import (
 
 func kyvernoHeader(o Options) string {
 	lines := []string{
-		"Kyverno ClusterPolicy written by reloader-mirror policy" + releaseSuffix(o) + ".",
+		"Kyverno ClusterPolicy written by reloader-mirror policy" + releaseSuffix(o) + ",",
+		"for Kyverno before 1.17 (deprecated there; use --format kyverno on 1.17 and later).",
 		"In " + o.scopeText() + ", Pods and pod-template workloads are admitted only when every",
 		"container image is pinned by digest and comes from a mirrored repository, and those",
-		"images carry the release's signature and SPDX SBOM attestation, verified by",
+		"images carry the release's signature and " + attestationText(o) + ", verified by",
 		trustText(o.Trust) + ".",
 		"Mode: " + kyvernoAction(o) + "; the webhook fails closed (failurePolicy: Fail).",
 	}
@@ -20,7 +21,7 @@ func kyvernoHeader(o Options) string {
 			"admission controller with --enableTuf --tufMirror and --tufRoot naming a TUF repository",
 			"that serves the release's trusted root (docs/enforce.md).")
 	}
-	return comment(append(lines, "Apply: kubectl apply --server-side -f "+Kyverno.FileName())...)
+	return comment(append(lines, "Apply: kubectl apply --server-side -f "+KyvernoClusterPolicy.FileName())...)
 }
 
 func kyvernoAction(o Options) string {
@@ -63,6 +64,10 @@ func kyvernoObjects(o Options, tm *material) ([]any, error) {
 		return nil, err
 	}
 	attestors := []any{map[string]any{"count": 1, "entries": []any{entry}}}
+	attestations := []any{map[string]any{"type": o.SBOMPredicateType, "attestors": attestors}}
+	if o.ProvenancePredicateType != "" {
+		attestations = append(attestations, map[string]any{"type": o.ProvenancePredicateType, "attestors": attestors})
+	}
 	annotations := o.annotations()
 	annotations["pod-policies.kyverno.io/autogen-controllers"] = "none"
 	annotations["policies.kyverno.io/title"] = "Reloader: signed, digest-pinned images from the mirror"
@@ -96,10 +101,7 @@ func kyvernoObjects(o Options, tm *material) ([]any, error) {
 						"verifyDigest":    true,
 						"required":        true,
 						"attestors":       attestors,
-						"attestations": []any{map[string]any{
-							"type":      o.SBOMPredicateType,
-							"attestors": attestors,
-						}},
+						"attestations":    attestations,
 					}},
 				},
 			},

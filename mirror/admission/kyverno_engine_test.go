@@ -3,8 +3,8 @@ package admission_test
 import (
 	"context"
 	"encoding/base64"
-	"fmt"
 	"net/http"
+	"net/http/httptest"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -13,13 +13,11 @@ import (
 	"time"
 
 	"github.com/google/go-containerregistry/pkg/name"
-	"github.com/google/go-containerregistry/pkg/v1/remote"
 	"github.com/sigstore/sigstore-go/pkg/testing/ca"
 	"github.com/theupdateframework/go-tuf"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
-	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/util/wait"
 	"sigs.k8s.io/yaml"
 
@@ -235,87 +233,15 @@ func tufRepository(t *testing.T, trustedRootJSON []byte) (repoDir, rootJSON stri
 	return filepath.Join(dir, "repository"), filepath.Join(dir, "repository", "root.json")
 }
 
-var clusterPolicyGVR = schema.GroupVersionResource{Group: "kyverno.io", Version: "v1", Resource: "clusterpolicies"}
-
-// applyPolicy applies the ClusterPolicy and waits until Kyverno reports it
-// ready and its webhooks deny a pod by tag, so that the cases after it meet
-// an engine that enforces it.
-func (e *kyvernoEngine) applyPolicy(t *testing.T, ctx context.Context, policy []byte, ns, tagged string) {
-	t.Helper()
-	objs := decode(t, policy)
-	if len(objs) != 1 || objs[0].GetKind() != "ClusterPolicy" {
-		t.Fatalf("the kyverno format is not one ClusterPolicy:\n%s", policy)
-	}
-	cpol := objs[0]
-	var last error
-	// The policy validation webhook is registered once the controller is
-	// up; until then the apiserver refuses kyverno.io objects.
-	if err := wait.PollUntilContextTimeout(ctx, time.Second, 3*time.Minute, true, func(ctx context.Context) (bool, error) {
-		if done, err := e.proc.Exited(); done {
-			return false, fmt.Errorf("kyverno exited: %v\n%s", err, e.proc.Tail(60))
-		}
-		last = e.k.apply(ctx, cpol, false)
-		return last == nil, nil
-	}); err != nil {
-		t.Fatalf("applying the ClusterPolicy: %v; last answer: %v", err, last)
-	}
-	probe := pod(ns, "probe", map[string]string{"probe": tagged}, nil)
-	if err := wait.PollUntilContextTimeout(ctx, time.Second, 3*time.Minute, true, func(ctx context.Context) (bool, error) {
-		if done, err := e.proc.Exited(); done {
-			return false, fmt.Errorf("kyverno exited: %v\n%s", err, e.proc.Tail(60))
-		}
-		last = e.k.apply(ctx, probe, true)
-		return last != nil && strings.Contains(last.Error(), cpol.GetName()), nil
-	}); err != nil {
-		got, _ := e.k.dyn.Resource(clusterPolicyGVR).Get(ctx, cpol.GetName(), metav1.GetOptions{})
-		t.Fatalf("Kyverno never enforced the policy: %v; last answer to a pod by tag: %v\npolicy status: %v", err, last, got)
-	}
-}
-
-// kyvernoCase is one pod sent through admission and what must come back.
-type kyvernoCase struct {
-	name, image string
-	// want are substrings of the denial; none means admitted.
-	want []string
-}
-
-func (e *kyvernoEngine) check(t *testing.T, ctx context.Context, ns string, cases []kyvernoCase) {
-	t.Helper()
-	for i, tc := range cases {
-		t.Run(tc.name, func(t *testing.T) {
-			err := e.k.apply(ctx, pod(ns, fmt.Sprintf("case-%d", i), map[string]string{"app": tc.image}, nil), true)
-			if len(tc.want) == 0 {
-				if err != nil {
-					t.Errorf("image %s denied: %v", tc.image, err)
-				}
-				return
-			}
-			if err == nil {
-				t.Fatalf("image %s admitted, want a denial", tc.image)
-			}
-			for _, w := range tc.want {
-				if !strings.Contains(err.Error(), w) {
-					t.Errorf("image %s: denial %q does not say %q", tc.image, err, w)
-				}
-			}
-		})
-	}
-}
-
-func needKyverno(t *testing.T) {
-	t.Helper()
-	if testing.Short() {
-		t.Skip("runs Kyverno's admission controller; not in -short mode")
-	}
-}
-
-// The ClusterPolicy reloader-mirror policy writes for a key-signed release,
-// enforced by Kyverno's own admission controller as a webhook of a real
-// apiserver, offline: the release by digest from the mirror is admitted; an
-// unsigned image pushed by digest into the mirrored repository, an image
-// signed with the release key but without its SPDX SBOM, the release by tag
-// and the release from another registry are denied; with the webhook down,
-// pods are refused, saying why.
+// Both Kyverno policies reloader-mirror policy writes for a key-signed
+// release, the ClusterPolicy and the ImageValidatingPolicy, enforced in turn
+// by Kyverno's own admission controller as a webhook of a real apiserver,
+// offline, against the same cases: the release by digest from the mirror is
+// admitted; an unsigned image pushed by digest into the mirrored repository,
+// an image signed by another key, an image signed with the release key but
+// without its SPDX SBOM, the release by tag, the release from another
+// registry and a signed image of an older release at the mirror are denied;
+// with the webhook down, pods are refused, saying why.
 func TestKyvernoEnforcesTheKeySignedPolicy(t *testing.T) {
 	t.Parallel()
 	needKyverno(t)
@@ -330,42 +256,22 @@ func TestKyvernoEnforcesTheKeySignedPolicy(t *testing.T) {
 	}
 	m := publishAndMirror(t, ctx, s, p, startRegistry(t), 23)
 	m.opts.Trust = admission.Trust{PublicKeyPEM: string(s.PublicKeyPEM())}
+	older := mirrorOlder(t, ctx, m, p, "v1.1.0", 24)
 	other, err := releasetest.NewKeySigner(t.TempDir())
 	if err != nil {
 		t.Fatal(err)
 	}
 	e := startKyverno(t, ctx, kyvernoOptions{})
-	ns, image := runKyvernoCases(t, ctx, e, m, other)
-
-	// docs/enforce.md: Kyverno caches a successful verification (per
-	// policy, rule and image, --imageVerifyCacheTTLDuration, 60m by
-	// default), so a signature removed from the registry stops admitting
-	// the image only when the entry expires.
-	t.Run("a verified image stays admitted for the cache TTL after its signature is gone", func(t *testing.T) {
-		d, err := name.NewDigest(image)
-		if err != nil {
-			t.Fatal(err)
-		}
-		sigTag := d.Context().Tag(strings.Replace(d.DigestStr(), ":", "-", 1) + ".sig")
-		if _, err := remote.Head(sigTag, remote.WithContext(ctx)); err != nil {
-			t.Fatalf("the mirror holds no cosign signature %s: %v", sigTag, err)
-		}
-		if err := remote.Delete(sigTag, remote.WithContext(ctx)); err != nil {
-			t.Fatalf("deleting %s: %v", sigTag, err)
-		}
-		if _, err := remote.Head(sigTag, remote.WithContext(ctx)); err == nil {
-			t.Fatalf("%s is still there after deleting it", sigTag)
-		}
-		if err := e.k.apply(ctx, pod(ns, "cached", map[string]string{"app": image}, nil), true); err != nil {
-			t.Errorf("the release, verified before, was denied once its signature was deleted: the cache is off? %v", err)
-		}
-	})
+	ns, image := runKyvernoCases(t, ctx, e, m, other, older)
+	signatureCacheOutlivesDeletion(t, ctx, e, ns, image)
 	kyvernoFailsClosed(t, ctx, e, ns, image)
 }
 
 // The same for a keyless release signed by a VirtualSigstore with entries in
-// its transparency log, the log required (no --insecure-ignore-tlog): Kyverno
-// reads the trusted root through an offline TUF repository on disk.
+// its transparency log, the log required (no --insecure-ignore-tlog): the
+// ClusterPolicy's Kyverno reads the trusted root through an offline TUF
+// repository on disk; the ImageValidatingPolicy carries the root and names
+// the same repository, served on loopback.
 func TestKyvernoEnforcesTheKeylessPolicy(t *testing.T) {
 	t.Parallel()
 	needKyverno(t)
@@ -376,7 +282,11 @@ func TestKyvernoEnforcesTheKeylessPolicy(t *testing.T) {
 	}
 	const identity = "https://github.com/reloader-dev/reloader/.github/workflows/release.yml@refs/tags/v1.2.3"
 	const issuer = "https://token.actions.githubusercontent.com"
-	s := releasetest.Signer{Sigstore: vs, Identity: identity, Issuer: issuer, Tlog: true}
+	s, err := releasetest.NewKeylessSigner(vs, identity, issuer)
+	if err != nil {
+		t.Fatal(err)
+	}
+	s.Tlog = true
 	rootJSON, err := s.TrustedRootJSON()
 	if err != nil {
 		t.Fatal(err)
@@ -397,75 +307,20 @@ func TestKyvernoEnforcesTheKeylessPolicy(t *testing.T) {
 	t.Cleanup(func() { _ = dst.Stop() })
 	m := publishAndMirror(t, ctx, s, p, dst, 23)
 	m.opts.Trust = admission.Trust{Identity: identity, Issuer: issuer, TrustedRootJSON: rootJSON, IgnoreSCT: true}
+	older := mirrorOlder(t, ctx, m, p, "v1.1.0", 24)
 	// Same Sigstore, same issuer, another workflow's identity.
-	other := releasetest.Signer{Sigstore: vs, Identity: "https://github.com/someone-else/fork/.github/workflows/release.yml@refs/tags/v1.2.3", Issuer: issuer, Tlog: true}
+	other := s.WithIdentity("https://github.com/someone-else/fork/.github/workflows/release.yml@refs/tags/v1.2.3")
 	e := startKyverno(t, ctx, kyvernoOptions{TrustedRootJSON: rootJSON})
-	ns, image := runKyvernoCases(t, ctx, e, m, other)
-	kyvernoFailsClosed(t, ctx, e, ns, image)
-}
-
-// runKyvernoCases applies the ClusterPolicy for m and checks every case
-// (other is a signer that is not the release's); it returns the namespace and the release image it admitted.
-func runKyvernoCases(t *testing.T, ctx context.Context, e *kyvernoEngine, m *mirroredRelease, other releasetest.Signer) (string, string) {
-	t.Helper()
-	ns := e.cp.Namespace(t)
-	o := m.opts
-	o.Namespace = ns
-	out, err := admission.Generate(o, []admission.Format{admission.Kyverno})
+	// The ImageValidatingPolicy names the TUF repository itself, which
+	// Kyverno's sigstore-go client reads over HTTP only: the same
+	// repository, served on loopback as a site's mirror would serve it.
+	tufServer := httptest.NewServer(http.FileServer(http.Dir(e.tufMirror)))
+	t.Cleanup(tufServer.Close)
+	tufRoot, err := os.ReadFile(e.tufRoot)
 	if err != nil {
 		t.Fatal(err)
 	}
-	policy := out[admission.Kyverno]
-	repo := m.target + "/reloader"
-	index := m.rel.Indexes["reloader"]
-	e.applyPolicy(t, ctx, policy, ns, repo+":v1.2.3")
-
-	// Someone with push access to the mirror: an unsigned image by digest,
-	// and one signed with the release's own key or identity but without
-	// the SBOM attestation.
-	unsigned := pushImage(t, ctx, repo, 1)
-	unattested := pushImage(t, ctx, repo, 1)
-	signOnly(t, ctx, m.signer, unattested)
-	foreign := pushImage(t, ctx, repo, 1)
-	signOnly(t, ctx, other, foreign)
-
-	e.check(t, ctx, ns, []kyvernoCase{
-		{name: "the release by digest from the mirror", image: repo + "@" + index},
-		{name: "the ubi variant by digest from the mirror", image: m.target + "/reloader-ubi@" + m.rel.Indexes["reloader-ubi"]},
-		// verifyImages runs in Kyverno's mutating webhook, before the CEL
-		// rule's validating one, so these denials name the signature rule.
-		{name: "an unsigned image pushed by digest into the mirrored repository", image: unsigned.String(),
-			want: []string{"reloader-mirror-images", "release-signature-and-sbom", "failed to verify image " + unsigned.String()}},
-		{name: "a signed image without the SPDX SBOM attestation", image: unattested.String(),
-			want: []string{"reloader-mirror-images", "release-signature-and-sbom", "image attestations verification failed"}},
-		{name: "an image pushed by digest and signed by someone else", image: foreign.String(),
-			want: []string{"reloader-mirror-images", "release-signature-and-sbom", "failed to verify image " + foreign.String()}},
-		{name: "the release by tag", image: repo + ":v1.2.3", want: []string{"not pinned by digest"}},
-		{name: "the release from another registry", image: m.src.Host + "/reloader-dev/reloader@" + index,
-			want: []string{"not from the mirrored repositories"}},
-	})
-
-	return ns, repo + "@" + index
-}
-
-// kyvernoFailsClosed stops Kyverno: its webhooks stay registered with
-// failurePolicy Fail, so the apiserver refuses even the release, saying
-// which webhook it could not call.
-func kyvernoFailsClosed(t *testing.T, ctx context.Context, e *kyvernoEngine, ns, image string) {
-	t.Helper()
-	t.Run("with the webhook unreachable, pods are refused", func(t *testing.T) {
-		if err := e.proc.Stop(10 * time.Second); err != nil {
-			t.Logf("stopping kyverno: %v", err)
-		}
-		err := e.k.apply(ctx, pod(ns, "down", map[string]string{"app": image}, nil), true)
-		if err == nil {
-			t.Fatal("the release was admitted with Kyverno down: the webhook fails open")
-		}
-		for _, w := range []string{"failed calling webhook", "kyverno", "connection refused"} {
-			if !strings.Contains(err.Error(), w) {
-				t.Errorf("denial %q does not say %q", err, w)
-			}
-		}
-	})
-	remote.DefaultTransport.(*http.Transport).CloseIdleConnections()
+	m.opts.KyvernoTUF = admission.TUF{Mirror: tufServer.URL, RootJSON: tufRoot}
+	ns, image := runKyvernoCases(t, ctx, e, m, other, older)
+	kyvernoFailsClosed(t, ctx, e, ns, image)
 }

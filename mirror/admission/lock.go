@@ -5,10 +5,11 @@ import (
 	"strings"
 
 	"github.com/reloader-dev/reloader/release"
+	"github.com/reloader-dev/reloader/release/provenance"
 )
 
-// FromLock fills Options.Version, Repositories, SBOMPredicateType and the
-// approved Digests (see Approve) from a
+// FromLock fills Options.Version, Repositories, SBOMPredicateType,
+// ProvenancePredicateType, Pins and the approved Digests (see Approve) from a
 // verified release lock: the repositories its image indexes were mirrored to
 // (target maps a lock repository to its place at the target) and the
 // predicate type of the SPDX SBOM attested on every index, the digest a
@@ -23,9 +24,16 @@ func (o *Options) FromLock(l *release.Lock, target func(repository string) strin
 	o.Repositories = nil
 	o.Digests, o.Approved = nil, nil
 	o.Approve(l)
-	predicate := ""
-	for _, idx := range indexes {
+	o.Pins = pinsOf(l, target)
+	predicate, prov := "", ""
+	for i, idx := range indexes {
 		o.Repositories = append(o.Repositories, target(idx.Repository))
+		// Provenance is required only when every index carries it.
+		if p := provenanceAttestedOn(l, idx); i == 0 {
+			prov = p
+		} else if p != prov {
+			prov = ""
+		}
 		found := spdxAttestedOn(l, idx)
 		if found == "" {
 			return fmt.Errorf("release %s: image %s@%s has no SPDX SBOM attestation in the lock: a policy requiring one would admit nothing", l.Version, idx.Repository, idx.Digest)
@@ -36,6 +44,7 @@ func (o *Options) FromLock(l *release.Lock, target func(repository string) strin
 		predicate = found
 	}
 	o.SBOMPredicateType = predicate
+	o.ProvenancePredicateType = prov
 	return nil
 }
 
@@ -54,7 +63,11 @@ func spdxAttestedOn(l *release.Lock, idx release.Artifact) string {
 	}
 	att := false
 	for _, a := range l.Artifacts {
-		spdx := strings.HasPrefix(a.PredicateType, "https://spdx.dev/")
+		// SPDX 2's predicate, not SPDX 3's (https://spdx.dev/Document/v3),
+		// which a release attests beside it: the policy names the one
+		// `cosign verify-attestation --type spdxjson` checks, whatever the
+		// order of the lock.
+		spdx := strings.HasPrefix(a.PredicateType, "https://spdx.dev/") && !strings.HasPrefix(a.PredicateType, "https://spdx.dev/Document/v3")
 		switch {
 		case a.Subject == idx.Digest && spdx && (a.Kind == release.KindAttestation || a.Kind == release.KindSBOM):
 			return a.PredicateType
@@ -68,4 +81,51 @@ func spdxAttestedOn(l *release.Lock, idx release.Artifact) string {
 		return platformSBOM
 	}
 	return ""
+}
+
+// provenanceAttestedOn returns the SLSA provenance predicate type attested on
+// idx, or "". A Sigstore bundle attestation names it in the lock; a cosign
+// .att manifest (key-signed releases) carries the pipeline's provenance of
+// the index among its layers, which the release's verification checked.
+func provenanceAttestedOn(l *release.Lock, idx release.Artifact) string {
+	for _, a := range l.Artifacts {
+		if a.Subject != idx.Digest || a.Kind != release.KindAttestation {
+			continue
+		}
+		if a.PredicateType == provenance.PredicateType || (a.PredicateType == "" && a.ArtifactType == "") {
+			return provenance.PredicateType
+		}
+	}
+	return ""
+}
+
+// pinsOf maps every reference that names one of the release's images
+// without its mirrored digest to the image pinned at the mirror: the
+// upstream repository by the release's tag, by digest (index or platform
+// image) or both, and the mirror's repository by the release's tag.
+func pinsOf(l *release.Lock, target func(repository string) string) map[string]string {
+	pins := map[string]string{}
+	for _, a := range l.Artifacts {
+		if a.Kind != release.KindImageIndex && a.Kind != release.KindImage {
+			continue
+		}
+		up, at := a.Repository, target(a.Repository)
+		pinned := at + "@" + a.Digest
+		if up != at {
+			pins[up+"@"+a.Digest] = pinned
+		}
+		if a.Kind != release.KindImageIndex {
+			continue
+		}
+		tag := a.Tag
+		if tag == "" {
+			tag = l.Version
+		}
+		pins[at+":"+tag] = pinned
+		if up != at {
+			pins[up+":"+tag] = pinned
+			pins[up+":"+tag+"@"+a.Digest] = pinned
+		}
+	}
+	return pins
 }

@@ -31,7 +31,7 @@ func TestTheLogRequirementFollowsTheUsersVerificationNotTheRoot(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	formats := []admission.Format{admission.PolicyController, admission.Kyverno}
+	formats := []admission.Format{admission.PolicyController, admission.Kyverno, admission.KyvernoClusterPolicy}
 
 	t.Run("a root with a log, the log required: both engines check it", func(t *testing.T) {
 		out, err := admission.Generate(keyless(withLog, false), formats)
@@ -40,8 +40,11 @@ func TestTheLogRequirementFollowsTheUsersVerificationNotTheRoot(t *testing.T) {
 		}
 		// Kyverno's SigstoreBundle verifier requires a log entry unless
 		// rekor.ignoreTlog is set, checked against its TUF trusted root.
-		if k := string(out[admission.Kyverno]); strings.Contains(k, "ignoreTlog") || !strings.Contains(k, "type: SigstoreBundle") {
-			t.Errorf("Kyverno policy does not require the log:\n%s", k)
+		if k := string(out[admission.KyvernoClusterPolicy]); strings.Contains(k, "ignoreTlog") || !strings.Contains(k, "type: SigstoreBundle") {
+			t.Errorf("Kyverno ClusterPolicy does not require the log:\n%s", k)
+		}
+		if k := string(out[admission.Kyverno]); strings.Contains(k, "insecureIgnoreTlog") {
+			t.Errorf("Kyverno ImageValidatingPolicy does not require the log:\n%s", k)
 		}
 		// policy-controller skips the log check for an authority that names
 		// a timestamp authority (checkOptsFromAuthority), so none may.
@@ -54,8 +57,11 @@ func TestTheLogRequirementFollowsTheUsersVerificationNotTheRoot(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if k := string(out[admission.Kyverno]); !strings.Contains(k, "ignoreTlog: true") {
-			t.Errorf("Kyverno policy still requires the log the user waived:\n%s", k)
+		if k := string(out[admission.KyvernoClusterPolicy]); !strings.Contains(k, "ignoreTlog: true") {
+			t.Errorf("Kyverno ClusterPolicy still requires the log the user waived:\n%s", k)
+		}
+		if k := string(out[admission.Kyverno]); !strings.Contains(k, "insecureIgnoreTlog: true") {
+			t.Errorf("Kyverno ImageValidatingPolicy still requires the log the user waived:\n%s", k)
 		}
 		if pc := string(out[admission.PolicyController]); strings.Contains(pc, "ctlog:") || !strings.Contains(pc, "rfc3161timestamp:") {
 			t.Errorf("policy-controller policy still requires the log the user waived, or has no TSA for the signing time:\n%s", pc)

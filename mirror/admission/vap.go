@@ -120,9 +120,9 @@ func namespaceSelector(o Options) *metav1.LabelSelector {
 	}}}
 }
 
-func vapObjects(o Options) ([]any, error) {
-	fail := admissionv1.Fail
-	equivalent := admissionv1.Equivalent
+// workloadRules are the resource rules of every pod-carrying kind, shared
+// by the validating and the mutating policy.
+func workloadRules() []admissionv1.NamedRuleWithOperations {
 	byGroup := map[string][]string{}
 	var groups []string
 	for _, k := range workloadKinds {
@@ -142,6 +142,13 @@ func vapObjects(o Options) ([]any, error) {
 			Rule:       admissionv1.Rule{APIGroups: []string{g}, APIVersions: []string{"v1"}, Resources: byGroup[g]},
 		}})
 	}
+	return rules
+}
+
+func vapObjects(o Options) ([]any, error) {
+	fail := admissionv1.Fail
+	equivalent := admissionv1.Equivalent
+	rules := workloadRules()
 	policy := &admissionv1.ValidatingAdmissionPolicy{
 		TypeMeta:   metav1.TypeMeta{APIVersion: "admissionregistration.k8s.io/v1", Kind: "ValidatingAdmissionPolicy"},
 		ObjectMeta: metav1.ObjectMeta{Name: o.Name + "-images", Annotations: o.annotations()},

@@ -59,12 +59,15 @@ type Options struct {
 	// for tests that need them on fewer platforms than the others.
 	FIPSPlatforms []v1.Platform
 	PolicyPath    string
-	Version       string
-	Commit        string
-	Created       time.Time
-	ChartDirs     []string
-	LicenseFile   string
-	Log           io.Writer
+	// SupportFile is the support table the release ships (default the
+	// checkout's release/support.yaml); it must list Version's series.
+	SupportFile string
+	Version     string
+	Commit      string
+	Created     time.Time
+	ChartDirs   []string
+	LicenseFile string
+	Log         io.Writer
 }
 
 // Result is the pipeline's result plus where things are.
@@ -122,7 +125,7 @@ func Run(ctx context.Context, opts Options) (*Result, error) {
 	pres, err := pipeline.Run(ctx, pipeline.Options{
 		Version: opts.Version, Commit: opts.Commit, Source: "https://github.com/reloader-dev/reloader",
 		Created: opts.Created, Now: time.Now(),
-		ModuleDir: opts.ModuleDir, MainPackage: opts.MainPackage, StampPackage: opts.StampPackage,
+		ModuleDir: opts.ModuleDir, MainPackage: opts.MainPackage, StampPackage: opts.StampPackage, SupportFile: opts.SupportFile,
 		Registry: host + "/reloader-dev", StandardName: "reloader", UBIName: "reloader-ubi", UBIBase: ubiBase,
 		LicenseFiles: licenses, Licenses: "Apache-2.0", Vendor: "Reloader contributors",
 		Summary:     "Reloads Kubernetes workloads when their ConfigMaps and Secrets change",
@@ -208,7 +211,10 @@ func StandInBase(ctx context.Context, created time.Time) (v1.ImageIndex, error) 
 			return nil, fmt.Errorf("building the stand-in base: %w", err)
 		}
 		files := append(image.RootFSFiles(),
-			image.File{Path: "/etc/os-release", Mode: 0o644, Data: []byte("NAME=\"UBI stand-in\"\nID=\"reloader-ubi-stand-in\"\nVERSION_ID=\"9\"\nPRETTY_NAME=\"Stand-in for Red Hat Universal Base Image 9 Minimal (test only)\"\n")},
+			image.File{Path: "/etc/os-release", Mode: 0o644, Data: []byte("NAME=\"UBI stand-in\"\nID=\"reloader-ubi-stand-in\"\nVERSION_ID=\"9\"\nPRETTY_NAME=\"Stand-in for Red Hat Universal Base Image 9 Minimal (test only)\"\n" +
+				// As UBI's: where the distribution is reached, which the
+				// SBOMs name as its packages' creator.
+				"HOME_URL=\"https://www.redhat.com/\"\nBUG_REPORT_URL=\"https://issues.redhat.com/\"\n")},
 			image.File{Path: rpmdb.Path, Mode: 0o644, Data: db})
 		l, err := image.Layer(files, created)
 		if err != nil {

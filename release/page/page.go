@@ -17,6 +17,7 @@ import (
 
 	"github.com/reloader-dev/reloader/release"
 	"github.com/reloader-dev/reloader/release/provenance"
+	"github.com/reloader-dev/reloader/release/security"
 	"github.com/reloader-dev/reloader/release/support"
 )
 
@@ -44,7 +45,18 @@ type Options struct {
 	// TrustedRootFile, with its sha256 on the page, which users pass as
 	// --trusted-root-sha256.
 	TrustedRootJSON []byte
+	// SecurityTxt is the release's security.txt (RFC 9116: the security
+	// contact, the disclosure policy, an expiry), published next to the
+	// page as SecurityTxtFile; nil publishes none.
+	SecurityTxt []byte
+	// CSAF links the release's CSAF 2.0 documents (its advisories and VEX
+	// statements), each signed (a Sigstore bundle beside it), which the
+	// pipeline writes next to the page.
+	CSAF []Link
 }
+
+// SecurityTxtFile is the security.txt's file name next to the page.
+const SecurityTxtFile = security.FileName
 
 // TrustedRootFile is the trusted root's file name next to the page.
 const TrustedRootFile = "trusted_root.json"
@@ -80,8 +92,12 @@ type AdvisoryRow struct {
 // and in the release's sbom/ directory: "reloader-linux-arm-v7.spdx.json".
 func SBOMFileName(imageName, platform, mediaType string) string {
 	ext := ".spdx.json"
-	if strings.Contains(mediaType, "cyclonedx") {
+	switch {
+	case strings.Contains(mediaType, "cyclonedx"):
 		ext = ".cdx.json"
+	case strings.Contains(mediaType, "spdx3"):
+		// The extension IANA's registration of application/spdx3+json gives.
+		ext = ".spdx3.json"
 	}
 	return imageName + "-" + strings.ReplaceAll(platform, "/", "-") + ext
 }
@@ -119,6 +135,10 @@ type View struct {
 	CheckSigner string
 	// FIPS says what the -fips images are, when the release has them.
 	FIPS string
+	// SecurityTxt links the published security.txt; empty when none.
+	SecurityTxt string
+	// CSAF links the signed CSAF 2.0 documents.
+	CSAF []Link
 }
 
 // fipsNote is what the page says of a release's -fips images.
@@ -206,6 +226,10 @@ func Build(l *release.Lock, opts Options) View {
 		v.Rows = append(v.Rows, row)
 	}
 	v.ReviewURL = opts.ReviewURL
+	v.CSAF = opts.CSAF
+	if len(opts.SecurityTxt) > 0 {
+		v.SecurityTxt = SecurityTxtFile
+	}
 	asOf := l.Created
 	if opts.Support != nil {
 		for _, sr := range opts.Support.Series {
@@ -288,9 +312,13 @@ Procurement review (components, licences, vulnerabilities, NTIA minimum elements
 {{range .Support}}| {{.Series}}{{if .ThisRelease}} (this release){{end}} | {{.Released}} | {{.EndOfSupport}} | {{if .Supported}}supported{{else}}END OF SUPPORT{{end}} | {{range $i, $a := .Advisories}}{{if $i}}, {{end}}[{{$a.Name}}]({{$a.URL}}){{else}}none{{end}} |
 {{end}}{{end}}
 ## Security advisories
-
+{{if .SecurityTxt}}
+Report vulnerabilities as [{{.SecurityTxt}}]({{.SecurityTxt}}) (RFC 9116) says: the contact and the coordinated disclosure policy.
+{{end}}
 {{range .Advisories}}- [{{.ID}}]({{.URL}}){{range .Aliases}} ({{.}}){{end}}{{if .Published}}, {{.Published}}{{end}}: {{.Summary}}{{if .AffectsThisRelease}} **Affects this release.**{{end}}
 {{else}}No security advisory has been published.
+{{end}}{{if .CSAF}}
+CSAF 2.0 documents (advisories and VEX), each signed (Sigstore bundle: the file name + .sigstore.json): {{range $i, $c := .CSAF}}{{if $i}}, {{end}}[{{$c.Name}}]({{$c.URL}}){{end}}
 {{end}}`
 
 const htmlPage = `<!DOCTYPE html>
@@ -311,12 +339,14 @@ const htmlPage = `<!DOCTYPE html>
 {{if .ReviewURL}}<p>Procurement review (components, licences, vulnerabilities, NTIA minimum elements): <a href="{{.ReviewURL}}">{{.ReviewURL}}</a></p>{{end}}
 {{if .Support}}<h2>Supported versions</h2>
 <table id="support"><tr><th>Series</th><th>Released</th><th>End of support</th><th>Status</th><th>Advisories</th></tr>
-{{range .Support}}<tr><td>{{.Series}}{{if .ThisRelease}} (this release){{end}}</td><td>{{.Released}}</td><td>{{.EndOfSupport}}</td><td{{if not .Supported}} style="color:#b00"{{end}}>{{if .Supported}}supported{{else}}end of support{{end}}</td><td>{{range .Advisories}}<a href="{{.URL}}">{{.Name}}</a><br>{{else}}none{{end}}</td></tr>
+{{range .Support}}<tr data-series="{{.Series}}" data-end-of-support="{{.EndOfSupport}}"><td>{{.Series}}{{if .ThisRelease}} (this release){{end}}</td><td><time datetime="{{.Released}}">{{.Released}}</time></td><td><time datetime="{{.EndOfSupport}}">{{.EndOfSupport}}</time></td><td{{if not .Supported}} style="color:#b00"{{end}}>{{if .Supported}}supported{{else}}end of support{{end}}</td><td>{{range .Advisories}}<a href="{{.URL}}">{{.Name}}</a><br>{{else}}none{{end}}</td></tr>
 {{end}}</table>{{end}}
 <h2>Security advisories</h2>
+{{if .SecurityTxt}}<p id="security-contact">Report vulnerabilities as <a href="{{.SecurityTxt}}">{{.SecurityTxt}}</a> (RFC 9116) says: the contact and the coordinated disclosure policy.</p>{{end}}
 {{if .Advisories}}<table id="advisories"><tr><th>ID</th><th>Published</th><th>Summary</th><th>This release</th></tr>
 {{range .Advisories}}<tr><td><a href="{{.URL}}">{{.ID}}</a>{{range .Aliases}}<br>{{.}}{{end}}</td><td>{{.Published}}</td><td>{{.Summary}}</td><td{{if .AffectsThisRelease}} style="color:#b00;font-weight:bold"{{end}}>{{if .AffectsThisRelease}}affected{{else}}not affected{{end}}</td></tr>
 {{end}}</table>{{else}}<p>No security advisory has been published.</p>{{end}}
+{{if .CSAF}}<p id="csaf">CSAF 2.0 documents (advisories and VEX), each signed (its Sigstore bundle is the file name + <code>.sigstore.json</code>): {{range .CSAF}}<a href="{{.URL}}">{{.Name}}</a> (<a href="{{.URL}}.sigstore.json">bundle</a>) {{end}}</p>{{end}}
 </body></html>
 `
 
@@ -349,6 +379,11 @@ func Write(dir string, l *release.Lock, opts Options) error {
 	}
 	if l.Signer.Keyless() && len(opts.TrustedRootJSON) > 0 {
 		if err := os.WriteFile(filepath.Join(dir, TrustedRootFile), opts.TrustedRootJSON, 0o644); err != nil {
+			return fmt.Errorf("writing the versions page: %w", err)
+		}
+	}
+	if len(opts.SecurityTxt) > 0 {
+		if err := os.WriteFile(filepath.Join(dir, SecurityTxtFile), opts.SecurityTxt, 0o644); err != nil {
 			return fmt.Errorf("writing the versions page: %w", err)
 		}
 	}

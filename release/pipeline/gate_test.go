@@ -18,6 +18,7 @@ import (
 	"github.com/reloader-dev/reloader/release"
 	"github.com/reloader-dev/reloader/release/gate"
 	"github.com/reloader-dev/reloader/release/pipeline"
+	"github.com/reloader-dev/reloader/release/releasetest"
 	"github.com/reloader-dev/reloader/release/sign"
 	"github.com/reloader-dev/reloader/test/registry"
 
@@ -55,6 +56,7 @@ func TestAFailedGateLeavesNothingInTheRegistry(t *testing.T) {
 		Created: time.Date(2026, 11, 30, 12, 0, 0, 0, time.UTC), Now: time.Now(),
 		ModuleDir: "../..", MainPackage: "./cmd/reloader", Platforms: []v1.Platform{{OS: "linux", Architecture: "amd64"}},
 		Registry: reg.Host + "/reloader-dev", StandardName: "reloader", OutDir: out, Signer: signer, Log: &logb,
+		SupportFile: releasetest.SupportTableFile(t, "v1.2.3"),
 		Scan: &pipeline.ScanOptions{PolicyPath: "../../release/gate/release-policy.yaml",
 			Trivy: gate.TrivyOptions{Binary: filepath.Join(t.TempDir(), "no-such-trivy")}},
 	})

@@ -20,12 +20,12 @@ import (
 	"github.com/reloader-dev/reloader/release/local"
 	"github.com/reloader-dev/reloader/release/page"
 	"github.com/reloader-dev/reloader/release/pipeline"
+	"github.com/reloader-dev/reloader/release/releasetest"
 	"github.com/reloader-dev/reloader/release/sign"
 	"github.com/reloader-dev/reloader/release/trust"
 	"github.com/reloader-dev/reloader/release/verify"
 	"github.com/reloader-dev/reloader/review"
 	"github.com/reloader-dev/reloader/test/registry"
-	"github.com/reloader-dev/reloader/test/virtualsigstore"
 
 	"github.com/reloader-dev/reloader/test/tools"
 )
@@ -35,9 +35,11 @@ const (
 	githubIssuer     = "https://token.actions.githubusercontent.com"
 )
 
-func keylessSigner(t *testing.T, vs *ca.VirtualSigstore, identity string) *sign.Signer {
+// keylessSigner signs as GitHub's Fulcio certifies the release workflow:
+// the certificate names the repository, commit and tag of the release.
+func keylessSigner(t *testing.T, vs *ca.VirtualSigstore, identity string) releasetest.Signer {
 	t.Helper()
-	s, err := virtualsigstore.Signer(vs, identity, githubIssuer)
+	s, err := releasetest.NewKeylessSigner(vs, identity, githubIssuer)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -59,7 +61,8 @@ func TestKeylessReleaseVerifiesAgainstTheWorkflowIdentity(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	tr, err := virtualsigstore.TrustedRoot(vs)
+	signer := keylessSigner(t, vs, workflowIdentity)
+	tr, err := signer.TrustedRoot()
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -74,9 +77,11 @@ func TestKeylessReleaseVerifiesAgainstTheWorkflowIdentity(t *testing.T) {
 		Created: created, Now: created, ModuleDir: "../..", MainPackage: "./cmd/reloader",
 		Platforms: []v1.Platform{{OS: "linux", Architecture: "amd64"}}, NoScan: true,
 		Registry: reg.Host + "/reloader-dev", StandardName: "reloader", UBIName: "reloader-ubi", UBIBase: base,
-		Licenses: "Apache-2.0", OutDir: t.TempDir(), Log: &logb,
+		Licenses: "Apache-2.0", OutDir: t.TempDir(), Log: &logb, SupportFile: releasetest.SupportTableFile(t, "v1.2.3"),
 		// The certificate is only issued when signing starts.
-		NewSigner: func(context.Context) (*sign.Signer, error) { return keylessSigner(t, vs, workflowIdentity), nil },
+		NewSigner: func(ctx context.Context) (*sign.Signer, error) {
+			return signer.NewFor(ctx, "https://github.com/reloader-dev/reloader", strings.Repeat("cd", 20), "v1.2.3")
+		},
 		BuilderID: workflowIdentity,
 		// The test CA logs to no CT log and the test signer timestamps with
 		// a TSA instead of a transparency log: opt out of both, explicitly,
@@ -97,11 +102,11 @@ func TestKeylessReleaseVerifiesAgainstTheWorkflowIdentity(t *testing.T) {
 			bundles++
 		}
 	}
-	// A signature per index, image and SBOM, an attestation per SBOM on its
+	// A signature per index, image and SBOM (three formats), an attestation per SBOM on its
 	// image and again on its index (admission controllers check the digest
 	// a pod names), a provenance per index and image (linux/amd64 only: one
 	// image per variant, four variants), and the signed review on each index.
-	if want := 4 * (1 + 1 + 2 + 2 + 2 + 2 + 1); bundles != want {
+	if want := 4 * (1 + 1 + 3 + 3 + 3 + 2 + 1); bundles != want {
 		t.Errorf("lock lists %d Sigstore bundles, want %d", bundles, want)
 	}
 

@@ -5,9 +5,11 @@ import (
 	"errors"
 	"fmt"
 	"path/filepath"
+	"time"
 
 	"github.com/reloader-dev/reloader/release"
 	"github.com/reloader-dev/reloader/release/page"
+	"github.com/reloader-dev/reloader/release/security"
 	"github.com/reloader-dev/reloader/review"
 )
 
@@ -29,7 +31,19 @@ func (r *run) page(context.Context) error {
 	}
 	return page.Write(dir, r.lock, page.Options{SBOMBaseURL: "../sbom/", LockRef: r.res.LockRef,
 		Support: r.support, Advisories: r.advisories, ReviewURL: reviewDir + "/" + review.FileHTML, Provenance: r.provSummaries,
-		TrustedRootJSON: trustedRoot})
+		TrustedRootJSON: trustedRoot, SecurityTxt: r.securityTxt(), CSAF: r.csaf})
+}
+
+// securityTxt is the release's security.txt: the declared contact and
+// policy, valid until its series' support ends or for less than a year.
+func (r *run) securityTxt() []byte {
+	var eos time.Time
+	if r.support != nil {
+		if s, ok := r.support.SeriesOf(r.opts.Version); ok {
+			eos = s.EndOfSupport.Time
+		}
+	}
+	return r.security.Text(security.Expires(r.opts.Created, eos))
 }
 
 // trustedRootJSON is the trusted root the keyless release was just verified

@@ -22,6 +22,7 @@ import (
 	"github.com/reloader-dev/reloader/release"
 	"github.com/reloader-dev/reloader/release/gate"
 	"github.com/reloader-dev/reloader/release/provenance"
+	"github.com/reloader-dev/reloader/release/security"
 	"github.com/reloader-dev/reloader/release/sign"
 	"github.com/reloader-dev/reloader/release/support"
 	"github.com/reloader-dev/reloader/release/verify"
@@ -56,6 +57,10 @@ type Options struct {
 	// SupportFile and AdvisoriesDir override the checkout's
 	// release/support.yaml and release/advisories, which the lock records.
 	SupportFile, AdvisoriesDir string
+	// SecurityFile overrides the checkout's release/security.yaml: the
+	// producer and its security contact, which the SBOMs name and the
+	// release publishes as security.txt.
+	SecurityFile string
 	// StampPackage holds Version/Commit/Date; default build.BuildInfoPackage.
 	StampPackage string
 
@@ -162,6 +167,11 @@ type run struct {
 	// support and advisories are what recordSupport put in the lock.
 	support    *support.Table
 	advisories []*support.Advisory
+	// security is the declared producer and security contact.
+	security *security.Config
+	// csaf links the signed CSAF documents publishCSAF wrote next to the
+	// versions page.
+	csaf csafLinks
 	// lockArtifact is the lock's OCI artifact, pushed by digest.
 	lockArtifact name.Digest
 	// vex is the OpenVEX document of the release's exceptions, attested
@@ -211,6 +221,7 @@ func steps() []step {
 		{"write and sign the lock", (*run).writeLock},
 		{"verify offline", (*run).verify},
 		{"publish tags", (*run).tag},
+		{"write and sign the CSAF documents", (*run).publishCSAF},
 		{"versions page", (*run).page},
 	}
 }
@@ -219,6 +230,9 @@ func steps() []step {
 // beyond what earlier steps did, and the error names the step.
 func Run(ctx context.Context, opts Options) (*Result, error) {
 	if err := opts.check(); err != nil {
+		return nil, err
+	}
+	if _, err := opts.shippedTable(); err != nil {
 		return nil, err
 	}
 	var buildSteps []Step

@@ -74,8 +74,11 @@ func (r *run) publishArtifacts(ctx context.Context) error {
 }
 
 func predicateFor(mediaType string) string {
-	if mediaType == sbom.MediaTypeCycloneDX {
+	switch mediaType {
+	case sbom.MediaTypeCycloneDX:
 		return sign.PredicateCycloneDX
+	case sbom.MediaTypeSPDX3:
+		return sign.PredicateSPDX3
 	}
 	return sign.PredicateSPDX
 }

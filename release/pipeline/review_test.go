@@ -23,11 +23,12 @@ func checkPublishedPage(t *testing.T, outDir string) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, want := range []string{`<table id="support">`, "Security advisories", `href="review/index.html"`} {
+	for _, want := range []string{`<table id="support">`, "Security advisories", `href="review/index.html"`, `href="security.txt"`} {
 		if !strings.Contains(string(html), want) {
 			t.Errorf("the versions page lacks %q", want)
 		}
 	}
+	checkCRADuties(t, outDir, string(html))
 	data, err := os.ReadFile(filepath.Join(outDir, "page", "review", review.FileJSON))
 	if err != nil {
 		t.Fatal(err)

@@ -26,10 +26,13 @@ func (r *run) generateSBOMs(ctx context.Context) error {
 		return err
 	}
 	for _, bi := range r.images {
+		sec := r.security
 		docs, err := sbom.Generate(ctx, bi.img, sbom.Options{Name: bi.name, Version: r.opts.Version, Created: r.opts.Created,
 			Namespace: r.opts.Source + "/sbom", WorkDir: r.opts.OutDir, GoModCache: modCache,
 			ModuleLicenceFile: filepath.Join(r.opts.ModuleDir, "LICENSE"),
-			MainModule:        "github.com/reloader-dev/reloader", Producer: "Reloader project"})
+			MainModule:        "github.com/reloader-dev/reloader", Producer: sec.Producer,
+			ProducerURL: sec.ContactURL(), ProducerEmail: sec.ContactEmail(), SecurityTxt: sec.Canonical,
+			Repository: bi.repo, SourceURI: r.opts.Source + "/tree/" + r.opts.Commit})
 		if err != nil {
 			return err
 		}

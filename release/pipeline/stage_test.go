@@ -14,6 +14,7 @@ import (
 
 	"github.com/reloader-dev/reloader/release"
 	"github.com/reloader-dev/reloader/release/pipeline"
+	"github.com/reloader-dev/reloader/release/releasetest"
 	"github.com/reloader-dev/reloader/release/sign"
 	"github.com/reloader-dev/reloader/test/registry"
 	"github.com/reloader-dev/reloader/test/tools"
@@ -38,7 +39,8 @@ func TestPublishFromABuildStageTakesOnlyContentThatHashesToItsDigests(t *testing
 	opts := func(version string) pipeline.Options {
 		return pipeline.Options{Version: version, Commit: strings.Repeat("ab", 20), Source: "https://github.com/reloader-dev/reloader",
 			Created: time.Date(2026, 11, 30, 12, 0, 0, 0, time.UTC), Now: time.Now(), ModuleDir: "../..", MainPackage: "./cmd/reloader",
-			Platforms: []v1.Platform{{OS: "linux", Architecture: "amd64"}}, Registry: reg.Host + "/reloader-dev", StandardName: "reloader"}
+			Platforms: []v1.Platform{{OS: "linux", Architecture: "amd64"}}, Registry: reg.Host + "/reloader-dev", StandardName: "reloader",
+			SupportFile: releasetest.SupportTableFile(t, version)}
 	}
 	bo := opts("v1.2.3")
 	bo.OutDir = t.TempDir()

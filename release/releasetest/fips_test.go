@@ -80,8 +80,8 @@ func TestAReleaseShipsFIPSVariantsOfBothImages(t *testing.T) {
 				sboms++
 			}
 		}
-		if sboms != 2 {
-			t.Errorf("%s linux/amd64: %d SBOMs in the lock, want SPDX and CycloneDX", nm, sboms)
+		if sboms != 3 {
+			t.Errorf("%s linux/amd64: %d SBOMs in the lock, want SPDX 2.3, SPDX 3.0.1 and CycloneDX", nm, sboms)
 		}
 	}
 	view := page.Build(rel.Lock, page.Options{})

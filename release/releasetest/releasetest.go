@@ -16,6 +16,7 @@ package releasetest
 import (
 	"context"
 	"crypto"
+	"encoding/json"
 	"fmt"
 	"os"
 	"os/exec"
@@ -46,12 +47,18 @@ import (
 const SmallApp = "./release/releasetest/internal/smallapp"
 
 // Signer signs a test release with a cosign key (KeyPath), or keyless with
-// certificates a VirtualSigstore issues for Identity and Issuer.
+// certificates for Identity and Issuer, timestamped by a VirtualSigstore.
 type Signer struct {
 	KeyPath string
 	pub     []byte
 
-	Sigstore         *ca.VirtualSigstore
+	Sigstore *ca.VirtualSigstore
+	// GitHub issues the keyless certificates as GitHub's Fulcio does, with
+	// the source repository extensions naming the release's repository,
+	// commit and tag (NewKeylessSigner sets it). Without it the
+	// VirtualSigstore's own CA issues them bare, as a private CA would:
+	// consumers refuse such a release unless --allow-unbound-certificate.
+	GitHub           *virtualsigstore.GitHubCA
 	Identity, Issuer string
 	// Tlog records every keyless signature in the VirtualSigstore's
 	// transparency log, as public Sigstore does; without it bundles carry
@@ -73,6 +80,23 @@ func NewKeySigner(dir string) (Signer, error) {
 	return Signer{KeyPath: priv, pub: b}, nil
 }
 
+// NewKeylessSigner is a keyless signer whose certificates a GitHub-like CA
+// issues for identity and issuer, timestamped (and logged, with Tlog) by vs.
+func NewKeylessSigner(vs *ca.VirtualSigstore, identity, issuer string) (Signer, error) {
+	g, err := virtualsigstore.NewGitHubCA(vs)
+	if err != nil {
+		return Signer{}, err
+	}
+	return Signer{Sigstore: vs, GitHub: g, Identity: identity, Issuer: issuer}, nil
+}
+
+// WithIdentity is s signing as another identity, from the same CAs: a
+// signer the same trusted root anchors whom a policy must still refuse.
+func (s Signer) WithIdentity(identity string) Signer {
+	s.Identity = identity
+	return s
+}
+
 // PublicKeyPEM is the signer's public key (key-based only).
 func (s Signer) PublicKeyPEM() []byte { return s.pub }
 
@@ -83,7 +107,11 @@ func (s Signer) PublicKey() (crypto.PublicKey, error) {
 
 // TrustedRootJSON is the trusted_root.json of the signer's VirtualSigstore.
 func (s Signer) TrustedRootJSON() ([]byte, error) {
-	tr, err := root.NewTrustedRoot(root.TrustedRootMediaType01, s.Sigstore.FulcioCertificateAuthorities(),
+	cas := s.Sigstore.FulcioCertificateAuthorities()
+	if s.GitHub != nil {
+		cas = append(cas, s.GitHub.CertificateAuthorities()...)
+	}
+	tr, err := root.NewTrustedRoot(root.TrustedRootMediaType01, cas,
 		s.Sigstore.CTLogs(), s.Sigstore.TimestampingAuthorities(), s.Sigstore.RekorLogs())
 	if err != nil {
 		return nil, fmt.Errorf("building the trusted root: %w", err)
@@ -109,9 +137,16 @@ func (s Signer) Expect() release.Signer {
 	return release.Signer{Identity: s.Identity, Issuer: s.Issuer}
 }
 
-// New makes the pipeline's signer; keyless ones get a fresh certificate,
-// as the product's keyless signer does when signing starts.
-func (s Signer) New(context.Context) (*sign.Signer, error) {
+// New makes a signer for content outside a release: a keyless one's
+// certificate names no source repository, commit or tag.
+func (s Signer) New(ctx context.Context) (*sign.Signer, error) {
+	return s.NewFor(ctx, "", "", "")
+}
+
+// NewFor makes the pipeline's signer for a release of source at commit,
+// tagged version; keyless ones get a fresh certificate naming them, as the
+// product's keyless signer does when signing starts.
+func (s Signer) NewFor(_ context.Context, source, commit, version string) (*sign.Signer, error) {
 	if s.Sigstore == nil {
 		return sign.FromKey(sign.KeyOptions{PrivateKeyPath: s.KeyPath})
 	}
@@ -119,7 +154,14 @@ func (s Signer) New(context.Context) (*sign.Signer, error) {
 	if s.Tlog {
 		logs = []sigsign.Transparency{virtualRekor{s.Sigstore}}
 	}
-	return virtualsigstore.Signer(s.Sigstore, s.Identity, s.Issuer, logs...)
+	if s.GitHub == nil {
+		return virtualsigstore.Signer(s.Sigstore, s.Identity, s.Issuer, logs...)
+	}
+	src := virtualsigstore.Source{}
+	if version != "" {
+		src = virtualsigstore.SourceOf(source, commit, version)
+	}
+	return s.GitHub.Signer(s.Identity, s.Issuer, src, logs...)
 }
 
 // builderID is what the pipeline records as the provenance's builder: the
@@ -135,7 +177,11 @@ func (s Signer) builderID() string {
 // SignLock signs lock bytes as the pipeline signs the lock, for tests that
 // rewrite a lock.
 func (s Signer) SignLock(ctx context.Context, lockJSON []byte) ([]byte, error) {
-	sg, err := s.New(ctx)
+	var l struct{ Source, Commit, Version string }
+	if err := json.Unmarshal(lockJSON, &l); err != nil {
+		return nil, fmt.Errorf("reading the lock to sign: %w", err)
+	}
+	sg, err := s.NewFor(ctx, l.Source, l.Commit, l.Version)
 	if err != nil {
 		return nil, err
 	}
@@ -152,7 +198,7 @@ func (s Signer) verifyOptions() (verify.Options, error) {
 	if err != nil {
 		return verify.Options{}, err
 	}
-	return verify.Options{TrustedRoot: tr, IgnoreSCT: true, IgnoreTlog: !s.Tlog}, nil
+	return verify.Options{TrustedRoot: tr, IgnoreSCT: true, IgnoreTlog: !s.Tlog, AllowUnboundCertificate: s.GitHub == nil}, nil
 }
 
 // Options configures Publish.
@@ -184,6 +230,8 @@ type Options struct {
 	Remote []remote.Option
 	// SupportFile and AdvisoriesDir replace the checkout's support table
 	// and advisories, which the lock records (see pipeline.Options).
+	// Without SupportFile the release ships WriteSupportTable's table for
+	// its own series, so any version a test cuts is listed.
 	SupportFile, AdvisoriesDir string
 	// Scan, when set, runs the pipeline's real vulnerability gate (Trivy,
 	// the release policy) instead of releasing unscanned; the gate judges
@@ -198,6 +246,10 @@ type Options struct {
 	// the same PadSeed share their padded base, as consecutive releases on
 	// an unchanged base image do.
 	PadSeed uint64
+	// OutDir, when set, receives what the pipeline writes (the lock, SBOM
+	// files, the versions page) and is kept; by default a temporary
+	// directory is used and removed.
+	OutDir string
 }
 
 // Release is what Publish produced.
@@ -249,11 +301,25 @@ func Publish(ctx context.Context, opts Options) (*Release, error) {
 	if err != nil {
 		return nil, err
 	}
-	out, err := os.MkdirTemp("", "releasetest-")
-	if err != nil {
-		return nil, err
+	out := opts.OutDir
+	if out == "" {
+		dir, err := os.MkdirTemp("", "releasetest-")
+		if err != nil {
+			return nil, err
+		}
+		defer os.RemoveAll(dir)
+		out = dir
 	}
-	defer os.RemoveAll(out)
+	if opts.SupportFile == "" {
+		dir, err := os.MkdirTemp("", "releasetest-support-")
+		if err != nil {
+			return nil, err
+		}
+		defer os.RemoveAll(dir)
+		if opts.SupportFile, err = WriteSupportTable(dir, opts.Created, opts.Version); err != nil {
+			return nil, err
+		}
+	}
 	ropts := append([]remote.Option{remote.WithContext(ctx)}, opts.Remote...)
 	padSeed := opts.Seed
 	if opts.PadSeed != 0 {
@@ -272,18 +338,22 @@ func Publish(ctx context.Context, opts Options) (*Release, error) {
 		return nil, err
 	}
 	vopts.Remote = ropts
+	source, commit := "https://github.com/reloader-dev/reloader", fmt.Sprintf("%040x", opts.Seed)
 	var charts []string
 	for _, c := range []string{"reloader", "reloader-ubi", "reloader-lib"} {
 		charts = append(charts, filepath.Join(mod, "charts", c))
 	}
 	res, err := pipeline.Run(ctx, pipeline.Options{
-		Version: opts.Version, Commit: fmt.Sprintf("%040x", opts.Seed), Source: "https://github.com/reloader-dev/reloader",
+		Version: opts.Version, Commit: commit, Source: source,
 		Created: opts.Created, Now: opts.Created, ModuleDir: mod, MainPackage: opts.MainPackage,
 		SupportFile: opts.SupportFile, AdvisoriesDir: opts.AdvisoriesDir,
 		Registry: opts.Registry + "/" + opts.Prefix, StandardName: "reloader", UBIName: "reloader-ubi", UBIBase: base,
 		Licenses: "Apache-2.0", LicenseFiles: []string{filepath.Join(mod, "LICENSE")},
-		ChartDirs: charts, OutDir: out, NewSigner: signer.New, BuilderID: signer.builderID(), Verify: vopts, NoScan: opts.Scan == nil, Scan: opts.Scan, Platforms: opts.Platforms, FIPSPlatforms: opts.FIPSPlatforms,
+		ChartDirs: charts, OutDir: out, BuilderID: signer.builderID(), Verify: vopts, NoScan: opts.Scan == nil, Scan: opts.Scan, Platforms: opts.Platforms, FIPSPlatforms: opts.FIPSPlatforms,
 		Remote: opts.Remote,
+		NewSigner: func(ctx context.Context) (*sign.Signer, error) {
+			return signer.NewFor(ctx, source, commit, opts.Version)
+		},
 	})
 	if err != nil {
 		return nil, fmt.Errorf("test release: %w", err)

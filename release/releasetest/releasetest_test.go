@@ -79,7 +79,11 @@ func TestKeylessTransparencyLogBothWays(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		s := releasetest.Signer{Sigstore: vs, Identity: identity, Issuer: issuer, Tlog: tlog}
+		s, err := releasetest.NewKeylessSigner(vs, identity, issuer)
+		if err != nil {
+			t.Fatal(err)
+		}
+		s.Tlog = tlog
 		rel, err := releasetest.Publish(ctx, releasetest.Options{Registry: startRegistry(t), Signer: s})
 		if err != nil {
 			t.Fatalf("tlog %v: %v", tlog, err)

@@ -210,6 +210,10 @@ func (s *Signer) Manifest(ctx context.Context, reg Registry, ref name.Digest, an
 const (
 	PredicateSPDX      = "https://spdx.dev/Document"
 	PredicateCycloneDX = "https://cyclonedx.org/bom"
+	// PredicateSPDX3 is an SPDX 3 JSON-LD document, the in-toto predicate
+	// type of spec/predicates/spdx3.md (in-toto/attestation v1.2.0);
+	// cosign takes it by its URI (`--type https://spdx.dev/Document/v3`).
+	PredicateSPDX3 = "https://spdx.dev/Document/v3"
 	// PredicateSLSAProvenance1 is SLSA v1 build provenance
 	// (`cosign verify-attestation --type slsaprovenance1`).
 	PredicateSLSAProvenance1 = "https://slsa.dev/provenance/v1"

@@ -53,32 +53,62 @@ func sameVersion(want, got string) bool {
 }
 
 // githubSource are the Fulcio extensions a GitHub Actions certificate
-// carries about the code that ran: the commit and the git ref.
-type githubSource struct{ digest, ref string }
+// carries about the code that ran: the repository, the commit and the git
+// ref (OIDs 1.3.6.1.4.1.57264.1.12, .13 and .14, which cosign's
+// --certificate-github-workflow-repository family reads).
+type githubSource struct{ uri, digest, ref string }
 
 func sourceOf(s *certificate.Summary) githubSource {
-	return githubSource{digest: s.SourceRepositoryDigest, ref: s.SourceRepositoryRef}
+	return githubSource{uri: s.SourceRepositoryURI, digest: s.SourceRepositoryDigest, ref: s.SourceRepositoryRef}
+}
+
+// missing names the extensions the certificate lacks.
+func (g githubSource) missing() []string {
+	var out []string
+	for _, e := range []struct{ name, val string }{
+		{"source repository URI (1.3.6.1.4.1.57264.1.12)", g.uri},
+		{"source repository digest (1.3.6.1.4.1.57264.1.13)", g.digest},
+		{"source repository ref (1.3.6.1.4.1.57264.1.14)", g.ref},
+	} {
+		if e.val == "" {
+			out = append(out, e.name)
+		}
+	}
+	return out
 }
 
 // checkCertificateSource holds a keyless lock certificate to the lock: the
 // identity alone names a workflow and a tag, so a git tag moved to other code
 // and re-run through the workflow signs with the same identity; the source
-// digest says which commit actually ran, and the ref which tag. A
-// certificate that carries them must name the lock's commit and
-// refs/tags/<version>. One that carries none (a private CA that does not
-// issue GitHub's extensions) is reported as unbound in the lock result.
-func (p Policy) checkCertificateSource(l *release.Lock, vr *sgverify.VerificationResult) (bound bool, err error) {
+// digest says which commit actually ran, the ref which tag, and the URI
+// which repository. A certificate must carry all three and name the lock's
+// source, commit and refs/tags/<version>. One that lacks any (a private CA
+// that does not issue GitHub's extensions) binds nothing and is refused,
+// unless the policy allows it; then the warning is returned.
+func (p Policy) checkCertificateSource(l *release.Lock, vr *sgverify.VerificationResult) (bound bool, warning string, err error) {
 	if !p.Keyless() || vr == nil || vr.Signature == nil || vr.Signature.Certificate == nil {
-		return false, nil
+		return false, "", nil
 	}
 	src := sourceOf(vr.Signature.Certificate)
 	switch {
+	case src.uri != "" && l.Source != "" && !strings.EqualFold(strings.TrimSuffix(src.uri, ".git"), l.Source):
+		return false, "", fmt.Errorf("%w: release lock %s: the signing certificate was issued for repository %s, but the lock is of %s",
+			ErrUntrusted, l.Version, src.uri, l.Source)
 	case src.digest != "" && !strings.EqualFold(src.digest, l.Commit):
-		return false, fmt.Errorf("%w: release lock %s: the signing certificate was issued for commit %s, but the lock is commit %s",
+		return false, "", fmt.Errorf("%w: release lock %s: the signing certificate was issued for commit %s, but the lock is commit %s",
 			ErrUntrusted, l.Version, src.digest, l.Commit)
 	case src.ref != "" && src.ref != "refs/tags/"+l.Version:
-		return false, fmt.Errorf("%w: release lock %s: the signing certificate was issued for %s, not refs/tags/%s",
+		return false, "", fmt.Errorf("%w: release lock %s: the signing certificate was issued for %s, not refs/tags/%s",
 			ErrUntrusted, l.Version, src.ref, l.Version)
 	}
-	return src.digest != "", nil
+	missing := src.missing()
+	if len(missing) == 0 {
+		return true, "", nil
+	}
+	what := fmt.Sprintf("release lock %s: the signing certificate carries no %s extension, so nothing binds the signature to the code that ran",
+		l.Version, strings.Join(missing, ", no "))
+	if !p.AllowUnboundCertificate {
+		return false, "", fmt.Errorf("%w: %s; --allow-unbound-certificate to accept it (a private CA that issues no GitHub extensions)", ErrUntrusted, what)
+	}
+	return false, what + ", accepted by --allow-unbound-certificate", nil
 }

@@ -14,6 +14,7 @@ import (
 
 const (
 	releaseWorkflow = "https://github.com/reloader-dev/reloader/.github/workflows/release.yml@refs/tags/v1.2.3"
+	repository      = "https://github.com/reloader-dev/reloader"
 	actionsIssuer   = "https://token.actions.githubusercontent.com"
 )
 
@@ -60,7 +61,7 @@ func keylessLock(t *testing.T, g *virtualsigstore.GitHubCA, src virtualsigstore.
 // would trust every workflow on every branch (and every fork's URL).
 func TestAnIdentityRegexpMatchingOnlyPartOfTheCertificateIdentityDoesNotVerify(t *testing.T) {
 	g := githubCA(t)
-	l, lockJSON, bundle := keylessLock(t, g, virtualsigstore.Source{Digest: strings.Repeat("a", 40), Ref: "refs/tags/v1.2.3"})
+	l, lockJSON, bundle := keylessLock(t, g, virtualsigstore.SourceOf(repository, strings.Repeat("a", 40), "v1.2.3"))
 	for _, substring := range []string{`reloader-dev/reloader`, `https://github\.com/reloader-dev/reloader/`, `release\.yml@refs/tags/v1\.2\.3`} {
 		if _, _, err := verifier(t, keylessPolicy(t, g, "", substring)).Lock(lockJSON, bundle); !errors.Is(err, trust.ErrUntrusted) {
 			t.Errorf("regexp %q matches only part of %s, yet Lock = %v; want ErrUntrusted", substring, releaseWorkflow, err)
@@ -80,7 +81,7 @@ func TestACertificateIssuedForAnotherCommitOrTagIsRefused(t *testing.T) {
 	commit := strings.Repeat("a", 40)
 	p := keylessPolicy(t, g, releaseWorkflow, "")
 
-	_, lockJSON, bundle := keylessLock(t, g, virtualsigstore.Source{Digest: commit, Ref: "refs/tags/v1.2.3"})
+	_, lockJSON, bundle := keylessLock(t, g, virtualsigstore.SourceOf(repository, commit, "v1.2.3"))
 	_, res, err := verifier(t, p).Lock(lockJSON, bundle)
 	if err != nil || !res.CertificateBound {
 		t.Fatalf("a certificate naming the lock's commit and tag: bound %v, %v", res.CertificateBound, err)
@@ -89,9 +90,10 @@ func TestACertificateIssuedForAnotherCommitOrTagIsRefused(t *testing.T) {
 		src  virtualsigstore.Source
 		want string
 	}{
-		"another commit": {virtualsigstore.Source{Digest: strings.Repeat("b", 40), Ref: "refs/tags/v1.2.3"}, "issued for commit " + strings.Repeat("b", 40) + ", but the lock is commit " + commit},
-		"another tag":    {virtualsigstore.Source{Digest: commit, Ref: "refs/tags/v1.2.2"}, "issued for refs/tags/v1.2.2, not refs/tags/v1.2.3"},
-		"a branch":       {virtualsigstore.Source{Digest: commit, Ref: "refs/heads/main"}, "issued for refs/heads/main"},
+		"another commit":     {virtualsigstore.SourceOf(repository, strings.Repeat("b", 40), "v1.2.3"), "issued for commit " + strings.Repeat("b", 40) + ", but the lock is commit " + commit},
+		"another tag":        {virtualsigstore.SourceOf(repository, commit, "v1.2.2"), "issued for refs/tags/v1.2.2, not refs/tags/v1.2.3"},
+		"a branch":           {virtualsigstore.Source{URI: repository, Digest: commit, Ref: "refs/heads/main"}, "issued for refs/heads/main"},
+		"another repository": {virtualsigstore.SourceOf("https://github.com/someone/fork", commit, "v1.2.3"), "issued for repository https://github.com/someone/fork, but the lock is of " + repository},
 	} {
 		t.Run(name, func(t *testing.T) {
 			_, lockJSON, bundle := keylessLock(t, g, c.src)
@@ -101,11 +103,45 @@ func TestACertificateIssuedForAnotherCommitOrTagIsRefused(t *testing.T) {
 			}
 		})
 	}
-	// A private CA that issues no GitHub extensions binds nothing: the
-	// verdict says so rather than claiming a commit.
-	_, lockJSON, bundle = keylessLock(t, g, virtualsigstore.Source{})
-	if _, res, err := verifier(t, p).Lock(lockJSON, bundle); err != nil || res.CertificateBound {
-		t.Fatalf("a certificate without source extensions: bound %v, %v", res.CertificateBound, err)
+}
+
+// A certificate that lacks any of GitHub's source repository extensions binds
+// the signature to no code: it is refused, naming what is missing and the
+// flag; with --allow-unbound-certificate it verifies, unbound, and the lock
+// result records the warning.
+func TestACertificateWithoutTheSourceExtensionsIsRefusedUnlessAllowed(t *testing.T) {
+	g := githubCA(t)
+	commit := strings.Repeat("a", 40)
+	p := keylessPolicy(t, g, releaseWorkflow, "")
+	for name, c := range map[string]struct {
+		src     virtualsigstore.Source
+		missing []string
+	}{
+		"none of them": {virtualsigstore.Source{}, []string{"source repository URI (1.3.6.1.4.1.57264.1.12)",
+			"source repository digest (1.3.6.1.4.1.57264.1.13)", "source repository ref (1.3.6.1.4.1.57264.1.14)"}},
+		"no URI":    {virtualsigstore.Source{Digest: commit, Ref: "refs/tags/v1.2.3"}, []string{"source repository URI"}},
+		"no digest": {virtualsigstore.Source{URI: repository, Ref: "refs/tags/v1.2.3"}, []string{"source repository digest"}},
+		"no ref":    {virtualsigstore.Source{URI: repository, Digest: commit}, []string{"source repository ref"}},
+	} {
+		t.Run(name, func(t *testing.T) {
+			_, lockJSON, bundle := keylessLock(t, g, c.src)
+			_, _, err := verifier(t, p).Lock(lockJSON, bundle)
+			if !errors.Is(err, trust.ErrUntrusted) || !strings.Contains(err.Error(), "--allow-unbound-certificate") {
+				t.Fatalf("Lock = %v, want ErrUntrusted naming --allow-unbound-certificate", err)
+			}
+			for _, m := range c.missing {
+				if !strings.Contains(err.Error(), m) {
+					t.Errorf("refusal %q does not name the missing %s extension", err, m)
+				}
+			}
+			allowed := p
+			allowed.AllowUnboundCertificate = true
+			_, res, err := verifier(t, allowed).Lock(lockJSON, bundle)
+			if err != nil || res.CertificateBound || len(res.Warnings) != 1 || !strings.Contains(res.Warnings[0], c.missing[0]) ||
+				!strings.Contains(res.Warnings[0], "accepted by --allow-unbound-certificate") {
+				t.Fatalf("allowed: bound %v, warnings %q, %v; want verified, unbound, the warning on record", res.CertificateBound, res.Warnings, err)
+			}
+		})
 	}
 }
 

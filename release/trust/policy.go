@@ -93,6 +93,13 @@ type Policy struct {
 	// so the default requires it; only a private CA that logs to no CT log
 	// (or a test CA) needs this, and it must be asked for explicitly.
 	IgnoreSCT bool
+	// AllowUnboundCertificate accepts a keyless lock certificate that lacks
+	// GitHub's source repository extensions (URI, digest, ref), which bind
+	// the signature to the code that ran; the lock result records the
+	// warning. Public Fulcio writes them for every GitHub Actions
+	// certificate, so only a private CA that does not needs this, asked
+	// for explicitly (--allow-unbound-certificate).
+	AllowUnboundCertificate bool
 	// Expect is the release the caller asked for; Verifier.Lock refuses a
 	// lock of another version (see Binding).
 	Expect Binding

@@ -62,9 +62,13 @@ type LockResult struct {
 	Signer  Summary `json:"signer"`
 	// Digest is the sha256 of the lock bytes that were verified.
 	Digest string `json:"digest"`
-	// CertificateBound: the keyless certificate named the lock's commit
-	// (Fulcio's source repository digest), not only the workflow identity.
+	// CertificateBound: the keyless certificate named the lock's source,
+	// commit and tag (Fulcio's source repository URI, digest and ref), not
+	// only the workflow identity.
 	CertificateBound bool `json:"certificateBound,omitempty"`
+	// Warnings are what the policy's exceptions let through (an unbound
+	// certificate under AllowUnboundCertificate).
+	Warnings []string `json:"warnings,omitempty"`
 	// Scan is the consumer scan policy's verdict on the lock's scan
 	// record, when the policy has one (Policy.Scan).
 	Scan *scancheck.Result `json:"scanCheck,omitempty"`
@@ -177,9 +181,13 @@ func (v *Verifier) Lock(lockJSON, bundleJSON []byte) (*release.Lock, LockResult,
 	if err := v.policy.Expect.Check(l); err != nil {
 		return nil, LockResult{}, err
 	}
-	bound, err := v.policy.checkCertificateSource(l, vr)
+	bound, warning, err := v.policy.checkCertificateSource(l, vr)
 	if err != nil {
 		return nil, LockResult{}, err
+	}
+	var warnings []string
+	if warning != "" {
+		warnings = append(warnings, warning)
 	}
 	if v.policy.RequireScan && !l.Scanned() {
 		return nil, LockResult{}, fmt.Errorf("release %s: %w (its lock records no scan; allow unscanned releases explicitly to use it)", l.Version, ErrUnscanned)
@@ -188,7 +196,7 @@ func (v *Verifier) Lock(lockJSON, bundleJSON []byte) (*release.Lock, LockResult,
 	if err != nil {
 		return nil, LockResult{}, err
 	}
-	return l, LockResult{Version: l.Version, Commit: l.Commit, Signer: v.policy.Summary(), Digest: sha256Digest(lockJSON), CertificateBound: bound, Scan: scan}, nil
+	return l, LockResult{Version: l.Version, Commit: l.Commit, Signer: v.policy.Summary(), Digest: sha256Digest(lockJSON), CertificateBound: bound, Warnings: warnings, Scan: scan}, nil
 }
 
 // Release verifies every signature the lock lists against its subject and

@@ -29,6 +29,9 @@ type Options struct {
 	// IgnoreTlog accepts keyless signatures without a transparency-log
 	// entry. By default every keyless bundle needs one, as cosign requires.
 	IgnoreTlog bool
+	// AllowUnboundCertificate: see trust.Policy.AllowUnboundCertificate.
+	// Only for a private or test CA that issues no GitHub source extensions.
+	AllowUnboundCertificate bool
 	// Remote are the registry options (auth, transport).
 	Remote []remote.Option
 	// ExpectVersion, when set, is the exact version the lock must be
@@ -66,5 +69,6 @@ func (o Options) policy() (trust.Policy, error) {
 	}
 	p.IgnoreSCT = o.IgnoreSCT
 	p.InsecureIgnoreTlog = o.IgnoreTlog
+	p.AllowUnboundCertificate = o.AllowUnboundCertificate
 	return p, nil
 }

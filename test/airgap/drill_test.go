@@ -25,6 +25,7 @@ import (
 	"github.com/reloader-dev/reloader/internal/cli"
 	"github.com/reloader-dev/reloader/release"
 	"github.com/reloader-dev/reloader/release/local"
+	"github.com/reloader-dev/reloader/release/releasetest"
 	"github.com/reloader-dev/reloader/test/airgap"
 	"github.com/reloader-dev/reloader/test/chartrun"
 	"github.com/reloader-dev/reloader/test/registry"
@@ -261,10 +262,16 @@ func (d *drill) release(out, policyFile string, doc bool, comment string, extra 
 	if len(extra) > 0 && extra[0] == "--version" {
 		v, extra = extra[1], extra[2:]
 	}
+	// The release ships a support table listing its series, as the
+	// project's release/support.yaml must before a release is cut.
+	table, err := releasetest.WriteSupportTable(d.work, time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC), v)
+	if err != nil {
+		return airgap.Result{}, err
+	}
 	return d.rec.Run(d.ctx, airgap.Command{Dir: d.root, Path: d.releaseBin, Doc: doc, Comment: comment, Args: append([]string{
 		"local", "--platforms", "linux/amd64", "--registry", d.regA.Host, "--version", v,
 		"--trivy", d.trivy, "--trivy-cache-dir", d.db.CacheDir, "--skip-db-update",
-		"--policy", policyFile, "--out", filepath.Join(d.work, out)}, extra...)})
+		"--policy", policyFile, "--support", table, "--out", filepath.Join(d.work, out)}, extra...)})
 }
 
 func (d *drill) refused(out string, expires time.Time) error {

@@ -34,6 +34,7 @@ import (
 	"github.com/reloader-dev/reloader/release"
 	"github.com/reloader-dev/reloader/release/local"
 	"github.com/reloader-dev/reloader/release/pipeline"
+	"github.com/reloader-dev/reloader/release/releasetest"
 	"github.com/reloader-dev/reloader/release/sign"
 	"github.com/reloader-dev/reloader/release/verify"
 	"github.com/reloader-dev/reloader/test/chartrun"
@@ -555,14 +556,24 @@ func (d *drill) forgedKeyless() error {
 	if err != nil {
 		return err
 	}
+	// Both CAs issue certificates as GitHub's Fulcio does, source
+	// extensions included: the forgery is refused for its CA alone.
+	genuineCA, err := virtualsigstore.NewGitHubCA(genuine)
+	if err != nil {
+		return err
+	}
+	forgerCA, err := virtualsigstore.NewGitHubCA(forger)
+	if err != nil {
+		return err
+	}
 	genuineRoot, forgedRoot := filepath.Join(d.work, "genuine-root.json"), filepath.Join(d.work, "forged-root.json")
-	if err := virtualsigstore.WriteTrustedRoot(genuine, genuineRoot); err != nil {
+	if err := genuineCA.WriteTrustedRoot(genuineRoot); err != nil {
 		return err
 	}
-	if err := virtualsigstore.WriteTrustedRoot(forger, forgedRoot); err != nil {
+	if err := forgerCA.WriteTrustedRoot(forgedRoot); err != nil {
 		return err
 	}
-	forgerTrust, err := virtualsigstore.TrustedRoot(forger)
+	forgerTrust, err := forgerCA.TrustedRoot()
 	if err != nil {
 		return err
 	}
@@ -577,9 +588,10 @@ func (d *drill) forgedKeyless() error {
 		Created: created, Now: created, ModuleDir: d.root, MainPackage: "./cmd/reloader",
 		Platforms: []v1.Platform{{OS: "linux", Architecture: "amd64"}}, NoScan: true,
 		Registry: d.regA.Host + "/forged", StandardName: "reloader", UBIName: "reloader-ubi", UBIBase: base,
-		Licenses: "Apache-2.0", OutDir: filepath.Join(d.work, "forged"), Log: &logb,
+		Licenses: "Apache-2.0", OutDir: filepath.Join(d.work, "forged"), Log: &logb, SupportFile: releasetest.SupportTableFile(d.t, version),
 		NewSigner: func(context.Context) (*sign.Signer, error) {
-			return virtualsigstore.Signer(forger, workflowIdentity, githubIssuer)
+			return forgerCA.Signer(workflowIdentity, githubIssuer,
+				virtualsigstore.SourceOf("https://github.com/reloader-dev/reloader", strings.Repeat("cd", 20), version))
 		},
 		Verify: verify.Options{TrustedRoot: forgerTrust, IgnoreSCT: true, IgnoreTlog: true},
 		Remote: []remote.Option{remote.WithContext(d.ctx)},

@@ -11,6 +11,7 @@ import (
 	"fmt"
 	"math/big"
 	"net/url"
+	"os"
 	"time"
 
 	"github.com/sigstore/sigstore-go/pkg/fulcio/certificate"
@@ -22,8 +23,16 @@ import (
 )
 
 // Source is what GitHub's Fulcio writes into a workflow's certificate about
-// the code that ran: the commit (source repository digest) and the git ref.
-type Source struct{ Digest, Ref string }
+// the code that ran: the repository (source repository URI), the commit
+// (source repository digest) and the git ref. An empty field is left out of
+// the certificate, as a CA that does not issue it would.
+type Source struct{ URI, Digest, Ref string }
+
+// SourceOf is the Source GitHub's Fulcio writes for a release workflow run
+// on refs/tags/<version> of commit in repository (https://github.com/o/r).
+func SourceOf(repository, commit, version string) Source {
+	return Source{URI: repository, Digest: commit, Ref: "refs/tags/" + version}
+}
 
 // GitHubCA is a Fulcio CA that issues certificates as GitHub Actions gets
 // them: a URI identity, the issuer and the Source extensions. sigstore-go's
@@ -84,7 +93,7 @@ func (g *GitHubCA) issue(identity, issuer string, src Source) (*x509.Certificate
 	for _, e := range []struct {
 		id  asn1.ObjectIdentifier
 		val string
-	}{{certificate.OIDIssuerV2, issuer}, {certificate.OIDSourceRepositoryDigest, src.Digest}, {certificate.OIDSourceRepositoryRef, src.Ref}} {
+	}{{certificate.OIDIssuerV2, issuer}, {certificate.OIDSourceRepositoryURI, src.URI}, {certificate.OIDSourceRepositoryDigest, src.Digest}, {certificate.OIDSourceRepositoryRef, src.Ref}} {
 		if e.val == "" {
 			continue
 		}
@@ -107,4 +116,24 @@ func (g *GitHubCA) issue(identity, issuer string, src Source) (*x509.Certificate
 		return nil, nil, err
 	}
 	return leaf, priv, nil
+}
+
+// CertificateAuthorities is the CA, for a trusted root that anchors it
+// beside others (the VirtualSigstore's own).
+func (g *GitHubCA) CertificateAuthorities() []root.CertificateAuthority {
+	return []root.CertificateAuthority{g.authority}
+}
+
+// WriteTrustedRoot writes the CA's trusted_root.json (see TrustedRoot) to
+// path.
+func (g *GitHubCA) WriteTrustedRoot(path string) error {
+	tr, err := g.TrustedRoot()
+	if err != nil {
+		return err
+	}
+	b, err := tr.MarshalJSON()
+	if err != nil {
+		return err
+	}
+	return os.WriteFile(path, b, 0o644)
 }
