@@ -40,18 +40,25 @@ func releaseImage(t *testing.T) v1.Image {
 	return img
 }
 
+// releaseOptions are the options the release pipeline gives Generate for
+// the controller's image, created at a fixed time.
+func releaseOptions(t *testing.T) Options {
+	t.Helper()
+	modCache, err := GoModCache(context.Background(), "..")
+	if err != nil {
+		t.Fatal(err)
+	}
+	return Options{Name: "reloader", Version: "v1.2.3", Created: time.Date(2026, 11, 30, 12, 0, 0, 0, time.UTC),
+		Namespace: "https://github.com/reloader-dev/reloader/sbom", WorkDir: t.TempDir(), GoModCache: modCache,
+		ModuleLicenceFile: filepath.Join("..", "LICENSE"), MainModule: "github.com/reloader-dev/reloader", Producer: "Reloader project"}
+}
+
 func TestSBOMsAreSPDX23AndCycloneDXAndRepeatExactly(t *testing.T) {
 	if testing.Short() {
 		t.Skip("runs syft")
 	}
 	img := releaseImage(t)
-	modCache, err := GoModCache(context.Background(), "..")
-	if err != nil {
-		t.Fatal(err)
-	}
-	opts := Options{Name: "reloader", Version: "v1.2.3", Created: time.Date(2026, 11, 30, 12, 0, 0, 0, time.UTC),
-		Namespace: "https://github.com/reloader-dev/reloader/sbom", WorkDir: t.TempDir(), GoModCache: modCache,
-		ModuleLicenceFile: filepath.Join("..", "LICENSE"), MainModule: "github.com/reloader-dev/reloader", Producer: "Reloader project"}
+	opts := releaseOptions(t)
 	first, err := Generate(context.Background(), img, opts)
 	if err != nil {
 		t.Fatal(err)

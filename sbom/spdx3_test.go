@@ -4,10 +4,8 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
-	"path/filepath"
 	"reflect"
 	"testing"
-	"time"
 
 	"github.com/reloader-dev/reloader/review"
 	"github.com/reloader-dev/reloader/sbom/spdx3/spdx3test"
@@ -25,13 +23,7 @@ func TestSPDX3SBOMIsValidRepeatsAndSaysWhatSPDX23Says(t *testing.T) {
 		t.Fatal(err)
 	}
 	img := releaseImage(t)
-	modCache, err := GoModCache(context.Background(), "..")
-	if err != nil {
-		t.Fatal(err)
-	}
-	opts := Options{Name: "reloader", Version: "v1.2.3", Created: time.Date(2026, 11, 30, 12, 0, 0, 0, time.UTC),
-		Namespace: "https://github.com/reloader-dev/reloader/sbom", WorkDir: t.TempDir(), GoModCache: modCache,
-		ModuleLicenceFile: filepath.Join("..", "LICENSE"), MainModule: "github.com/reloader-dev/reloader", Producer: "Reloader project"}
+	opts := releaseOptions(t)
 	docs, err := Generate(context.Background(), img, opts)
 	if err != nil {
 		t.Fatal(err)

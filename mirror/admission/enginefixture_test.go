@@ -40,6 +40,20 @@ func publishAndMirror(t *testing.T, ctx context.Context, s releasetest.Signer, p
 	if err != nil {
 		t.Fatal(err)
 	}
+	tgt := dst.Host + "/platform/reloader"
+	verifyAndPush(t, ctx, rel, p, mirror.PushOptions{Target: tgt})
+	v, err := trust.NewVerifier(p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, _, o := policyFor(t, v, rel, tgt)
+	return &mirroredRelease{src: src, dst: dst, rel: rel, target: tgt, opts: o, signer: s}
+}
+
+// verifyAndPush verifies rel at its source under p and mirrors it by digest
+// as opts says (its Client is filled in), as reloader-mirror copy does.
+func verifyAndPush(t *testing.T, ctx context.Context, rel *releasetest.Release, p trust.Policy, opts mirror.PushOptions) {
+	t.Helper()
 	v, err := trust.NewVerifier(p)
 	if err != nil {
 		t.Fatal(err)
@@ -49,18 +63,12 @@ func publishAndMirror(t *testing.T, ctx context.Context, s releasetest.Signer, p
 		t.Fatal(err)
 	}
 	t.Cleanup(cl.Close)
-	tgt := dst.Host + "/platform/reloader"
 	verified, err := mirror.Verify(ctx, &mirror.RegistrySource{Client: cl, Name: "source"}, rel.LockJSON, rel.LockBundle, v)
 	if err != nil {
-		t.Fatalf("verifying the release: %v", err)
+		t.Fatalf("verifying %s: %v", rel.Lock.Version, err)
 	}
-	if _, err := verified.Push(ctx, mirror.PushOptions{Client: cl, Target: tgt}); err != nil {
-		t.Fatalf("mirroring the release: %v", err)
+	opts.Client = cl
+	if _, err := verified.Push(ctx, opts); err != nil {
+		t.Fatalf("mirroring %s: %v", rel.Lock.Version, err)
 	}
-	v, err = trust.NewVerifier(p)
-	if err != nil {
-		t.Fatal(err)
-	}
-	_, _, o := policyFor(t, v, rel, tgt)
-	return &mirroredRelease{src: src, dst: dst, rel: rel, target: tgt, opts: o, signer: s}
 }

@@ -18,7 +18,6 @@ import (
 
 	"github.com/reloader-dev/reloader/mirror"
 	"github.com/reloader-dev/reloader/mirror/admission"
-	"github.com/reloader-dev/reloader/mirror/registry"
 	"github.com/reloader-dev/reloader/release/releasetest"
 	"github.com/reloader-dev/reloader/release/trust"
 )
@@ -124,22 +123,7 @@ func mirrorOlder(t *testing.T, ctx context.Context, m *mirroredRelease, p trust.
 	if err != nil {
 		t.Fatal(err)
 	}
-	v, err := trust.NewVerifier(p)
-	if err != nil {
-		t.Fatal(err)
-	}
-	cl, err := registry.New(registry.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(cl.Close)
-	verified, err := mirror.Verify(ctx, &mirror.RegistrySource{Client: cl, Name: "source"}, rel.LockJSON, rel.LockBundle, v)
-	if err != nil {
-		t.Fatalf("verifying %s: %v", version, err)
-	}
-	if _, err := verified.Push(ctx, mirror.PushOptions{Client: cl, Target: m.target, AllowDowngrade: true}); err != nil {
-		t.Fatalf("mirroring %s: %v", version, err)
-	}
+	verifyAndPush(t, ctx, rel, p, mirror.PushOptions{Target: m.target, AllowDowngrade: true})
 	return m.target + "/reloader@" + rel.Indexes["reloader"]
 }
 
