@@ -21,7 +21,7 @@ FUZZTIME ?= 20s
 # (5% less CPU measured on a cold compile; as hack/tools/ensure.sh does). Not
 # for go test: its test binaries and the processes they start would inherit it.
 COMPILE_ENV = GOGC=400
-# STATIC_FLAGS are release/build.Flags(), the flags of every release build,
+# STATIC_FLAGS are publish/build.Flags(), the flags of every release build,
 # and of hack/tools/ensure.sh's builds (test/buildflags_test.go holds all three
 # equal): one build configuration for everything static. Its tags let the
 # PKCS#11 test's cgo build of reloader-release compile only the packages
@@ -45,7 +45,7 @@ RACE_PKGS ?= ./controller/... ./mirror/registry ./mirror/archive
 RACE_MIRROR_TESTS ?= ^(TestCopyRetriesServerErrorsAndResets|TestInterruptedCopyFailsClearlyAndReRunSendsOnlyWhatIsMissing|TestCopyToRegistryWithReferrersAPIPreservesEveryDigest|TestCopyToDistributionWritesTagFallbackKeepingArtifactType|TestCopyWritesBlobsThenManifestsThenTags|TestExportImportRoundTripPreservesEveryDigest|TestExportStoresSharedBlobsOnce|TestImportRejectsABadArchiveBeforePushingAnything|TestTheTargetIsAskedWhatItHoldsWhileTheSourceIsVerified)$$
 # Packages outside RACE_PKGS, as go list names them, the longest first so
 # that none starts last and runs alone (go test keeps the order it is given).
-SLOW_PKGS ?= ./test/airgap ./cmd/mirror ./cmd/release ./mirror/admission ./release/local
+SLOW_PKGS ?= ./test/airgap ./cmd/mirror ./cmd/release ./mirror/admission ./publish/local
 PLAIN_PKGS = $$($(GO) list $(SLOW_PKGS) ./... | grep -v -e '^github.com/reloader-dev/reloader/controller\(/\|$$\)' -e '^github.com/reloader-dev/reloader/mirror/\(registry\|archive\)$$')
 
 .PHONY: all build test test-plain vet test-compiles race race-pkgs race-mirror unit demo lint staticcheck-cache tools test-tools lint-tools bench fuzz release-local reloader-release-pkcs11 airgap-drill clean-tools
@@ -99,13 +99,13 @@ endif
 # reloader-mirror, and concurrent go commands do not wait for each other's
 # compiles (seen on an empty cache: three FIPS builds of the controller
 # compiling the same packages together). Each line compiles as those builds
-# do (release/build, tools.GoBuildEnv, reloadertest): static, -trimpath,
+# do (publish/build, tools.GoBuildEnv, reloadertest): static, -trimpath,
 # GOFIPS140=certified or GOARCH=arm64. Builds only one test makes (the
 # PKCS#11 test's cgo build) are left to it.
 test-compiles:
 	$(PLAIN_ENV) $(COMPILE_ENV) GOFIPS140=certified $(GO) build ./cmd/reloader ./cmd/mirror $(SMALLAPP)
 	$(PLAIN_ENV) $(COMPILE_ENV) GOARCH=arm64 $(GO) build ./cmd/reloader
-SMALLAPP = ./release/releasetest/internal/smallapp
+SMALLAPP = ./publish/releasetest/internal/smallapp
 
 ## vet: go vet, compiling as the plain tests do.
 vet:

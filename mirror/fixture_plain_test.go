@@ -5,7 +5,7 @@ package mirror_test
 import (
 	"context"
 
-	"github.com/reloader-dev/reloader/release/releasetest"
+	"github.com/reloader-dev/reloader/publish/releasetest"
 	"github.com/reloader-dev/reloader/release/trust"
 	testregistry "github.com/reloader-dev/reloader/test/registry"
 )

@@ -20,7 +20,7 @@ import (
 )
 
 // Under the race detector the release is published by a separate, plain
-// process (release/releasetest/internal/publish) into the test's registry:
+// process (publish/releasetest/internal/publish) into the test's registry:
 // linking the pipeline here would instrument syft, Helm and the image
 // builder, which find no race of ours, and cost minutes of compile on a cold
 // cache. What the tests mirror is the same pipeline's output.
@@ -47,7 +47,7 @@ func publishTo(keyDir string, src *testregistry.Registry, tp *tamperer, mutate f
 	// Only the shared release is published under race, once per process,
 	// into keyDir, which the test binary removes when it is done.
 	bin := filepath.Join(keyDir, "publish")
-	if err := tools.GoBuild(context.Background(), "./release/releasetest/internal/publish", bin); err != nil {
+	if err := tools.GoBuild(context.Background(), "./publish/releasetest/internal/publish", bin); err != nil {
 		return fixture{}, fmt.Errorf("building the test release publisher: %w", err)
 	}
 	var stdout, stderr bytes.Buffer

@@ -14,7 +14,7 @@ import (
 
 	"github.com/sigstore/sigstore-go/pkg/testing/ca"
 
-	"github.com/reloader-dev/reloader/release/releasetest"
+	"github.com/reloader-dev/reloader/publish/releasetest"
 	"github.com/reloader-dev/reloader/release/trust"
 )
 

@@ -11,8 +11,8 @@ import (
 	"time"
 
 	"github.com/reloader-dev/reloader/mirror/registry"
+	"github.com/reloader-dev/reloader/publish/releasetest"
 	"github.com/reloader-dev/reloader/release"
-	"github.com/reloader-dev/reloader/release/releasetest"
 )
 
 func TestCopyRejectsBeforePushingAnything(t *testing.T) {

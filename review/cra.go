@@ -82,7 +82,7 @@ var craItems = []struct {
 			return nil
 		}
 		return withTests([]Evidence{{Kind: EvidenceReview, Detail: "the SBOMs name the producer's security.txt (RFC 9116), which states the disclosure policy: " + f.review.SecurityTxt}},
-			"release/pipeline TestAReleasePublishesTheEndOfSupportAndASecurityTxt")
+			"publish/pipeline TestAReleasePublishesTheEndOfSupportAndASecurityTxt")
 	}},
 	{"(6)", "Facilitate the sharing of information about potential vulnerabilities, including a contact address for reporting them", func(f facts) []Evidence {
 		if f.review.SecurityContact == "" {

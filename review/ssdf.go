@@ -132,7 +132,7 @@ var ssdfPractices = []struct {
 		if n := len(f.lock.Advisories); n > 0 {
 			ev = append(ev, Evidence{Kind: EvidenceLock, Detail: fmt.Sprintf("%d security advisories of the project, signed with the lock", n)})
 		}
-		return withTests(ev, "release/gate TestGateFailsOnHighFindingWithFix", "release/pipeline TestAFailedGateLeavesNothingInTheRegistry", "cmd/mirror TestTheScanOfARealReleaseIsCheckedWhereItEnters")
+		return withTests(ev, "release/gate TestGateFailsOnHighFindingWithFix", "publish/pipeline TestAFailedGateLeavesNothingInTheRegistry", "cmd/mirror TestTheScanOfARealReleaseIsCheckedWhereItEnters")
 	}},
 	{"RV.2", "Assess, prioritize, and remediate vulnerabilities", func(f facts) []Evidence {
 		if !f.lock.Scanned() {

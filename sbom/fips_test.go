@@ -12,7 +12,7 @@ import (
 	v1 "github.com/google/go-containerregistry/pkg/v1"
 
 	"github.com/reloader-dev/reloader/internal/image"
-	"github.com/reloader-dev/reloader/release/build"
+	"github.com/reloader-dev/reloader/publish/build"
 )
 
 // The SBOMs of an image whose binary was built with GOFIPS140 name the Go
@@ -30,7 +30,7 @@ func TestSBOMsNameTheGoCryptographicModuleOfAFIPSBuild(t *testing.T) {
 	}
 	for _, fips := range []string{"", "certified"} {
 		platform := v1.Platform{OS: "linux", Architecture: "amd64"}
-		bins, err := build.Binaries(ctx, build.Options{MainPackage: "./release/releasetest/internal/smallapp", Dir: "..", OutDir: t.TempDir(),
+		bins, err := build.Binaries(ctx, build.Options{MainPackage: "./publish/releasetest/internal/smallapp", Dir: "..", OutDir: t.TempDir(),
 			BinaryName: "reloader", Platforms: []v1.Platform{platform}, Version: "v1.2.3", Date: time.Unix(1764547200, 0), GOFIPS140: fips})
 		if err != nil {
 			t.Fatal(err)

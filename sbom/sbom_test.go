@@ -14,12 +14,12 @@ import (
 
 	"github.com/reloader-dev/reloader/internal/image"
 
-	"github.com/reloader-dev/reloader/release/build"
+	"github.com/reloader-dev/reloader/publish/build"
 	"github.com/reloader-dev/reloader/review"
 )
 
 // The real controller in a release image, built as the release builds it
-// (release/build): what syft must catalogue.
+// (publish/build): what syft must catalogue.
 func releaseImage(t *testing.T) v1.Image {
 	t.Helper()
 	platform := v1.Platform{OS: "linux", Architecture: "amd64"}

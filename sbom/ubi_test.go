@@ -7,7 +7,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/reloader-dev/reloader/release/local"
+	"github.com/reloader-dev/reloader/publish/local"
 	"github.com/reloader-dev/reloader/review"
 	"github.com/reloader-dev/reloader/sbom"
 )

@@ -6,11 +6,11 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/reloader-dev/reloader/release/build"
+	"github.com/reloader-dev/reloader/publish/build"
 )
 
 // Everything static compiles with one set of flags: the release builds
-// (release/build.Flags), the tool sets (hack/tools/ensure.sh) and go vet,
+// (publish/build.Flags), the tool sets (hack/tools/ensure.sh) and go vet,
 // the plain tests and the builds they run (the Makefile's STATIC_FLAGS in
 // PLAIN_ENV). The Go build cache shares a compile only between builds with
 // the same flags, so one of the three drifting would compile about two

@@ -43,7 +43,7 @@ func TestLayoutTableMatchesTheTree(t *testing.T) {
 		}
 	}
 	// internal/'s packages are listed in its description cell.
-	out, err := exec.Command("go", "list", "../release/...", "../mirror/...", "../internal/...").Output()
+	out, err := exec.Command("go", "list", "../release/...", "../publish/...", "../mirror/...", "../internal/...").Output()
 	if err != nil {
 		t.Fatalf("go list: %v", err)
 	}

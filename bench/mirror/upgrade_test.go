@@ -6,8 +6,8 @@ import (
 
 	"github.com/reloader-dev/reloader/mirror"
 	"github.com/reloader-dev/reloader/mirror/registry"
-	"github.com/reloader-dev/reloader/release/pipeline"
-	"github.com/reloader-dev/reloader/release/releasetest"
+	"github.com/reloader-dev/reloader/publish/pipeline"
+	"github.com/reloader-dev/reloader/publish/releasetest"
 )
 
 // BenchmarkUpgradeVersusCrane is the partly present target every upgrade

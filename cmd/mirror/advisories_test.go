@@ -10,8 +10,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/reloader-dev/reloader/internal/cli"
-	"github.com/reloader-dev/reloader/release/releasetest"
+	"github.com/reloader-dev/reloader/cmd/internal/cli"
+	"github.com/reloader-dev/reloader/publish/releasetest"
 )
 
 // advisoryID marks v1.0.0 affected; it is published with v1.1.0 only.

@@ -7,8 +7,8 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/reloader-dev/reloader/internal/cli"
-	"github.com/reloader-dev/reloader/release/releasetest"
+	"github.com/reloader-dev/reloader/cmd/internal/cli"
+	"github.com/reloader-dev/reloader/publish/releasetest"
 )
 
 // policy --keep-previous N approves the N releases before this one that

@@ -8,8 +8,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/reloader-dev/reloader/internal/cli"
-	"github.com/reloader-dev/reloader/release/releasetest"
+	"github.com/reloader-dev/reloader/cmd/internal/cli"
+	"github.com/reloader-dev/reloader/publish/releasetest"
 	testregistry "github.com/reloader-dev/reloader/test/registry"
 )
 

@@ -6,7 +6,7 @@ import (
 	"testing"
 
 	"github.com/reloader-dev/reloader/internal/exitcode"
-	"github.com/reloader-dev/reloader/release/releasetest"
+	"github.com/reloader-dev/reloader/publish/releasetest"
 	"github.com/reloader-dev/reloader/review"
 )
 

@@ -8,10 +8,10 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/reloader-dev/reloader/internal/cli"
+	"github.com/reloader-dev/reloader/cmd/internal/cli"
+	"github.com/reloader-dev/reloader/publish/pipeline"
+	"github.com/reloader-dev/reloader/publish/releasetest"
 	"github.com/reloader-dev/reloader/release/csaf"
-	"github.com/reloader-dev/reloader/release/pipeline"
-	"github.com/reloader-dev/reloader/release/releasetest"
 )
 
 // A release publishes its advisories as signed CSAF 2.0 documents next to

@@ -12,9 +12,9 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/reloader-dev/reloader/internal/cli"
+	"github.com/reloader-dev/reloader/cmd/internal/cli"
 	"github.com/reloader-dev/reloader/mirror/archive"
-	"github.com/reloader-dev/reloader/release/releasetest"
+	"github.com/reloader-dev/reloader/publish/releasetest"
 )
 
 // nextReleases publishes v1.2.3 and v1.2.4 with the release pipeline, signed

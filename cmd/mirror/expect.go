@@ -1,7 +1,7 @@
 package main
 
 import (
-	"github.com/reloader-dev/reloader/internal/cli"
+	"github.com/reloader-dev/reloader/cmd/internal/cli"
 	"github.com/spf13/cobra"
 
 	"github.com/reloader-dev/reloader/mirror"

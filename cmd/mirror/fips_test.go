@@ -10,7 +10,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/reloader-dev/reloader/release/releasetest"
+	"github.com/reloader-dev/reloader/publish/releasetest"
 	"github.com/reloader-dev/reloader/test/tools"
 )
 

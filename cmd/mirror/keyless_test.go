@@ -13,9 +13,9 @@ import (
 
 	"github.com/sigstore/sigstore-go/pkg/testing/ca"
 
-	"github.com/reloader-dev/reloader/internal/cli"
-	"github.com/reloader-dev/reloader/release/page"
-	"github.com/reloader-dev/reloader/release/releasetest"
+	"github.com/reloader-dev/reloader/cmd/internal/cli"
+	"github.com/reloader-dev/reloader/publish/page"
+	"github.com/reloader-dev/reloader/publish/releasetest"
 	testregistry "github.com/reloader-dev/reloader/test/registry"
 
 	"github.com/reloader-dev/reloader/test/tools"

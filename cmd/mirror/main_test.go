@@ -12,8 +12,8 @@ import (
 
 	"github.com/google/go-containerregistry/pkg/v1/remote"
 
-	"github.com/reloader-dev/reloader/internal/cli"
-	"github.com/reloader-dev/reloader/release/releasetest"
+	"github.com/reloader-dev/reloader/cmd/internal/cli"
+	"github.com/reloader-dev/reloader/publish/releasetest"
 	testregistry "github.com/reloader-dev/reloader/test/registry"
 )
 

@@ -8,7 +8,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/reloader-dev/reloader/internal/cli"
+	"github.com/reloader-dev/reloader/cmd/internal/cli"
 )
 
 // export --split-size writes parts and a part list; import takes the parts

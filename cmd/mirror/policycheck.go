@@ -7,7 +7,7 @@ import (
 	"github.com/spf13/cobra"
 	"k8s.io/client-go/tools/clientcmd"
 
-	"github.com/reloader-dev/reloader/internal/cli"
+	"github.com/reloader-dev/reloader/cmd/internal/cli"
 	"github.com/reloader-dev/reloader/mirror/policycheck"
 	"github.com/reloader-dev/reloader/mirror/registry"
 )

@@ -19,12 +19,12 @@ import (
 	ociremote "github.com/sigstore/cosign/v2/pkg/oci/remote"
 	"github.com/sigstore/sigstore/pkg/signature"
 
-	"github.com/reloader-dev/reloader/internal/cli"
+	"github.com/reloader-dev/reloader/cmd/internal/cli"
+	"github.com/reloader-dev/reloader/publish/local"
+	"github.com/reloader-dev/reloader/publish/releasetest"
+	"github.com/reloader-dev/reloader/publish/sign"
 	"github.com/reloader-dev/reloader/release"
-	"github.com/reloader-dev/reloader/release/local"
 	"github.com/reloader-dev/reloader/release/provenance"
-	"github.com/reloader-dev/reloader/release/releasetest"
-	"github.com/reloader-dev/reloader/release/sign"
 	"github.com/reloader-dev/reloader/release/trust"
 )
 

@@ -12,10 +12,10 @@ import (
 	"github.com/google/go-containerregistry/pkg/name"
 	"github.com/google/go-containerregistry/pkg/v1/remote"
 
-	"github.com/reloader-dev/reloader/internal/cli"
+	"github.com/reloader-dev/reloader/cmd/internal/cli"
 	"github.com/reloader-dev/reloader/internal/exitcode"
+	"github.com/reloader-dev/reloader/publish/releasetest"
 	"github.com/reloader-dev/reloader/release"
-	"github.com/reloader-dev/reloader/release/releasetest"
 	"github.com/reloader-dev/reloader/review"
 )
 

@@ -10,7 +10,7 @@ import (
 	"github.com/google/go-containerregistry/pkg/name"
 	"github.com/google/go-containerregistry/pkg/v1/remote"
 
-	"github.com/reloader-dev/reloader/internal/cli"
+	"github.com/reloader-dev/reloader/cmd/internal/cli"
 	"github.com/reloader-dev/reloader/release/trust"
 )
 

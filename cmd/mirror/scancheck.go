@@ -3,7 +3,7 @@ package main
 import (
 	"errors"
 
-	"github.com/reloader-dev/reloader/internal/cli"
+	"github.com/reloader-dev/reloader/cmd/internal/cli"
 	"github.com/reloader-dev/reloader/release/scancheck"
 )
 

@@ -17,12 +17,12 @@ import (
 	"github.com/google/go-containerregistry/pkg/v1/remote"
 	"github.com/sigstore/sigstore-go/pkg/testing/ca"
 
-	"github.com/reloader-dev/reloader/internal/cli"
+	"github.com/reloader-dev/reloader/cmd/internal/cli"
+	"github.com/reloader-dev/reloader/publish/local"
+	"github.com/reloader-dev/reloader/publish/pipeline"
+	"github.com/reloader-dev/reloader/publish/releasetest"
+	"github.com/reloader-dev/reloader/publish/sign"
 	"github.com/reloader-dev/reloader/release"
-	"github.com/reloader-dev/reloader/release/local"
-	"github.com/reloader-dev/reloader/release/pipeline"
-	"github.com/reloader-dev/reloader/release/releasetest"
-	"github.com/reloader-dev/reloader/release/sign"
 	"github.com/reloader-dev/reloader/release/verify"
 	"github.com/reloader-dev/reloader/review"
 

@@ -10,8 +10,8 @@ import (
 
 	"github.com/sigstore/sigstore-go/pkg/testing/ca"
 
-	"github.com/reloader-dev/reloader/internal/cli"
-	"github.com/reloader-dev/reloader/release/releasetest"
+	"github.com/reloader-dev/reloader/cmd/internal/cli"
+	"github.com/reloader-dev/reloader/publish/releasetest"
 )
 
 // A keyless release whose lock certificate lacks GitHub's source repository

@@ -9,9 +9,9 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/reloader-dev/reloader/internal/cli"
+	"github.com/reloader-dev/reloader/cmd/internal/cli"
+	"github.com/reloader-dev/reloader/publish/pipeline"
 	"github.com/reloader-dev/reloader/release"
-	"github.com/reloader-dev/reloader/release/pipeline"
 )
 
 type buildFlags struct {

@@ -8,7 +8,7 @@ import (
 	"path/filepath"
 	"testing"
 
-	"github.com/reloader-dev/reloader/internal/cli"
+	"github.com/reloader-dev/reloader/cmd/internal/cli"
 	"github.com/reloader-dev/reloader/release/gate"
 	"github.com/reloader-dev/reloader/test/tools"
 )

@@ -6,8 +6,8 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/reloader-dev/reloader/internal/cli"
-	"github.com/reloader-dev/reloader/release/releasetest"
+	"github.com/reloader-dev/reloader/cmd/internal/cli"
+	"github.com/reloader-dev/reloader/publish/releasetest"
 	testregistry "github.com/reloader-dev/reloader/test/registry"
 
 	"github.com/reloader-dev/reloader/test/tools"

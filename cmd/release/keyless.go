@@ -7,8 +7,8 @@ import (
 	"github.com/sigstore/sigstore-go/pkg/root"
 	"github.com/spf13/cobra"
 
-	"github.com/reloader-dev/reloader/release/keyless"
-	"github.com/reloader-dev/reloader/release/sign"
+	"github.com/reloader-dev/reloader/publish/keyless"
+	"github.com/reloader-dev/reloader/publish/sign"
 	"github.com/reloader-dev/reloader/release/verify"
 )
 

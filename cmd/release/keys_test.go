@@ -8,9 +8,9 @@ import (
 	"testing"
 	"time"
 
-	"github.com/reloader-dev/reloader/internal/cli"
-	"github.com/reloader-dev/reloader/release/releasetest"
-	"github.com/reloader-dev/reloader/release/signkey"
+	"github.com/reloader-dev/reloader/cmd/internal/cli"
+	"github.com/reloader-dev/reloader/publish/releasetest"
+	"github.com/reloader-dev/reloader/publish/signkey"
 	"github.com/reloader-dev/reloader/release/trust"
 	testregistry "github.com/reloader-dev/reloader/test/registry"
 	"github.com/reloader-dev/reloader/test/tools"

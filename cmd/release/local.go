@@ -11,11 +11,11 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/reloader-dev/reloader/internal/cli"
+	"github.com/reloader-dev/reloader/cmd/internal/cli"
+	"github.com/reloader-dev/reloader/publish/local"
+	"github.com/reloader-dev/reloader/publish/pipeline"
 	"github.com/reloader-dev/reloader/release"
 	"github.com/reloader-dev/reloader/release/gate"
-	"github.com/reloader-dev/reloader/release/local"
-	"github.com/reloader-dev/reloader/release/pipeline"
 )
 
 type localFlags struct {

@@ -9,7 +9,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/reloader-dev/reloader/internal/cli"
+	"github.com/reloader-dev/reloader/cmd/internal/cli"
 )
 
 // run executes the CLI and returns the exit code and stdout followed by

@@ -11,11 +11,11 @@ import (
 
 	v1 "github.com/google/go-containerregistry/pkg/v1"
 
-	"github.com/reloader-dev/reloader/internal/cli"
+	"github.com/reloader-dev/reloader/cmd/internal/cli"
+	"github.com/reloader-dev/reloader/publish/local"
+	"github.com/reloader-dev/reloader/publish/pipeline"
+	"github.com/reloader-dev/reloader/publish/releasetest"
 	"github.com/reloader-dev/reloader/release"
-	"github.com/reloader-dev/reloader/release/local"
-	"github.com/reloader-dev/reloader/release/pipeline"
-	"github.com/reloader-dev/reloader/release/releasetest"
 	"github.com/reloader-dev/reloader/test/registry"
 
 	"github.com/reloader-dev/reloader/test/tools"

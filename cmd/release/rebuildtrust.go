@@ -5,7 +5,7 @@ import (
 	"fmt"
 	"os"
 
-	"github.com/reloader-dev/reloader/internal/cli"
+	"github.com/reloader-dev/reloader/cmd/internal/cli"
 	"github.com/reloader-dev/reloader/release"
 	"github.com/reloader-dev/reloader/release/verify"
 )

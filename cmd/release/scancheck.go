@@ -7,7 +7,7 @@ import (
 
 	"github.com/reloader-dev/reloader/release/scancheck"
 
-	"github.com/reloader-dev/reloader/internal/cli"
+	"github.com/reloader-dev/reloader/cmd/internal/cli"
 )
 
 // reportScanRefusal writes, with -o json, the scan check's result of a

@@ -6,7 +6,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/reloader-dev/reloader/internal/cli"
+	"github.com/reloader-dev/reloader/cmd/internal/cli"
 )
 
 func TestVerifyRefusesAScanPolicyItCannotRead(t *testing.T) {

@@ -7,7 +7,7 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/reloader-dev/reloader/internal/cli"
+	"github.com/reloader-dev/reloader/cmd/internal/cli"
 	"github.com/reloader-dev/reloader/release"
 	"github.com/reloader-dev/reloader/release/trust"
 	"github.com/reloader-dev/reloader/release/verify"

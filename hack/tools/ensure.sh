@@ -17,7 +17,7 @@ mod="$here/$set_name"
 [ -f "$mod/go.mod" ] || { echo "ensure.sh: unknown tool set '$set_name' (no $mod/go.mod)" >&2; exit 2; }
 
 ldflags="-s -w"
-# The flags of every static build (release/build.Flags, the Makefile's
+# The flags of every static build (publish/build.Flags, the Makefile's
 # STATIC_FLAGS; test/buildflags_test.go holds them equal), so the sets share
 # compiles with each other and with the product's tests.
 static_flags="-trimpath -buildvcs=false -tags=netgo,osusergo -gcflags=all=-dwarf=false"

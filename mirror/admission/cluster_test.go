@@ -26,8 +26,8 @@ import (
 	"github.com/reloader-dev/reloader/charts"
 	"github.com/reloader-dev/reloader/mirror"
 	"github.com/reloader-dev/reloader/mirror/admission"
+	"github.com/reloader-dev/reloader/publish/releasetest"
 	"github.com/reloader-dev/reloader/release"
-	"github.com/reloader-dev/reloader/release/releasetest"
 	"github.com/reloader-dev/reloader/release/trust"
 	"github.com/reloader-dev/reloader/test/controlplane"
 )

@@ -21,9 +21,9 @@ import (
 	"sigs.k8s.io/yaml"
 
 	"github.com/reloader-dev/reloader/mirror/admission"
+	"github.com/reloader-dev/reloader/publish/releasetest"
+	"github.com/reloader-dev/reloader/publish/sign"
 	"github.com/reloader-dev/reloader/release"
-	"github.com/reloader-dev/reloader/release/releasetest"
-	"github.com/reloader-dev/reloader/release/sign"
 	"github.com/reloader-dev/reloader/release/trust"
 	"github.com/reloader-dev/reloader/test/tools"
 )

@@ -18,7 +18,7 @@ import (
 
 	"github.com/reloader-dev/reloader/mirror"
 	"github.com/reloader-dev/reloader/mirror/admission"
-	"github.com/reloader-dev/reloader/release/releasetest"
+	"github.com/reloader-dev/reloader/publish/releasetest"
 	"github.com/reloader-dev/reloader/release/trust"
 )
 

@@ -22,7 +22,7 @@ import (
 	"sigs.k8s.io/yaml"
 
 	"github.com/reloader-dev/reloader/mirror/admission"
-	"github.com/reloader-dev/reloader/release/releasetest"
+	"github.com/reloader-dev/reloader/publish/releasetest"
 	"github.com/reloader-dev/reloader/release/trust"
 	"github.com/reloader-dev/reloader/test/controlplane"
 	"github.com/reloader-dev/reloader/test/process"

@@ -3,7 +3,7 @@ package admission
 import (
 	"encoding/base64"
 
-	"github.com/reloader-dev/reloader/release/sign"
+	"github.com/reloader-dev/reloader/release"
 )
 
 // pcIncludeLabel is the namespace label policy-controller requires before it
@@ -80,11 +80,11 @@ func pcObjects(o Options, tm *material) ([]any, error) {
 	sig := pcAuthority(o, "release-signature", trustRoot, tm)
 	if o.Trust.Keyless() {
 		// A keyless release's image signature is a Sigstore bundle holding
-		// a DSSE statement of this predicate type (release/sign), as cosign
+		// a DSSE statement of this predicate type (publish/sign, whose predicate release.PredicateCosignSign names), as cosign
 		// v3 signs. policy-controller v0.13 verifies such bundles only as
 		// attestations: as a signature it answers "bundle support for image
 		// signatures is not yet implemented" and denies every image.
-		sig["attestations"] = []any{map[string]any{"name": "signature", "predicateType": sign.PredicateCosignSign}}
+		sig["attestations"] = []any{map[string]any{"name": "signature", "predicateType": release.PredicateCosignSign}}
 	}
 	sbom := pcAuthority(o, "release-sbom", trustRoot, tm)
 	sbom["attestations"] = []any{map[string]any{"name": "spdx-sbom", "predicateType": o.SBOMPredicateType}}
@@ -108,7 +108,7 @@ func pcAuthority(o Options, name, trustRoot string, tm *material) map[string]any
 	}
 	kl := map[string]any{"trustRootRef": trustRoot, "identities": []any{id}}
 	// Keyless releases are signed as Sigstore bundles attached as OCI
-	// referrers (release/sign); without this policy-controller looks only
+	// referrers (publish/sign, whose predicate release.PredicateCosignSign names); without this policy-controller looks only
 	// for cosign .sig/.att tags and finds no signature on any release image.
 	a["signatureFormat"] = "bundle"
 	if o.Trust.IgnoreSCT {

@@ -23,8 +23,8 @@ import (
 	"github.com/google/go-containerregistry/pkg/v1/random"
 	"github.com/google/go-containerregistry/pkg/v1/remote"
 
+	"github.com/reloader-dev/reloader/publish/sign"
 	"github.com/reloader-dev/reloader/release"
-	"github.com/reloader-dev/reloader/release/sign"
 	"github.com/reloader-dev/reloader/release/trust"
 )
 

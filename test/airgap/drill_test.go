@@ -22,10 +22,10 @@ import (
 	"github.com/google/go-containerregistry/pkg/v1/layout"
 	"github.com/google/go-containerregistry/pkg/v1/remote"
 
-	"github.com/reloader-dev/reloader/internal/cli"
+	"github.com/reloader-dev/reloader/internal/exitcode"
+	"github.com/reloader-dev/reloader/publish/local"
+	"github.com/reloader-dev/reloader/publish/releasetest"
 	"github.com/reloader-dev/reloader/release"
-	"github.com/reloader-dev/reloader/release/local"
-	"github.com/reloader-dev/reloader/release/releasetest"
 	"github.com/reloader-dev/reloader/test/airgap"
 	"github.com/reloader-dev/reloader/test/chartrun"
 	"github.com/reloader-dev/reloader/test/registry"
@@ -283,8 +283,8 @@ func (d *drill) refused(out string, expires time.Time) error {
 	if err != nil {
 		return err
 	}
-	if res.Code != cli.ExitRefused {
-		return fmt.Errorf("release: exit %d, want %d (refused)\n%s", res.Code, cli.ExitRefused, tail(res.Stderr))
+	if res.Code != int(exitcode.Refused) {
+		return fmt.Errorf("release: exit %d, want %d (refused)\n%s", res.Code, int(exitcode.Refused), tail(res.Stderr))
 	}
 	if !strings.Contains(res.Stderr, advisoryID) {
 		return fmt.Errorf("the refusal does not name %s:\n%s", advisoryID, tail(res.Stderr))
@@ -438,7 +438,7 @@ func (d *drill) passWithException() error {
 	if err != nil {
 		return err
 	}
-	if res.Code != cli.ExitOK {
+	if res.Code != int(exitcode.OK) {
 		return fmt.Errorf("release with a current exception: exit %d\n%s", res.Code, tail(res.Stderr))
 	}
 	d.pubKey = filepath.Join(d.work, "release", "keys", "cosign.pub")
@@ -498,7 +498,7 @@ func (d *drill) mustMirror(comment string, stdoutFile string, args ...string) (a
 	if err != nil {
 		return res, err
 	}
-	if res.Code != cli.ExitOK {
+	if res.Code != int(exitcode.OK) {
 		return res, fmt.Errorf("reloader-mirror %s: exit %d\n%s", strings.Join(args, " "), res.Code, tail(res.Stderr))
 	}
 	return res, nil

@@ -20,7 +20,7 @@ import (
 	"k8s.io/client-go/kubernetes"
 	"sigs.k8s.io/yaml"
 
-	"github.com/reloader-dev/reloader/internal/cli"
+	"github.com/reloader-dev/reloader/internal/exitcode"
 	"github.com/reloader-dev/reloader/test/controlplane"
 )
 
@@ -103,7 +103,7 @@ func (d *drill) policiesRemoved() error {
 		if err != nil {
 			return err
 		}
-		if res.Code == cli.ExitRefused && strings.Contains(res.Stderr, "was admitted") && strings.Contains(res.Stdout, `"holds": false`) {
+		if res.Code == int(exitcode.Refused) && strings.Contains(res.Stderr, "was admitted") && strings.Contains(res.Stdout, `"holds": false`) {
 			return nil
 		}
 		if time.Now().After(deadline) {

@@ -30,12 +30,12 @@ import (
 	"k8s.io/client-go/kubernetes"
 	"sigs.k8s.io/yaml"
 
-	"github.com/reloader-dev/reloader/internal/cli"
+	"github.com/reloader-dev/reloader/internal/exitcode"
+	"github.com/reloader-dev/reloader/publish/local"
+	"github.com/reloader-dev/reloader/publish/pipeline"
+	"github.com/reloader-dev/reloader/publish/releasetest"
+	"github.com/reloader-dev/reloader/publish/sign"
 	"github.com/reloader-dev/reloader/release"
-	"github.com/reloader-dev/reloader/release/local"
-	"github.com/reloader-dev/reloader/release/pipeline"
-	"github.com/reloader-dev/reloader/release/releasetest"
-	"github.com/reloader-dev/reloader/release/sign"
 	"github.com/reloader-dev/reloader/release/verify"
 	"github.com/reloader-dev/reloader/test/chartrun"
 	"github.com/reloader-dev/reloader/test/controlplane"
@@ -407,8 +407,8 @@ func (d *drill) tamper() error {
 		}
 		msg := firstLine(res.Stderr)
 		d.t.Logf("%-30s exit %d: %s", c.name, res.Code, msg)
-		if res.Code != cli.ExitRefused {
-			errs = append(errs, fmt.Errorf("%s: exit %d, want %d: %s", c.name, res.Code, cli.ExitRefused, tail(res.Stderr)))
+		if res.Code != int(exitcode.Refused) {
+			errs = append(errs, fmt.Errorf("%s: exit %d, want %d: %s", c.name, res.Code, int(exitcode.Refused), tail(res.Stderr)))
 		}
 		if strings.HasSuffix(c.name, "checksums recomputed") && strings.Contains(res.Stderr, "checksum") {
 			errs = append(errs, fmt.Errorf("%s: refused by the checksum manifest, so the signature was not tested: %s", c.name, msg))
@@ -616,8 +616,8 @@ func (d *drill) forgedKeyless() error {
 		return err
 	}
 	d.t.Logf("%-30s exit %d: %s", "a forged keyless archive", res.Code, firstLine(res.Stderr))
-	if res.Code != cli.ExitRefused {
-		return fmt.Errorf("forged keyless archive: exit %d, want %d: %s", res.Code, cli.ExitRefused, tail(res.Stderr))
+	if res.Code != int(exitcode.Refused) {
+		return fmt.Errorf("forged keyless archive: exit %d, want %d: %s", res.Code, int(exitcode.Refused), tail(res.Stderr))
 	}
 	after, err := d.catalogB()
 	if err != nil {

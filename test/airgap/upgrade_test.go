@@ -19,7 +19,7 @@ import (
 	"k8s.io/cli-runtime/pkg/genericclioptions"
 	"sigs.k8s.io/yaml"
 
-	"github.com/reloader-dev/reloader/internal/cli"
+	"github.com/reloader-dev/reloader/internal/exitcode"
 	"github.com/reloader-dev/reloader/release"
 	"github.com/reloader-dev/reloader/test/chartrun"
 	"github.com/reloader-dev/reloader/test/registry"
@@ -37,7 +37,7 @@ func (d *drill) releaseV2() error {
 	if err != nil {
 		return err
 	}
-	if res.Code != cli.ExitOK {
+	if res.Code != int(exitcode.OK) {
 		return fmt.Errorf("release %s: exit %d\n%s", versionV2, res.Code, tail(res.Stderr))
 	}
 	return nil
@@ -81,8 +81,8 @@ func (d *drill) deltaRefusedOnEmpty() error {
 	if err != nil {
 		return err
 	}
-	if res.Code != cli.ExitRefused || !strings.Contains(res.Stderr, "import release "+version) {
-		return fmt.Errorf("delta onto an empty registry: exit %d, want %d naming %s\n%s", res.Code, cli.ExitRefused, version, tail(res.Stderr))
+	if res.Code != int(exitcode.Refused) || !strings.Contains(res.Stderr, "import release "+version) {
+		return fmt.Errorf("delta onto an empty registry: exit %d, want %d naming %s\n%s", res.Code, int(exitcode.Refused), version, tail(res.Stderr))
 	}
 	ref, err := name.NewRegistry(empty.Host, name.Insecure)
 	if err != nil {

@@ -7,14 +7,14 @@ import (
 	"os/exec"
 	"slices"
 
-	"github.com/reloader-dev/reloader/release/build"
+	"github.com/reloader-dev/reloader/publish/build"
 )
 
 // GoBuild builds the repository's package pkg ("./cmd/reloader") into out
 // with the extra go build flags given (-race), so end-to-end tests run the
 // real binary. It is the one place tests compile this repository's
 // commands; a release-shaped binary (trimmed, stamped, cross-built) comes
-// from release/build instead.
+// from publish/build instead.
 func GoBuild(ctx context.Context, pkg, out string, flags ...string) error {
 	return GoBuildEnv(ctx, nil, pkg, out, flags...)
 }

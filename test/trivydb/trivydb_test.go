@@ -15,7 +15,7 @@ import (
 	"github.com/google/go-containerregistry/pkg/v1/layout"
 
 	"github.com/reloader-dev/reloader/internal/image"
-	"github.com/reloader-dev/reloader/release/build"
+	"github.com/reloader-dev/reloader/publish/build"
 	"github.com/reloader-dev/reloader/release/gate"
 	"github.com/reloader-dev/reloader/test/tools"
 	"github.com/reloader-dev/reloader/test/trivydb"

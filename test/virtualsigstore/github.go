@@ -19,7 +19,7 @@ import (
 	sigsign "github.com/sigstore/sigstore-go/pkg/sign"
 	"github.com/sigstore/sigstore-go/pkg/testing/ca"
 
-	"github.com/reloader-dev/reloader/release/sign"
+	"github.com/reloader-dev/reloader/publish/sign"
 )
 
 // Source is what GitHub's Fulcio writes into a workflow's certificate about
