@@ -36,7 +36,7 @@ func export(t *testing.T, f fixture, path string) {
 func importArchive(t *testing.T, f fixture, path, target string) (*mirror.Receipt, error) {
 	t.Helper()
 	ctx := context.Background()
-	a, err := mirror.OpenArchive(ctx, path, t.TempDir())
+	a, err := mirror.OpenArchive(ctx, []string{path}, t.TempDir(), mirror.ArchiveLimits{})
 	if err != nil {
 		return nil, err
 	}

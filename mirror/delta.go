@@ -198,7 +198,7 @@ func (s *FallbackSource) String() string { return s.First.String() + " and " + s
 // or already at the target (HEAD only). delta.json is not signed, so it
 // only gives the early answer; this one comes from the signed lock's
 // graph, and still before anything is pushed.
-func (rel *Release) CheckDeltaComplete(ctx context.Context, c *registry.Client, m *Mapping, lay *archive.Layout, d *archive.Delta) error {
+func (rel *Verified) CheckDeltaComplete(ctx context.Context, c *registry.Client, m *Mapping, lay *archive.Layout, d *archive.Delta) error {
 	var missing []string
 	for _, rb := range rel.Graph.Blobs() {
 		if lay.HasBlob(rb.Digest, rb.Size) {

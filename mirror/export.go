@@ -36,6 +36,9 @@ type ExportOptions struct {
 
 // ExportResult summarises an export.
 type ExportResult struct {
+	// Standing is the release's judgment, set by the caller that made it
+	// (see Receipt.Standing).
+	Standing     *Standing     `json:"standing,omitempty"`
 	Path         string        `json:"path"`
 	Version      string        `json:"version"`
 	Manifests    int           `json:"manifests"`
@@ -55,7 +58,7 @@ type ExportResult struct {
 
 // Export writes the verified release to one archive. A directory export is
 // resumable: blobs already present are kept.
-func (rel *Release) Export(ctx context.Context, opts ExportOptions) (*ExportResult, error) {
+func (rel *Verified) Export(ctx context.Context, opts ExportOptions) (*ExportResult, error) {
 	if opts.Progress == nil {
 		opts.Progress = progress.Discard{}
 	}
@@ -136,7 +139,7 @@ func (rel *Release) Export(ctx context.Context, opts ExportOptions) (*ExportResu
 
 // exportBlobs copies every blob not yet in the layout, concurrently: a
 // resumed export fetches only what an interrupted one left out.
-func (rel *Release) exportBlobs(ctx context.Context, opts ExportOptions, lay *archive.Layout, blobs []RepoBlob) error {
+func (rel *Verified) exportBlobs(ctx context.Context, opts ExportOptions, lay *archive.Layout, blobs []RepoBlob) error {
 	var total int64
 	groups := make([][]RepoBlob, 0, len(blobs))
 	for _, b := range blobs {
@@ -176,7 +179,7 @@ type layoutCounts struct {
 // writeLayout writes the manifests (all but those omitted, in a delta), the
 // signed lock and the trust material the disconnected side verifies with,
 // then the index and checksums.
-func (rel *Release) writeLayout(ctx context.Context, opts ExportOptions, lay *archive.Layout, g *Graph, omitted map[string]bool) (layoutCounts, error) {
+func (rel *Verified) writeLayout(ctx context.Context, opts ExportOptions, lay *archive.Layout, g *Graph, omitted map[string]bool) (layoutCounts, error) {
 	var entries []archive.IndexEntry
 	var c layoutCounts
 	seen := map[string]bool{}
@@ -206,10 +209,10 @@ func (rel *Release) writeLayout(ctx context.Context, opts ExportOptions, lay *ar
 		}
 		entries = append(entries, archive.IndexEntry{MediaType: n.MediaType, Digest: n.Digest, Size: n.Size, ArtifactType: n.ArtifactType, Annotations: ann})
 	}
-	if err := lay.WriteFile(archive.LockFile, rel.lockJSON); err != nil {
+	if err := lay.WriteFile(archive.LockFile, rel.signed.json); err != nil {
 		return c, err
 	}
-	if err := lay.WriteFile(archive.LockBundleFile, rel.lockBundle); err != nil {
+	if err := lay.WriteFile(archive.LockBundleFile, rel.signed.bundle); err != nil {
 		return c, err
 	}
 	if len(opts.PublicKeyPEM) > 0 {

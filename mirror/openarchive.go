@@ -35,23 +35,18 @@ func (a *OpenedArchive) Close() error {
 	return nil
 }
 
-// OpenArchive unpacks a .tar/.tar.zst into a directory under workDir (or
-// uses a layout directory as is) and verifies every checksum. Nothing is
-// trusted yet: the caller verifies the lock and signatures next.
-// Unpacking is bounded by default by the work directory's free space (see
-// OpenArchiveLimited).
-func OpenArchive(ctx context.Context, path, workDir string) (*OpenedArchive, error) {
-	return OpenArchiveLimited(ctx, path, workDir, ArchiveLimits{})
-}
-
-// OpenArchives opens what the user gave: one archive (a file or a layout
-// directory) as OpenArchiveLimited does, or the parts of a split archive,
-// in any order, from the files and directories given (a part list among
-// them, or in a directory given). Each part is checked against the part
-// list's sha256 before the archive is read.
-func OpenArchives(ctx context.Context, inputs []string, workDir string, limits ArchiveLimits) (*OpenedArchive, error) {
+// OpenArchive opens what the user gave, the one way every command opens an
+// archive: one archive (a .tar/.tar.zst unpacked into a directory under
+// workDir, or a layout directory used as is), or the parts of a split
+// archive, in any order, from the files and directories given (a part list
+// among them, or in a directory given). Each part is checked against the
+// part list's sha256 before the archive is read, and every checksum of the
+// archive is verified. Nothing is trusted yet: the caller verifies the lock
+// and signatures next. Unpacking is bounded by limits (zero: by the work
+// directory's free space).
+func OpenArchive(ctx context.Context, inputs []string, workDir string, limits ArchiveLimits) (*OpenedArchive, error) {
 	if len(inputs) == 1 && !isSplit(inputs[0]) {
-		return OpenArchiveLimited(ctx, inputs[0], workDir, limits)
+		return openOne(ctx, inputs[0], workDir, limits)
 	}
 	parts, err := archive.FindParts(ctx, inputs)
 	if err != nil {
@@ -77,8 +72,8 @@ func isSplit(path string) bool {
 	return len(lists) > 0
 }
 
-// OpenArchiveLimited is OpenArchive with explicit bounds on unpacking.
-func OpenArchiveLimited(ctx context.Context, path, workDir string, limits ArchiveLimits) (*OpenedArchive, error) {
+// openOne opens one archive file or layout directory.
+func openOne(ctx context.Context, path, workDir string, limits ArchiveLimits) (*OpenedArchive, error) {
 	st, err := os.Stat(path)
 	if err != nil {
 		return nil, fmt.Errorf("opening archive: %w", err)

@@ -22,6 +22,9 @@ type PlanArtifact struct {
 
 // PlanResult is what a mirror run would do; making it moves nothing.
 type PlanResult struct {
+	// Standing is the release's judgment, set by the caller that made it
+	// (see Receipt.Standing).
+	Standing     *Standing         `json:"standing,omitempty"`
 	Version      string            `json:"version"`
 	Source       string            `json:"source"`
 	Trust        trust.Summary     `json:"trust"`
@@ -47,9 +50,9 @@ type PlanOptions struct {
 }
 
 // Plan reports what a copy of the verified release would move.
-func (rel *Release) Plan(ctx context.Context, opts PlanOptions) (*PlanResult, error) {
+func (rel *Verified) Plan(ctx context.Context, opts PlanOptions) (*PlanResult, error) {
 	g := rel.Graph
-	res := &PlanResult{Version: rel.Lock.Version, Source: rel.src.String(), Trust: rel.v.Policy().Summary(),
+	res := &PlanResult{Version: rel.Lock.Version, Source: rel.src.String(), Trust: rel.signed.v.Policy().Summary(),
 		LockSigner: rel.Lock.Signer, Verification: rel.Verification, Manifests: len(g.Nodes)}
 	var m *Mapping
 	var err error

@@ -8,17 +8,16 @@ import (
 	"golang.org/x/mod/semver"
 
 	"github.com/reloader-dev/reloader/mirror/registry"
-	"github.com/reloader-dev/reloader/release"
 	"github.com/reloader-dev/reloader/release/trust"
 )
 
-// PreviousReleases returns the verified locks of the n newest releases the
+// PreviousReleases returns the signed locks of the n newest releases the
 // target holds that are older than version (lockRepo is the target's
 // "…/reloader-release"): the releases an upgrade's rollout window still
 // runs. Each lock must verify against v and carry the version its tag
 // names, so a re-pointed tag cannot approve another release. Fewer than n
 // at the target is an error: the user asked for n.
-func PreviousReleases(ctx context.Context, c *registry.Client, lockRepo, version string, n int, v *trust.Verifier) ([]*release.Lock, error) {
+func PreviousReleases(ctx context.Context, c *registry.Client, lockRepo, version string, n int, v *trust.Verifier) ([]*SignedLock, error) {
 	if n <= 0 {
 		return nil, nil
 	}
@@ -27,7 +26,7 @@ func PreviousReleases(ctx context.Context, c *registry.Client, lockRepo, version
 		return nil, err
 	}
 	cur := "v" + strings.TrimPrefix(version, "v")
-	var out []*release.Lock
+	var out []*SignedLock
 	for _, tag := range versions {
 		if len(out) == n {
 			break
@@ -40,14 +39,14 @@ func PreviousReleases(ctx context.Context, c *registry.Client, lockRepo, version
 		if err != nil {
 			return nil, fmt.Errorf("reading previous release %s: %w", ref, err)
 		}
-		l, _, err := v.Lock(lj, lb)
+		s, err := VerifyLock(lj, lb, v)
 		if err != nil {
 			return nil, fmt.Errorf("previous release %s: %w", ref, err)
 		}
-		if "v"+strings.TrimPrefix(l.Version, "v") != tag {
-			return nil, fmt.Errorf("%w: previous release %s: its lock is release %s", trust.ErrUntrusted, ref, l.Version)
+		if "v"+strings.TrimPrefix(s.Version, "v") != tag {
+			return nil, fmt.Errorf("%w: previous release %s: its lock is release %s", trust.ErrUntrusted, ref, s.Version)
 		}
-		out = append(out, l)
+		out = append(out, s)
 	}
 	if len(out) < n {
 		return nil, fmt.Errorf("%d previous release(s) asked for: %s holds %d older than %s", n, lockRepo, len(out), version)

@@ -104,12 +104,16 @@ type Receipt struct {
 	// Downgrade is set when an older release was mirrored over a newer
 	// one because AllowDowngrade said so.
 	Downgrade *Downgrade `json:"downgrade,omitempty"`
+	// Standing is the release's judgment as the command made it, with any
+	// refusal the user accepted (an advisory, an ended or unlisted series)
+	// on record; the caller that judged it sets it.
+	Standing *Standing `json:"standing,omitempty"`
 }
 
 // Push writes the verified release to the target in a safe order, verifies
 // it again as stored at the target, and only then writes tags. It returns
 // the receipt of a complete run.
-func (rel *Release) Push(ctx context.Context, opts PushOptions) (*Receipt, error) {
+func (rel *Verified) Push(ctx context.Context, opts PushOptions) (*Receipt, error) {
 	opts.defaults()
 	start := time.Now()
 	sv, err := rel.survey.answersFor(ctx, opts)
@@ -164,13 +168,13 @@ func (rel *Release) Push(ctx context.Context, opts PushOptions) (*Receipt, error
 // digest from the target, every signature verified again from the target's
 // bytes, then every blob present. What the survey read from the target
 // before Push is not read again (survey.go).
-func (w *writer) readBack(ctx context.Context) (*Release, error) {
+func (w *writer) readBack(ctx context.Context) (*Verified, error) {
 	w.opts.Progress.Phase("verifying at target", int64(len(w.g.Nodes)), false)
 	var tsrc Source = &RegistrySource{Client: w.opts.Client, Map: w.m.Repository, Name: "target " + w.m.Target, Concurrency: w.opts.Concurrency}
 	if w.sv != nil {
 		tsrc = surveyedTarget{tsrc.(*RegistrySource), w.sv}
 	}
-	trel, err := Verify(ctx, tsrc, w.rel.lockJSON, w.rel.lockBundle, w.rel.v)
+	trel, err := w.rel.signed.Verify(ctx, tsrc)
 	if err == nil {
 		// Verify reads the graph whole, so the phase is done at once
 		// ("done, 79" rather than "done, 0").
@@ -185,7 +189,7 @@ func (w *writer) readBack(ctx context.Context) (*Release, error) {
 
 type writer struct {
 	opts  PushOptions
-	rel   *Release
+	rel   *Verified
 	m     *Mapping
 	g     *Graph
 	stats Stats
@@ -384,7 +388,7 @@ func (w *writer) tags(ctx context.Context) error {
 // pushLock stores the lock and its bundle at the target, so the
 // disconnected side can verify from the registry alone.
 func (w *writer) pushLock(ctx context.Context, l *release.Lock) error {
-	art, err := NewLockArtifact(w.rel.lockJSON, w.rel.lockBundle)
+	art, err := NewLockArtifact(w.rel.signed.json, w.rel.signed.bundle)
 	if err != nil {
 		return err
 	}

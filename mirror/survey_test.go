@@ -118,7 +118,7 @@ func TestASecondPushOfOneReleaseAsksTheTargetAgain(t *testing.T) {
 	}
 }
 
-func verifyToPush(t *testing.T, opts copyOptions) *mirror.Release {
+func verifyToPush(t *testing.T, opts copyOptions) *mirror.Verified {
 	t.Helper()
 	v, err := trust.NewVerifier(opts.Policy)
 	if err != nil {

@@ -249,10 +249,16 @@ func TestReviewPageInHeadlessChromium(t *testing.T) {
 	t.Run("BSI TR-03183-2 v2.1 profile", func(t *testing.T) {
 		// The fixture's SBOMs are made without the release configuration's
 		// producer contact or a registry: the page says the profile fails
-		// and lists, by component, what each lacks.
-		r := buildProfile(t, shipped, gateResult(t, "clean.json", rp), rp, ProfileBSI)
+		// and lists, by component, what each lacks. The release carries an
+		// advisory and two VEX statements, one past its date.
+		vexed := withVEX(t, shipped)
+		r, err := Build(Input{Lock: vexed.lock, SBOMs: vexed.sboms, Licences: repoLicencePolicy(t), Profile: ProfileBSI, Now: fixtureCreated,
+			Identity: Identity{Signer: "public key sha256:test", Verification: "verified in test"}})
+		if err != nil {
+			t.Fatal(err)
+		}
 		dir := filepath.Join(t.TempDir(), "review-bsi")
-		if err := Write(dir, fs[newSync].lock, r, r.Failures([]string{CheckMinimumElements})); err != nil {
+		if err := Write(dir, vexed.lock, r, r.Failures([]string{CheckMinimumElements})); err != nil {
 			t.Fatal(err)
 		}
 		if err := chromedp.Do(ctx, chromedp.Navigate("file://"+filepath.Join(dir, FileHTML))); err != nil {
@@ -297,6 +303,7 @@ func TestReviewPageInHeadlessChromium(t *testing.T) {
 		if err != nil || !slices.Contains(items, "(1)") {
 			t.Errorf("CRA items %q (%v), want at least (1), the SBOMs", items, err)
 		}
+		checkVEXOnPage(t, ctx, vexed.lock)
 	})
 
 	mu.Lock()

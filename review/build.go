@@ -47,6 +47,10 @@ func Build(in Input) (*Review, error) {
 		return nil, fmt.Errorf("building the review: %w", err)
 	}
 	r.Vulnerabilities = v
+	r.VEXStatements = vexStatements(in.Lock, v)
+	if r.CSAF, err = csafDocuments(in.Lock, r.VEXStatements); err != nil {
+		return nil, fmt.Errorf("building the review: %w", err)
+	}
 	r.SSDF = ssdfMap(in, r)
 	r.CRA = craMap(in, r)
 	return r, nil

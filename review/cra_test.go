@@ -2,6 +2,7 @@ package review
 
 import (
 	"encoding/json"
+	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
@@ -37,7 +38,11 @@ func craRelease(t *testing.T, withSupport, scanned bool) Input {
 		if lock.Support, err = support.ParseTable([]byte("apiVersion: reloader.dev/support/v1\nseries:\n  - {series: v1.0, released: \"2026-11-01\", endOfSupport: \"2027-11-01\"}\n")); err != nil {
 			t.Fatal(err)
 		}
-		lock.Advisories = []json.RawMessage{json.RawMessage(`{"id":"RELOADER-2026-0001"}`)}
+		as, err := support.ReadAdvisories(filepath.Join("..", "release", "support", "testdata", "advisories"))
+		if err != nil || len(as) == 0 {
+			t.Fatalf("the example advisories: %d, %v", len(as), err)
+		}
+		lock.Advisories = []json.RawMessage{json.RawMessage(as[0].Raw)}
 	}
 	if scanned {
 		lock.Scan = &release.Scan{Scanner: "trivy", ScannerVersion: "0.74.0", DBDigest: "sha256:" + strings.Repeat("7", 64)}

@@ -5,10 +5,12 @@ import (
 	"fmt"
 	"net/url"
 	"strings"
+	"time"
 
 	"github.com/openvex/go-vex/pkg/vex"
 
 	"github.com/reloader-dev/reloader/release"
+	"github.com/reloader-dev/reloader/release/csaf"
 	"github.com/reloader-dev/reloader/release/gate"
 )
 
@@ -19,7 +21,10 @@ import (
 // this document (trivy --vex) suppresses not_affected findings, and an
 // accepted risk is a vulnerability the release ships knowingly, not one it
 // lacks. Expired exceptions are never emitted: they accept nothing, and a
-// statement left behind would keep suppressing the finding.
+// statement left behind would keep suppressing the finding. Each statement
+// carries when it was stated (timestamp, the release's creation) and until
+// when (status_notes, csaf.StatedUntilNote), so that one read after the
+// exception expired says itself that it no longer holds.
 //
 // Products are the release's image indexes and platform images by digest
 // (pkg:oci/<name>@sha256:...), with no repository qualifier, so the
@@ -65,14 +70,19 @@ func OpenVEX(l *release.Lock, r *Review) ([]byte, error) {
 			Timestamp:     &created,
 			Products:      ps,
 		}
+		until, err := time.Parse(time.DateOnly, e.Expires)
+		if err != nil {
+			return nil, fmt.Errorf("OpenVEX statement for %s in %s: expiry %q is not a date (YYYY-MM-DD)", e.ID, e.Package, e.Expires)
+		}
 		switch e.Kind {
 		case gate.KindNotAffected:
 			st.Status, st.Justification, st.ImpactStatement = vex.StatusNotAffected, vex.Justification(e.VEXJustification), e.Justification
-			st.StatusNotes = fmt.Sprintf("the release policy states this until %s (00:00 UTC)", e.Expires)
+			st.StatusNotes = csaf.StatedUntilNote(until, "the release policy states this until its exception expires, and not after")
 		default:
 			// An exception of no known kind claims no more than an
 			// accepted risk.
-			st.Status = vex.StatusAffected
+			st.Status, st.ActionStatementTimestamp = vex.StatusAffected, &created
+			st.StatusNotes = csaf.StatedUntilNote(until, "the release policy accepts this risk until its exception expires, and not after")
 			st.ActionStatement = fmt.Sprintf("Accepted risk until %s (00:00 UTC): %s. From that date the release policy no longer accepts it; upgrade to a release that fixes it.",
 				e.Expires, strings.TrimSuffix(e.Justification, "."))
 		}

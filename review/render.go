@@ -98,6 +98,7 @@ th{background:#f4f4f4}code{font-size:12px;word-break:break-all}
 <tr><th>Signer</th><td>{{.Release.Signer}}</td></tr>
 {{if .Release.LockDigest}}<tr><th>Lock digest</th><td><code>{{.Release.LockDigest}}</code></td></tr>{{end}}
 <tr><th>Verification</th><td id="verification">{{.Release.Verification}}</td></tr>
+{{if .Release.TimeSource}}<tr><th>Time source</th><td id="time-source"><code>{{.Release.TimeSource}}</code></td></tr>{{end}}
 <tr><th>Licence policy</th><td><code>{{.LicencePolicy}}</code></td></tr>
 </table>
 {{if .Failures}}<p class="bad" id="failures"><b>Fails --fail-on:</b>{{range .Failures}}<br>{{.}}{{end}}</p>{{end}}
@@ -151,6 +152,7 @@ th{background:#f4f4f4}code{font-size:12px;word-break:break-all}
 <h3>Exceptions</h3>{{if .Exceptions}}<table id="exceptions"><tr><th>ID</th><th>Package</th><th>Justification</th><th>Expires</th><th>From</th></tr>
 {{range .Exceptions}}<tr><td>{{.ID}}</td><td>{{.Package}}</td><td>{{.Justification}}</td><td{{if .Expired}} class="bad"{{end}}>{{.Expires}}{{if .Expired}} (expired){{end}}</td><td>{{.Source}}</td></tr>{{end}}</table>
 <p>The unexpired exceptions are also published as <a href="openvex.json">openvex.json</a> (OpenVEX), which Trivy reads with <code>--vex</code>.</p>{{else}}<p>The release policy accepts no vulnerability.</p>{{end}}{{end}}
+` + vexHTML + `
 
 <h2 id="minimum-elements">SBOM minimum elements</h2>
 <p id="profile">Profile <b>{{.Profile}}</b>: {{.Profile.Title}}</p>
@@ -218,7 +220,8 @@ const mdTemplate = `# Procurement review: Reloader {{.Release.Version}}
 | Signer | {{md .Release.Signer}} |
 {{if .Release.LockDigest}}| Lock digest | ` + "`{{.Release.LockDigest}}`" + ` |
 {{end}}| Verification | {{md .Release.Verification}} |
-| Licence policy | ` + "`{{.LicencePolicy}}`" + ` |
+{{if .Release.TimeSource}}| Time source | ` + "`{{.Release.TimeSource}}`" + ` |
+{{end}}| Licence policy | ` + "`{{.LicencePolicy}}`" + ` |
 {{if .Failures}}
 **Fails --fail-on:**
 {{range .Failures}}- {{md .}}
@@ -266,7 +269,7 @@ Release gate {{if .Passed}}passed{{else}}FAILED{{end}} with {{len .Findings}} fi
 {{range .Exceptions}}
 - {{.ID}} in {{md .Package}}, until {{.Expires}}{{if .Expired}} (EXPIRED){{end}} ({{.Source}}): {{md .Justification}}{{else}}
 None.{{end}}
-{{end}}
+{{end}}` + vexMD + `
 ## SBOM minimum elements
 
 Profile {{.Profile}}: {{.Profile.Title}}

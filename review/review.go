@@ -91,6 +91,10 @@ type Identity struct {
 	// Verification is the verifier's verdict, e.g. "lock and 24 signed
 	// artifacts verified offline".
 	Verification string `json:"verification"`
+	// TimeSource is what the keyless certificate's validity was judged
+	// at: "rfc3161-timestamp", "tlog-integrated-time", or both joined by
+	// "+" (trust.LockResult.TimeSource); empty for a key.
+	TimeSource string `json:"timeSource,omitempty"`
 }
 
 // Image is one platform image of a variant and what its SBOMs say.
@@ -224,6 +228,10 @@ type Review struct {
 	LicenceFindings []LicenceFinding `json:"licenceFindings"`
 	MinimumElements []SBOMCheck      `json:"minimumElements"`
 	Vulnerabilities Vulnerabilities  `json:"vulnerabilities"`
+	// VEXStatements are the release's VEX statements with their dates,
+	// CSAF the CSAF documents it publishes (vexdocs.go).
+	VEXStatements []VEXStatement `json:"vexStatements"`
+	CSAF          []CSAFDocument `json:"csaf"`
 	// SSDF maps the release's evidence to NIST SP 800-218 practices.
 	SSDF SSDFMap `json:"ssdf"`
 	// CRA maps it to the Cyber Resilience Act's Annex I Part II.

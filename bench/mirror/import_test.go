@@ -65,7 +65,7 @@ func benchImport(b *testing.B, c benchCase) {
 // importRelease is what reloader-mirror import does.
 func (bn *bench) importRelease(dir, workDir string) func(*registry.Client, mirror.PushOptions) (*mirror.Receipt, error) {
 	return func(_ *registry.Client, opts mirror.PushOptions) (*mirror.Receipt, error) {
-		a, err := mirror.OpenArchive(bn.ctx, dir, workDir)
+		a, err := mirror.OpenArchive(bn.ctx, []string{dir}, workDir, mirror.ArchiveLimits{})
 		if err != nil {
 			return nil, err
 		}

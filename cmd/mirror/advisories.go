@@ -1,6 +1,7 @@
 package main
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -88,6 +89,17 @@ func (g *globals) standingOptions() mirror.StandingOptions {
 // the release; else the release's own lock.
 func (g *globals) advisorySource(ctx context.Context, cl *registry.Client, in *releaseInput, own *release.Lock, atTarget bool) (*mirror.AdvisorySource, error) {
 	fromLock := func(name, tag string, lockJSON, bundle []byte) (*mirror.AdvisorySource, error) {
+		if src, ok := in.advisories[name]; ok {
+			return src, nil
+		}
+		if bytes.Equal(lockJSON, in.lockJSON) && bytes.Equal(bundle, in.lockBundle) {
+			// The release given, read again where it is published: its
+			// lock verified when it was opened; only the tag is new.
+			if err := (trust.Binding{Tag: tag}).Check(in.lock.Lock); err != nil {
+				return nil, fmt.Errorf("the lock of the advisories (%s): %w", name, err)
+			}
+			return mirror.AdvisoriesFromLock(name, in.lock.Lock)
+		}
 		v, err := in.verifierFor(tag)
 		if err != nil {
 			return nil, err
@@ -96,7 +108,11 @@ func (g *globals) advisorySource(ctx context.Context, cl *registry.Client, in *r
 		if err != nil {
 			return nil, fmt.Errorf("verifying the lock of the advisories (%s): %w", name, err)
 		}
-		return mirror.AdvisoriesFromLock(name, l)
+		src, err := mirror.AdvisoriesFromLock(name, l)
+		if err == nil {
+			in.advisories[name] = src
+		}
+		return src, err
 	}
 	if s := g.adv.source; s != "" {
 		st, err := os.Stat(s)
@@ -111,7 +127,7 @@ func (g *globals) advisorySource(ctx context.Context, cl *registry.Client, in *r
 				return v.Document(own, what, data, bundle)
 			})
 		case err == nil:
-			a, err := mirror.OpenArchive(ctx, s, g.workDir)
+			a, err := mirror.OpenArchive(ctx, []string{s}, g.workDir, g.limits.limits())
 			if err != nil {
 				return nil, fmt.Errorf("--advisories: %w", err)
 			}
@@ -216,21 +232,30 @@ func newer(a, b string) bool {
 // others (values, policy, export, review) name a target without reaching it.
 var readsTarget = map[string]bool{"copy": true, "import": true, "plan": true, "verify": true}
 
-// applyStanding judges the opened release before a command acts on it. A
-// lock that does not verify is left to the command, which refuses it in
-// its own words.
+// applyStanding judges the opened release, whose lock verified when it
+// was opened, before a command acts on it.
 func (g *globals) applyStanding(cmd *cobra.Command, cl *registry.Client, in *releaseInput) error {
-	l, _, err := in.verifier.Lock(in.lockJSON, in.lockBundle)
-	if err != nil {
-		return nil
-	}
-	st, err := g.judge(cmd.Context(), cl, in, l, readsTarget[cmd.Name()])
+	st, err := g.judge(cmd.Context(), cl, in, in.lock.Lock, readsTarget[cmd.Name()])
 	if err != nil {
 		g.standingRefused(cmd, st)
 		return err
 	}
 	in.standing = st
+	if cmd.Name() != "verify" { // verify describes the standing in its report
+		warnAccepted(g.stderr, st)
+	}
 	return nil
+}
+
+// warnAccepted prints, for people, each refusal the user's accept flags
+// turned into a warning; -o json and the receipt carry the standing itself.
+func warnAccepted(w io.Writer, st *mirror.Standing) {
+	for _, a := range st.Advisories {
+		fmt.Fprintf(w, "warning: advisory %s affects %s, accepted by --accept-advisory\n", a.ID, st.Version)
+	}
+	if st.UnsupportedAllowed {
+		fmt.Fprintf(w, "warning: series %s of %s is %s (support table of %s), accepted by --accept-unsupported\n", st.Series, st.Version, st.Support, st.SupportFrom)
+	}
 }
 
 // verifyReport is verify's JSON: the verification result as before, with

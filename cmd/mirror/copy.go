@@ -13,7 +13,9 @@ import (
 	"github.com/reloader-dev/reloader/mirror/registry"
 )
 
-func (g *globals) mirrorRun(cmd *cobra.Command, in *releaseInput, cl *registry.Client) error {
+// mirrorRun verifies the release and pushes it; verified, when given, runs
+// on the verified release before anything is pushed (import's rescan).
+func (g *globals) mirrorRun(cmd *cobra.Command, in *releaseInput, cl *registry.Client, verified func(*mirror.Verified) error) error {
 	repos, err := g.repos()
 	if err != nil {
 		return err
@@ -29,9 +31,14 @@ func (g *globals) mirrorRun(cmd *cobra.Command, in *releaseInput, cl *registry.C
 		Client: cl, Target: g.target, Repos: repos, Concurrency: g.concurrency, Retries: g.retries,
 		Progress: g.progress(), AllowDowngrade: g.expect.allowDowngrade,
 	}
-	rel, err := mirror.VerifyToPush(cmd.Context(), in.src, in.lockJSON, in.lockBundle, in.verifier, opts)
+	rel, err := in.lock.VerifyToPush(cmd.Context(), in.src, opts)
 	if err != nil {
 		return err
+	}
+	if verified != nil {
+		if err := verified(rel); err != nil {
+			return err
+		}
 	}
 	if in.deltaMapping != nil {
 		if err := rel.CheckDeltaComplete(cmd.Context(), cl, in.deltaMapping, in.archive.Layout, in.archive.Delta); err != nil {
@@ -42,6 +49,7 @@ func (g *globals) mirrorRun(cmd *cobra.Command, in *releaseInput, cl *registry.C
 	if err != nil {
 		return err
 	}
+	rc.Standing = in.standing
 	if g.receipt != "" {
 		b, err := json.MarshalIndent(rc, "", "  ")
 		if err != nil {
@@ -87,5 +95,5 @@ verifies the copy at the target, and only then writes tags.` + tagsHelp,
 // mirrorCommand is copy and import: open the source (a registry lock or an
 // archive), then verify and push.
 func (g *globals) mirrorCommand(cmd *cobra.Command, _ []string) error {
-	return g.withRelease(cmd, func(cl *registry.Client, in *releaseInput) error { return g.mirrorRun(cmd, in, cl) })
+	return g.withRelease(cmd, func(cl *registry.Client, in *releaseInput) error { return g.mirrorRun(cmd, in, cl, nil) })
 }

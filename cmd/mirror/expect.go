@@ -1,7 +1,6 @@
 package main
 
 import (
-	"github.com/reloader-dev/reloader/cmd/internal/cli"
 	"github.com/spf13/cobra"
 
 	"github.com/reloader-dev/reloader/mirror"
@@ -72,9 +71,5 @@ func (in *releaseInput) verifierFor(tag string) (*trust.Verifier, error) {
 	p := in.policy
 	p.Expect = trust.Binding{Tag: tag}
 	p.Scan = nil
-	v, err := trust.NewVerifier(p)
-	if err != nil {
-		return nil, cli.Usage(err)
-	}
-	return v, nil
+	return in.vs.make(p)
 }

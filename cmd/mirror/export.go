@@ -42,7 +42,7 @@ func (g *globals) exportCmd() *cobra.Command {
 				if err != nil {
 					return err
 				}
-				rel, err := mirror.Verify(cmd.Context(), in.src, in.lockJSON, in.lockBundle, in.verifier)
+				rel, err := in.lock.Verify(cmd.Context(), in.src)
 				if err != nil {
 					return err
 				}
@@ -55,6 +55,7 @@ func (g *globals) exportCmd() *cobra.Command {
 				if err != nil {
 					return err
 				}
+				res.Standing = in.standing
 				return g.emit(res, func(w io.Writer) {
 					fmt.Fprintf(w, "Exported %s to %s: %d manifests, %d blobs, %s (verified)\n", res.Version, res.Path, res.Manifests, res.Blobs, progress.Bytes(res.Bytes))
 					if res.PartList != "" {
@@ -116,14 +117,14 @@ func (g *globals) exportOptions(out, split string) (mirror.ExportOptions, error)
 func (g *globals) loadBase(ctx context.Context, cl *registry.Client, in *releaseInput, since string) (*mirror.BaseRelease, error) {
 	p := in.policy
 	p.Expect, p.Scan = trust.Binding{}, nil
-	v, err := trust.NewVerifier(p)
+	v, err := in.vs.make(p)
 	if err != nil {
-		return nil, cli.Usage(err)
+		return nil, err
 	}
 	st, statErr := os.Stat(since)
 	switch {
 	case statErr == nil && (st.IsDir() || strings.HasSuffix(since, ".tar") || strings.HasSuffix(since, ".tar.zst") || archive.IsPartList(since)):
-		a, err := mirror.OpenArchives(ctx, []string{since}, g.workDir, g.limits.limits())
+		a, err := mirror.OpenArchive(ctx, []string{since}, g.workDir, g.limits.limits())
 		if err != nil {
 			return nil, fmt.Errorf("--since %s: %w", since, err)
 		}

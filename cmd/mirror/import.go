@@ -6,6 +6,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/reloader-dev/reloader/cmd/internal/cli"
+	"github.com/reloader-dev/reloader/mirror"
 	"github.com/reloader-dev/reloader/mirror/registry"
 )
 
@@ -45,11 +46,13 @@ before the whole release is verified at the target.` + tagsHelp,
 			if len(g.files) == 0 && g.archive == "" {
 				return cli.Usage(errors.New("import needs --file"))
 			}
+			if err := rf.check(); err != nil {
+				return err
+			}
 			return g.withRelease(cmd, func(cl *registry.Client, in *releaseInput) error {
-				if err := g.rescan(cmd, in, rf); err != nil {
-					return err
-				}
-				return g.mirrorRun(cmd, in, cl)
+				// The rescan reads the release import verified, before
+				// anything is pushed.
+				return g.mirrorRun(cmd, in, cl, func(rel *mirror.Verified) error { return g.rescan(cmd.Context(), rel, rf) })
 			})
 		},
 	}

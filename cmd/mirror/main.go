@@ -67,12 +67,17 @@ type globals struct {
 	receipt     string
 	adv         advisoryFlags
 	expect      expectFlags
+	// verifiers are every verifier the command made.
+	verifiers verifiers
 }
 
-// newRoot composes the command tree. Most of its length is the root's help
-// text, which reads best in one piece.
 func newRoot(stdout, stderr io.Writer) *cobra.Command {
-	g := &globals{stdout: stdout, stderr: stderr}
+	return (&globals{stdout: stdout, stderr: stderr}).root()
+}
+
+// root composes the command tree on g. Most of its length is the root's
+// help text, which reads best in one piece.
+func (g *globals) root() *cobra.Command {
 	root := &cobra.Command{
 		Use:   "reloader-mirror",
 		Short: "Copy a signed Reloader release by digest into your registry, verified offline",

@@ -31,7 +31,7 @@ func (g *globals) planCmd() *cobra.Command {
 				if g.target != "" {
 					po.Client, po.Target = cl, g.target
 				}
-				rel, err := mirror.Verify(cmd.Context(), in.src, in.lockJSON, in.lockBundle, in.verifier)
+				rel, err := in.lock.Verify(cmd.Context(), in.src)
 				if err != nil {
 					return err
 				}
@@ -39,6 +39,7 @@ func (g *globals) planCmd() *cobra.Command {
 				if err != nil {
 					return err
 				}
+				p.Standing = in.standing
 				return g.emit(p, func(w io.Writer) {
 					fmt.Fprintf(w, "Release %s from %s\n", p.Version, p.Source)
 					fmt.Fprintf(w, "Trusted: %s\n", describeTrust(p.Trust))

@@ -17,13 +17,11 @@ import (
 	"github.com/reloader-dev/reloader/release/trust"
 )
 
-// lockAndMapping verifies the release lock and maps its repositories to the
-// target (with --map overrides): what values, verify and policy start from.
+// lockAndMapping is the verified release lock and its repositories mapped
+// to the target (with --map overrides): what values, verify and policy
+// start from.
 func (g *globals) lockAndMapping(in *releaseInput) (*release.Lock, *mirror.Mapping, error) {
-	l, _, err := in.verifier.Lock(in.lockJSON, in.lockBundle)
-	if err != nil {
-		return nil, nil, err
-	}
+	l := in.lock.Lock
 	repos, err := g.repos()
 	if err != nil {
 		return nil, nil, err
@@ -39,14 +37,22 @@ func (g *globals) lockAndMapping(in *releaseInput) (*release.Lock, *mirror.Mappi
 type releaseInput struct {
 	src                  mirror.Source
 	lockJSON, lockBundle []byte
-	policy               trust.Policy
-	verifier             *trust.Verifier
-	archive              *mirror.OpenedArchive
-	close                func()
+	// lock is the lock verified, once, when the release was opened: every
+	// command works from it, never from the bytes again.
+	lock     *mirror.SignedLock
+	policy   trust.Policy
+	verifier *trust.Verifier
+	archive  *mirror.OpenedArchive
+	close    func()
 	// standing is what the advisories say about the release.
 	standing *mirror.Standing
 	// deltaMapping is set for a delta archive: where its base release is.
 	deltaMapping *mirror.Mapping
+	// vs makes the verifiers of this release and of those read beside it.
+	vs *verifiers
+	// advisories are the advisory sources read for this run, by where they
+	// were read: each lock is verified once however many releases it judges.
+	advisories map[string]*mirror.AdvisorySource
 	// given names the release as the user gave it ("archive
 	// reloader-v1.2.3.tar.zst"), never the directory it was unpacked into.
 	given string
@@ -75,7 +81,7 @@ func (g *globals) open(ctx context.Context, c *registry.Client) (*releaseInput, 
 	if n != 1 {
 		return nil, cli.Usage(errors.New("give exactly one of --file (archive), --lock (file) or --lock-ref (registry)"))
 	}
-	in := &releaseInput{close: func() {}}
+	in := &releaseInput{close: func() {}, vs: &g.verifiers, advisories: map[string]*mirror.AdvisorySource{}}
 	var carried []byte
 	var carriedFrom string
 	if g.trust.TrustedRootSHA256 != "" && g.archive == "" && g.trust.TrustedRoot == "" {
@@ -90,7 +96,7 @@ func (g *globals) open(ctx context.Context, c *registry.Client) (*releaseInput, 
 				return nil, cli.Usage(fmt.Errorf("--file %s: no such archive", f))
 			}
 		}
-		a, err := mirror.OpenArchives(ctx, inputs, g.workDir, g.limits.limits())
+		a, err := mirror.OpenArchive(ctx, inputs, g.workDir, g.limits.limits())
 		if err != nil {
 			return nil, err
 		}
@@ -136,12 +142,12 @@ func (g *globals) open(ctx context.Context, c *registry.Client) (*releaseInput, 
 		in.close()
 		return nil, err
 	}
-	if in.verifier, err = trust.NewVerifier(p); err != nil {
+	if in.verifier, err = in.vs.make(p); err != nil {
 		in.close()
-		return nil, cli.Usage(err)
+		return nil, err
 	}
 	in.policy = p
-	if err := g.checkScanEarly(in); err != nil {
+	if err := g.verifyLock(in); err != nil {
 		in.close()
 		return nil, err
 	}

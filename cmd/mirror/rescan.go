@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"os"
@@ -58,10 +59,8 @@ func (f *rescanFlags) register(c *cobra.Command) {
 	c.Example += rescanExample(c.Name())
 }
 
-// rescan runs the rescan when asked: it verifies the release (Prepare),
-// scans each SPDX SBOM of the lock offline and reports what is new, to
-// stderr so stdout stays the command's own output.
-func (g *globals) rescan(cmd *cobra.Command, in *releaseInput, f *rescanFlags) error {
+// check refuses flags that do not go together, before anything is read.
+func (f *rescanFlags) check() error {
 	if !f.enabled {
 		if f.trivy != "" || f.cacheDir != "" || f.failOnNew != "" {
 			return cli.Usage(errors.New("--trivy, --trivy-cache-dir and --fail-on-new need --rescan"))
@@ -71,14 +70,23 @@ func (g *globals) rescan(cmd *cobra.Command, in *releaseInput, f *rescanFlags) e
 	if f.trivy == "" || f.cacheDir == "" {
 		return cli.Usage(errors.New("--rescan needs --trivy and --trivy-cache-dir (your offline database)"))
 	}
+	if _, err := scancheck.ParseSeverities(f.failOnNew); err != nil {
+		return cli.Usage(fmt.Errorf("--fail-on-new: %w", err))
+	}
+	return nil
+}
+
+// rescan runs the rescan when asked, on the release the command verified
+// (so it is verified once): it scans each SPDX SBOM of the lock offline,
+// read from where the release was verified, and reports what is new, to
+// stderr so stdout stays the command's own output.
+func (g *globals) rescan(ctx context.Context, prep *mirror.Verified, f *rescanFlags) error {
+	if !f.enabled {
+		return nil
+	}
 	failOn, err := scancheck.ParseSeverities(f.failOnNew)
 	if err != nil {
 		return cli.Usage(fmt.Errorf("--fail-on-new: %w", err))
-	}
-	ctx := cmd.Context()
-	prep, err := mirror.Verify(ctx, in.src, in.lockJSON, in.lockBundle, in.verifier)
-	if err != nil {
-		return err
 	}
 	work, err := os.MkdirTemp(g.workDir, "reloader-rescan-")
 	if err != nil {
@@ -91,7 +99,7 @@ func (g *globals) rescan(cmd *cobra.Command, in *releaseInput, f *rescanFlags) e
 		if a.Kind != release.KindSBOM || a.ArtifactType != review.MediaTypeSPDX {
 			continue
 		}
-		data, err := readSBOM(ctx, in.src, prep.Graph, a)
+		data, err := prep.Document(ctx, a, maxSBOMBytes)
 		if err != nil {
 			return err
 		}

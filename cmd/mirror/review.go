@@ -275,7 +275,7 @@ func writeReviewSummary(w io.Writer, r *review.Review, dir string) {
 // reviewRelease verifies the release completely (as verify does), reads the
 // SBOMs the lock lists through the verified graph, and builds the review.
 func (g *globals) reviewRelease(ctx context.Context, in *releaseInput, lp *review.LicencePolicy, rp *gate.Policy, gatePath string, now time.Time, profile review.Profile) (*reviewed, *release.Lock, error) {
-	prep, err := mirror.Verify(ctx, in.src, in.lockJSON, in.lockBundle, in.verifier)
+	prep, err := in.lock.Verify(ctx, in.src)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -303,6 +303,7 @@ func (g *globals) reviewRelease(ctx context.Context, in *releaseInput, lp *revie
 	id := review.Identity{
 		Signer:     describeTrust(in.policy.Summary()),
 		LockDigest: prep.LockResult.Digest,
+		TimeSource: prep.LockResult.TimeSource,
 		Verification: fmt.Sprintf("lock signature and all %d signed artifacts verified offline from %s; SBOMs checked against the signed lock's digests",
 			len(prep.Verification.Subjects), in.given),
 	}
@@ -388,15 +389,19 @@ func (g *globals) openAgainst(ctx context.Context, cl *registry.Client, ref stri
 	}
 	p := cur.policy
 	p.Expect = trust.Binding{Tag: tag}
-	in := &releaseInput{policy: p, verifier: v, close: func() {}, given: "lock " + ref}
+	in := &releaseInput{policy: p, verifier: v, close: func() {}, given: "lock " + ref, vs: cur.vs, advisories: cur.advisories}
 	if statErr == nil {
 		in.given = "archive " + ref
-		a, err := mirror.OpenArchiveLimited(ctx, ref, g.workDir, g.limits.limits())
+		a, err := mirror.OpenArchive(ctx, []string{ref}, g.workDir, g.limits.limits())
 		if err != nil {
 			return nil, fmt.Errorf("opening --against %s: %w", ref, err)
 		}
 		in.archive, in.src, in.lockJSON, in.lockBundle = a, a.Layout, a.LockJSON, a.LockBundle
 		in.close = func() { _ = a.Close() }
+		if in.lock, err = mirror.VerifyLock(in.lockJSON, in.lockBundle, v); err != nil {
+			in.close()
+			return nil, fmt.Errorf("--against %s: %w", ref, err)
+		}
 		return in, nil
 	}
 	lockJSON, bundle, err := mirror.FetchLock(ctx, cl, ref)
@@ -405,5 +410,8 @@ func (g *globals) openAgainst(ctx context.Context, cl *registry.Client, ref stri
 	}
 	in.lockJSON, in.lockBundle = lockJSON, bundle
 	in.src = &mirror.RegistrySource{Client: cl, Name: "source registries"}
+	if in.lock, err = mirror.VerifyLock(lockJSON, bundle, v); err != nil {
+		return nil, fmt.Errorf("--against %s: %w", ref, err)
+	}
 	return in, nil
 }

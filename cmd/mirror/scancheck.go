@@ -4,18 +4,17 @@ import (
 	"errors"
 
 	"github.com/reloader-dev/reloader/cmd/internal/cli"
+	"github.com/reloader-dev/reloader/mirror"
 	"github.com/reloader-dev/reloader/release/scancheck"
 )
 
-// checkScanEarly verifies the lock once as soon as the release is opened,
-// so the scan check refuses before any command does work, and its warnings
-// are printed once rather than by every later verification. With -o json a
-// refusal is reported as the scan check's result.
-func (g *globals) checkScanEarly(in *releaseInput) error {
-	if in.policy.Scan == nil {
-		return nil
-	}
-	_, lr, err := in.verifier.Lock(in.lockJSON, in.lockBundle)
+// verifyLock verifies the lock once, as soon as the release is opened: the
+// signature, the signer, the release it is bound to and the scan record. So
+// the scan check refuses before any command does work, its warnings are
+// printed once, and every later step works from the verified lock. With
+// -o json a scan refusal is reported as the scan check's result.
+func (g *globals) verifyLock(in *releaseInput) error {
+	s, err := mirror.VerifyLock(in.lockJSON, in.lockBundle, in.verifier)
 	var re *scancheck.RefusedError
 	if errors.As(err, &re) && g.out.JSON() {
 		_ = g.emit(map[string]any{"version": re.Version, "verified": false, "scanCheck": re.Result, "error": err.Error()}, nil)
@@ -23,7 +22,10 @@ func (g *globals) checkScanEarly(in *releaseInput) error {
 	if err != nil {
 		return err
 	}
-	cli.WriteScanWarnings(g.stderr, lr.Scan)
+	if in.policy.Scan != nil {
+		cli.WriteScanWarnings(g.stderr, s.Result.Scan)
+	}
+	in.lock = s
 	return nil
 }
 

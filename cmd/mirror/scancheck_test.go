@@ -43,6 +43,8 @@ type scannedRelease struct {
 	signer  releasetest.Signer
 	key     string
 	expires string
+	// out is what the pipeline wrote: the page, its review and CSAF.
+	out string
 }
 
 func publishScanned(t *testing.T, ctx context.Context, host, version, sev, exception string, seed uint64) (*scannedRelease, error) {
@@ -87,7 +89,8 @@ func publishScanned(t *testing.T, ctx context.Context, host, version, sev, excep
 	if err != nil {
 		t.Fatal(err)
 	}
-	rel, err := releasetest.Publish(ctx, releasetest.Options{Registry: host, Signer: s, Seed: seed, Version: version, MainPackage: "./cmd/reloader", Created: cut,
+	outDir := filepath.Join(work, "out")
+	rel, err := releasetest.Publish(ctx, releasetest.Options{Registry: host, Signer: s, Seed: seed, Version: version, MainPackage: "./cmd/reloader", Created: cut, OutDir: outDir,
 		Scan: &pipeline.ScanOptions{PolicyPath: polPath, Trivy: gate.TrivyOptions{Binary: trivy, CacheDir: db.CacheDir, SkipDBUpdate: true}}})
 	if err != nil {
 		return nil, err
@@ -96,7 +99,7 @@ func publishScanned(t *testing.T, ctx context.Context, host, version, sev, excep
 	if err := os.WriteFile(key, s.PublicKeyPEM(), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	return &scannedRelease{rel: rel, signer: s, key: key, expires: exception}, nil
+	return &scannedRelease{rel: rel, signer: s, key: key, expires: exception, out: outDir}, nil
 }
 
 // The acceptance lines of issue 22 on the scan, on a real release: a

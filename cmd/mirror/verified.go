@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"strings"
 
 	"github.com/reloader-dev/reloader/mirror"
 	"github.com/reloader-dev/reloader/mirror/registry"
@@ -24,12 +23,12 @@ lists, each against its artifact. It reads the release from --file, or with
 // A policy that admits images, or values that pin them, must not be written
 // for a release whose artifacts are not the signer's, however well its
 // lock is signed.
-func (g *globals) verifiedRelease(ctx context.Context, cl *registry.Client, in *releaseInput) (*mirror.Release, *mirror.Mapping, error) {
+func (g *globals) verifiedRelease(ctx context.Context, cl *registry.Client, in *releaseInput) (*mirror.Verified, *mirror.Mapping, error) {
 	l, m, err := g.lockAndMapping(in)
 	if err != nil {
 		return nil, nil, err
 	}
-	prep, err := mirror.Verify(ctx, g.verificationSource(cl, in, l, m), in.lockJSON, in.lockBundle, in.verifier)
+	prep, err := in.lock.Verify(ctx, g.verificationSource(cl, in, l, m))
 	if err != nil {
 		return nil, nil, err
 	}
@@ -42,15 +41,11 @@ func (g *globals) verifiedRelease(ctx context.Context, cl *registry.Client, in *
 // the disconnected side, where the lock's registries are out of reach)
 // means the copy at the target is what is verified.
 func (g *globals) verificationSource(cl *registry.Client, in *releaseInput, l *release.Lock, m *mirror.Mapping) mirror.Source {
-	if in.archive != nil || g.lockRef == "" {
+	if in.archive != nil {
 		return in.src
 	}
-	repo, _, _ := strings.Cut(g.lockRef, "@")
-	if i := strings.LastIndex(repo, ":"); i > strings.LastIndex(repo, "/") {
-		repo = repo[:i]
+	if src := m.TargetSourceFor(g.lockRef, cl, l.Version); src != nil {
+		return src
 	}
-	if repo != m.Target+"/"+release.LockRepository {
-		return in.src
-	}
-	return &mirror.RegistrySource{Client: cl, Map: m.Repository, Name: "target " + m.Target + " (release " + l.Version + ")"}
+	return in.src
 }

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"strings"
 
 	"github.com/spf13/cobra"
 
@@ -23,6 +24,9 @@ func (g *globals) verifyCmd() *cobra.Command {
   reloader-mirror verify -f reloader-v1.2.3.tar.zst --key new.pub --key old.pub,not-after=2027-01-31 -o json`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
+			if err := rf.check(); err != nil {
+				return err
+			}
 			return g.withRelease(cmd, func(cl *registry.Client, in *releaseInput) error {
 				src, from := in.src, in.given
 				if g.target != "" {
@@ -35,10 +39,7 @@ func (g *globals) verifyCmd() *cobra.Command {
 					src = &mirror.RegistrySource{Client: cl, Map: m.Repository, Name: g.target}
 					from = "the target " + g.target
 				}
-				if err := g.rescan(cmd, in, rf); err != nil {
-					return err
-				}
-				prep, err := mirror.Verify(cmd.Context(), src, in.lockJSON, in.lockBundle, in.verifier)
+				prep, err := in.lock.Verify(cmd.Context(), src)
 				if err != nil {
 					var ve *mirror.VerificationError
 					if errors.As(err, &ve) && g.out.JSON() {
@@ -46,11 +47,14 @@ func (g *globals) verifyCmd() *cobra.Command {
 					}
 					return err
 				}
+				if err := g.rescan(cmd.Context(), prep, rf); err != nil {
+					return err
+				}
 				return g.emit(withStanding(prep.Verification, in.standing), func(w io.Writer) {
 					fmt.Fprintf(w, "Release %s verified offline from %s against %s\n", prep.Lock.Version, from, describeTrust(in.policy.Summary()))
 					describeStanding(w, in.standing)
 					for _, s := range prep.Verification.Subjects {
-						fmt.Fprintf(w, "  %-12s %-14s %s  %d signature(s) ok\n", s.Kind, s.Name, s.Digest, len(s.Signatures))
+						fmt.Fprintf(w, "  %-12s %-14s %s  %d signature(s) ok (%s)\n", s.Kind, s.Name, s.Digest, len(s.Signatures), strings.Join(s.Formats, ", "))
 					}
 				})
 			})

@@ -92,7 +92,7 @@ func TestGenerateWritesEachFormatsObjects(t *testing.T) {
 		{"vap", keyOptions(t), admission.VAP, []string{"ValidatingAdmissionPolicy", "ValidatingAdmissionPolicyBinding"},
 			[]string{"validationActions:\n  - Deny", "kubernetes.io/metadata.name", `["` + repo + `", "` + repoUBI + `"]`, "pods/ephemeralcontainers", "cronjobs"}},
 		{"policy-controller key", keyOptions(t), admission.PolicyController, []string{"ClusterImagePolicy", "ClusterImagePolicy"},
-			[]string{"mode: enforce", "glob: " + repo + "@*", "glob: " + repoUBI + "@*", "BEGIN PUBLIC KEY", "predicateType: https://spdx.dev/Document", "kubectl label namespace reloader policy.sigstore.dev/include=true"}},
+			[]string{"mode: enforce", "glob: " + repo + "@" + testDigest, "glob: " + repoUBI + "@" + testDigest, "no-match-policy: deny", "BEGIN PUBLIC KEY", "predicateType: https://spdx.dev/Document", "kubectl label namespace reloader policy.sigstore.dev/include=true"}},
 		{"policy-controller keyless", keyless, admission.PolicyController, []string{"TrustRoot", "ClusterImagePolicy", "ClusterImagePolicy"},
 			[]string{"trustRootRef: reloader-mirror-trust-root", "subject: https://github.com/reloader-dev/reloader/.github/workflows/release.yml@refs/tags/v1.2.3", "certChain:", "tLogs:", "ctlog:", "signatureFormat: bundle"}},
 		{"kyverno key", keyOptions(t), admission.KyvernoClusterPolicy, []string{"ClusterPolicy"},

@@ -111,7 +111,7 @@ func TestThePolicyAdmitsOnlyTheApprovedReleasesImages(t *testing.T) {
 	if len(prev) != 1 || prev[0].Version != "v1.0.0" {
 		t.Fatalf("previous releases at the target: %v", prev)
 	}
-	o.Approve(prev[0])
+	o.Approve(prev[0].Lock)
 	ns := cp.Namespace(t)
 	o.Trust = admission.Trust{PublicKeyPEM: string(s.PublicKeyPEM())}
 	o.Namespace, o.Name = ns, "rm-"+ns

@@ -113,13 +113,6 @@ func mirrorForEngine(t *testing.T, ctx context.Context, s, other releasetest.Sig
 	t.Helper()
 	m := publishAndMirror(t, ctx, s, p, startRegistry(t), 61)
 	src, rel, tgt, o := m.src, m.rel, m.target, m.opts
-	o.Trust = tt
-	o.Name, o.Namespace = "rm", "reloader"
-	out, err := admission.Generate(o, []admission.Format{admission.PolicyController})
-	if err != nil {
-		t.Fatal(err)
-	}
-
 	repo := tgt + "/reloader"
 	var platform string
 	for _, a := range rel.Lock.Artifacts {
@@ -145,6 +138,23 @@ func mirrorForEngine(t *testing.T, ctx context.Context, s, other releasetest.Sig
 	signAs(t, ctx, signer(s), noSBOMImage, false)
 	// The release's own index, by digest, at the registry it came from.
 	elsewhere := strings.Replace(repo, tgt, src.Host+"/reloader-dev", 1) + "@" + rel.Indexes["reloader"]
+	// An older release, signed and attested by the release signer, left at
+	// the mirror: only the pin denies it.
+	older := mirrorOlder(t, ctx, m, p, "v1.1.0", 62)
+	notApproved := pushImage(t, ctx, repo, 4)
+	signAs(t, ctx, signer(s), notApproved, true)
+
+	o.Trust = tt
+	o.Name, o.Namespace = "rm", "reloader"
+	// The policies pin the approved digests, so an image of any other
+	// digest matches none of them. Approving the three rogue images (as if
+	// a release had listed them) keeps the signature and SBOM authorities
+	// under test: the pin alone would deny them before any signature check.
+	o.Digests = append(o.Digests, unsigned.DigestStr(), byOther.DigestStr(), noSBOMImage.DigestStr())
+	out, err := admission.Generate(o, []admission.Format{admission.PolicyController})
+	if err != nil {
+		t.Fatal(err)
+	}
 
 	return &engineFixture{policy: out[admission.PolicyController], cases: []engineCase{
 		{"the release index by digest at the mirror", repo + "@" + rel.Indexes["reloader"], true, ""},
@@ -155,6 +165,8 @@ func mirrorForEngine(t *testing.T, ctx context.Context, s, other releasetest.Sig
 		{"an image signed by the release signer without the SPDX SBOM attestation", noSBOMImage.String(), false, noSBOM},
 		{"the release image by tag at the mirror", repo + ":" + rel.Lock.Version, false, notCovered},
 		{"the release image from another registry", elsewhere, false, notCovered},
+		{"an older release signed by the release signer, at the mirror by digest", older, false, notCovered},
+		{"an image signed and attested by the release signer whose digest no release approved", notApproved.String(), false, notCovered},
 	}}
 }
 
@@ -296,8 +308,10 @@ func (pt *policyTester) admit(ctx context.Context, image string) (string, error)
 // pinned v0.13.1) against a real mirrored release, fully offline: the
 // release's images by digest at the mirror are admitted; an image pushed
 // there by digest unsigned or signed by another key or identity, an image
-// signed without the SPDX SBOM attestation, the release image by tag and
-// the release image at another registry are each denied.
+// signed without the SPDX SBOM attestation (each of them approved, so the
+// signature check is what denies it), the release image by tag, the release
+// image at another registry, an older release signed by the same signer at
+// the mirror and a signed image of no approved digest are each denied.
 func TestPolicyControllerEvaluatesTheGeneratedPolicies(t *testing.T) {
 	t.Parallel()
 	if testing.Short() {

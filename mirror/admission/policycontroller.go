@@ -2,6 +2,8 @@ package admission
 
 import (
 	"encoding/base64"
+	"fmt"
+	"strings"
 
 	"github.com/reloader-dev/reloader/release"
 )
@@ -19,11 +21,22 @@ func pcHeader(o Options) string {
 		"sigstore policy-controller policies written by reloader-mirror policy" + releaseSuffix(o) + ".",
 		"Images from the mirrored repositories are admitted only with the release's signature",
 		"and its SPDX SBOM attestation (" + o.SBOMPredicateType + "), verified by " + trustText(o.Trust) + ".",
+		fmt.Sprintf("Only the approved digests (%d, of %s) are matched. policy-controller denies an image", len(o.Digests), approvedText(o)),
+		"no policy matches (another digest, an older release) only with no-match-policy: deny in the",
+		"ConfigMap config-policy-controller of its namespace (it ships warn): set it, or the pin does not hold.",
 		"Mode: " + pcMode(o) + ". policy-controller checks only namespaces labelled " + pcIncludeLabel + "=true:",
 		"  kubectl label namespace " + ns + " " + pcIncludeLabel + "=true",
 		"Apply: kubectl apply --server-side -f " + PolicyController.FileName(),
 	}
 	return comment(lines...)
+}
+
+// approvedText names the approved releases, or says none was named.
+func approvedText(o Options) string {
+	if len(o.Approved) == 0 {
+		return "the approved releases"
+	}
+	return "Reloader " + strings.Join(o.Approved, ", ")
 }
 
 func trustText(t Trust) string {
@@ -55,16 +68,7 @@ func pcObjects(o Options, tm *material) ([]any, error) {
 	if tm != nil {
 		objs = append(objs, pcTrustRoot(o, trustRoot, tm))
 	}
-	var images []any
-	for _, r := range o.Repositories {
-		// "*" stops at "/", so this matches the repository itself by
-		// digest and nothing below or beside it. No glob matches a tag:
-		// policy-controller's webhook denies every image not pinned by
-		// digest before it looks for policies, but its evaluation
-		// (policy-tester, ValidatePolicy) resolves a tag it is given and
-		// admitted the release's tag when a "repo:*" glob matched it.
-		images = append(images, map[string]any{"glob": r + "@*"})
-	}
+	images := pcImages(o)
 	policy := func(suffix string, auth map[string]any) map[string]any {
 		return map[string]any{
 			"apiVersion": "policy.sigstore.dev/v1beta1",
@@ -90,6 +94,25 @@ func pcObjects(o Options, tm *material) ([]any, error) {
 	sbom["attestations"] = []any{map[string]any{"name": "spdx-sbom", "predicateType": o.SBOMPredicateType}}
 	objs = append(objs, policy("signature", sig), policy("sbom", sbom))
 	return objs, nil
+}
+
+// pcImages are the policies' globs: each approved digest in each mirrored
+// repository, and nothing else. policy-controller has no list of allowed
+// digests, and a policy admits what it does not match; only an image that
+// no policy matches is denied, by the no-match-policy "deny" the header
+// asks for. So the globs are the pin: an older release still signed at the
+// mirror, or anything pushed there by digest, matches none of them. The
+// globs hold no wildcard: a digest is hex, and a tag matches none of them
+// (policy-tester resolves a tag it is given, and a "repo:*" glob once
+// admitted the release's tag that way).
+func pcImages(o Options) []any {
+	images := make([]any, 0, len(o.Repositories)*len(o.Digests))
+	for _, r := range o.Repositories {
+		for _, d := range o.Digests {
+			images = append(images, map[string]any{"glob": r + "@" + d})
+		}
+	}
+	return images
 }
 
 func pcAuthority(o Options, name, trustRoot string, tm *material) map[string]any {

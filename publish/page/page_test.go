@@ -116,7 +116,7 @@ series:
 	if err != nil {
 		t.Fatal(err)
 	}
-	advisories, err := support.ReadAdvisories("../support/testdata/advisories")
+	advisories, err := support.ReadAdvisories("../../release/support/testdata/advisories")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -147,7 +147,7 @@ series:
 	if err != nil {
 		t.Fatal(err)
 	}
-	orig, _ := os.ReadFile("../support/testdata/advisories/RELOADER-2026-0001.json")
+	orig, _ := os.ReadFile("../../release/support/testdata/advisories/RELOADER-2026-0001.json")
 	if !bytes.Equal(published, orig) {
 		t.Error("the published OSV file differs from the repository's")
 	}

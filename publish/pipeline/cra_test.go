@@ -68,7 +68,7 @@ func checkCRADuties(t *testing.T, outDir, html string) {
 			t.Errorf("the versions page does not give series %s's end of support %s machine-readably", s.Series, end)
 		}
 	}
-	cfg, err := security.Read("../security.yaml")
+	cfg, err := security.Read("../../release/security.yaml")
 	if err != nil {
 		t.Fatal(err)
 	}

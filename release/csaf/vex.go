@@ -32,7 +32,10 @@ type VEXOptions struct {
 // relationship; not_affected is known_not_affected with the OpenVEX
 // justification as the flag and the impact statement as an impact threat;
 // affected (an accepted risk) is known_affected with the action statement
-// as a mitigation.
+// as a mitigation. Each carries the date it was stated (the flag's, the
+// threat's, the mitigation's date) and, when the OpenVEX statement states
+// an end, a dated impact threat saying from when it no longer holds (see
+// expiry.go).
 func FromOpenVEX(openVEX []byte, o VEXOptions) ([]byte, error) {
 	doc, err := vex.Parse(openVEX)
 	if err != nil {
@@ -51,6 +54,11 @@ func FromOpenVEX(openVEX []byte, o VEXOptions) ([]byte, error) {
 	t := newVEXTree()
 	var vulns gocsaf.Vulnerabilities
 	for _, st := range doc.Statements {
+		if st.Timestamp == nil {
+			// OpenVEX: a statement without its own timestamp has the
+			// document's.
+			st.Timestamp = &when
+		}
 		v, err := t.vulnerability(st)
 		if err != nil {
 			return nil, fmt.Errorf("CSAF VEX %s: %w", o.TrackingID, err)
@@ -145,6 +153,11 @@ func (t *vexTree) vulnerability(st vex.Statement) (*gocsaf.Vulnerability, error)
 	if len(ids) == 0 {
 		return nil, fmt.Errorf("the statement on %s names no product", name)
 	}
+	until, bounded, err := StatementUntil(st)
+	if err != nil {
+		return nil, err
+	}
+	stated := ptr(st.Timestamp.UTC().Format(time.RFC3339))
 	v := &gocsaf.Vulnerability{ProductStatus: &gocsaf.ProductStatus{}}
 	if cveID.MatchString(name) {
 		v.CVE = ptr(gocsaf.CVE(name))
@@ -155,15 +168,15 @@ func (t *vexTree) vulnerability(st vex.Statement) (*gocsaf.Vulnerability, error)
 	case vex.StatusNotAffected:
 		v.ProductStatus.KnownNotAffected = products(ids...)
 		label := gocsaf.FlagLabel(st.Justification)
-		v.Flags = gocsaf.Flags{{Label: &label, ProductIds: products(ids...)}}
+		v.Flags = gocsaf.Flags{{Label: &label, Date: stated, ProductIds: products(ids...)}}
 		impact := strings.TrimSpace(st.ImpactStatement)
 		if notes := strings.TrimSpace(st.StatusNotes); notes != "" {
 			impact = strings.TrimSuffix(impact, ".") + " (" + notes + ")."
 		}
-		v.Threats = gocsaf.Threats{{Category: ptr(gocsaf.CSAFThreatCategoryImpact), Details: ptr(impact), ProductIds: products(ids...)}}
+		v.Threats = gocsaf.Threats{{Category: ptr(gocsaf.CSAFThreatCategoryImpact), Date: stated, Details: ptr(impact), ProductIds: products(ids...)}}
 	case vex.StatusAffected:
 		v.ProductStatus.KnownAffected = products(ids...)
-		v.Remediations = gocsaf.Remediations{{Category: ptr(gocsaf.CSAFRemediationCategoryMitigation),
+		v.Remediations = gocsaf.Remediations{{Category: ptr(gocsaf.CSAFRemediationCategoryMitigation), Date: stated,
 			Details: ptr(strings.TrimSpace(st.ActionStatement)), ProductIds: products(ids...)}}
 	case vex.StatusFixed:
 		v.ProductStatus.Fixed = products(ids...)
@@ -171,6 +184,9 @@ func (t *vexTree) vulnerability(st vex.Statement) (*gocsaf.Vulnerability, error)
 		v.ProductStatus.UnderInvestigation = products(ids...)
 	default:
 		return nil, fmt.Errorf("the statement on %s has status %q", name, st.Status)
+	}
+	if bounded {
+		v.Threats = append(v.Threats, untilThreat(until, products(ids...)))
 	}
 	return v, nil
 }

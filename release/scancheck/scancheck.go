@@ -3,8 +3,9 @@
 // where the release enters (reloader-mirror) or is checked
 // (reloader-release verify). The release gate decided once, when the release
 // was cut; this decides again, today: the database the scan used must not be
-// too old, no exception the release relied on may have expired since, and
-// the recorded findings must pass the consumer's own severity threshold.
+// too old, no exception the release relied on may have expired since (nor,
+// so, the VEX statement the release attests from it: vexexpiry.go), and the
+// recorded findings must pass the consumer's own severity threshold.
 //
 // It reads only the signed lock, so it needs no network, no scanner and no
 // database: it is what an air-gapped side can always check.
@@ -87,6 +88,9 @@ type Result struct {
 	// should know but does not block.
 	Refusals []string `json:"refusals,omitempty"`
 	Warnings []string `json:"warnings,omitempty"`
+	// ExpiredStatements are the release's VEX statements past their date
+	// (each also a refusal).
+	ExpiredStatements []ExpiredStatement `json:"expiredStatements,omitempty"`
 }
 
 // RefusedError carries the result of a refused check, so a command can
@@ -144,16 +148,8 @@ func (p Policy) Check(l *release.Lock) (Result, error) {
 				sc.DBBuilt.UTC().Format(time.RFC3339), formatAge(a), formatAge(maxAge)))
 		}
 	}
-	for _, e := range sc.Exceptions {
-		exp, err := time.Parse(time.DateOnly, e.Expires)
-		switch {
-		case err != nil:
-			res.Refusals = append(res.Refusals, fmt.Sprintf("exception %s in %s has an unreadable expiry %q", e.ID, e.Package, e.Expires))
-		case !now.Before(exp):
-			res.Refusals = append(res.Refusals, fmt.Sprintf("exception %s in %s expired %s (00:00 UTC): the release shipped it as accepted until then, and it is accepted no longer",
-				e.ID, e.Package, e.Expires))
-		}
-	}
+	expired, refusals := expiredStatements(l, now)
+	res.ExpiredStatements, res.Refusals = expired, append(res.Refusals, refusals...)
 	for _, sev := range p.FailOn {
 		if n := sc.Counts[sev]; n > 0 {
 			res.Refusals = append(res.Refusals, fmt.Sprintf("the scan counts %d %s finding(s) (--fail-on-severity %s)%s", n, sev, strings.Join(p.FailOn, ","), excepted(sc)))

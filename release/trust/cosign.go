@@ -117,6 +117,9 @@ func (v *Verifier) verifyBundle(bundleJSON []byte, artifact sgverify.ArtifactPol
 	}
 	res, err := v.bundle.Verify(&b, sgverify.NewPolicy(artifact, v.bundlePolicy...))
 	if err != nil {
+		if gap := v.policy.missingTimeSource(&b); gap != "" {
+			return nil, fmt.Errorf("%w: sigstore bundle: %s: %w", ErrUntrusted, gap, err)
+		}
 		return nil, fmt.Errorf("%w: sigstore bundle: %w", ErrUntrusted, err)
 	}
 	return res, nil

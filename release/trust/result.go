@@ -26,6 +26,10 @@ type SubjectResult struct {
 	Variant    string            `json:"variant,omitempty"`
 	Digest     string            `json:"digest"`
 	Signatures []SignatureResult `json:"signatures"`
+	// Formats are the signature formats the lock lists for the subject,
+	// each once: cosign-signature and cosign-attestation (the .sig/.att
+	// tags), sigstore-bundle (OCI referrers). A release may carry both.
+	Formats []string `json:"formats,omitempty"`
 	// Provenance summarises the subject's verified SLSA provenance.
 	Provenance *provenance.Summary `json:"provenance,omitempty"`
 	// ProvenanceError says why its provenance is refused or missing.

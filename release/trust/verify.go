@@ -7,6 +7,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -72,6 +73,9 @@ type LockResult struct {
 	// Scan is the consumer scan policy's verdict on the lock's scan
 	// record, when the policy has one (Policy.Scan).
 	Scan *scancheck.Result `json:"scanCheck,omitempty"`
+	// TimeSource is what the keyless certificate's validity was judged
+	// at (TimeSourceTimestamp, TimeSourceTlog, both joined by "+").
+	TimeSource string `json:"timeSource,omitempty"`
 }
 
 // Verifier verifies releases against one Policy. It is built once, with
@@ -88,6 +92,8 @@ type Verifier struct {
 	// byKey, for a policy of several keys or a windowed one, verifies
 	// each release with the key its lock names (rotation.go).
 	byKey []keyVerifier
+	// rec is what was verified (record.go).
+	rec record
 }
 
 // NewVerifier checks the policy and prepares everything verification
@@ -129,14 +135,11 @@ func NewVerifier(p Policy) (*Verifier, error) {
 		// the user's pattern must match all of it.
 		co.Identities = []cosign.Identity{{Issuer: p.Issuer, Subject: p.Identity, SubjectRegExp: AnchorRegexp(p.IdentityRegexp)}}
 		trusted = p.TrustedRoot
-		vopts = append(vopts, sgverify.WithObserverTimestamps(1))
 		// One setting drives both formats, so no path can require the
-		// log for one and not the other.
-		if p.InsecureIgnoreTlog {
-			co.IgnoreTlog = true
-		} else {
-			vopts = append(vopts, sgverify.WithTransparencyLog(max(p.TransparencyLogThreshold, 1)))
-		}
+		// log for one and not the other; a timestamp-only trusted root
+		// relaxes the bundle's log alone (see timesource.go).
+		co.IgnoreTlog = p.InsecureIgnoreTlog
+		vopts = append(vopts, p.timeOptions()...)
 		if !p.IgnoreSCT {
 			vopts = append(vopts, sgverify.WithSignedCertificateTimestamps(1))
 		}
@@ -160,6 +163,16 @@ func (v *Verifier) Policy() Policy { return v.policy }
 // Lock checks the lock's Sigstore bundle against the policy, then parses
 // the lock and checks it names the signer the policy trusts.
 func (v *Verifier) Lock(lockJSON, bundleJSON []byte) (*release.Lock, LockResult, error) {
+	l, lr, err := v.lock(lockJSON, bundleJSON)
+	named := l
+	if named == nil {
+		named, _ = release.Parse(lockJSON) // for the record only: nothing acts on it
+	}
+	v.rec.add("lock", named, err == nil)
+	return l, lr, err
+}
+
+func (v *Verifier) lock(lockJSON, bundleJSON []byte) (*release.Lock, LockResult, error) {
 	if v.byKey != nil {
 		return v.lockRotating(lockJSON, bundleJSON)
 	}
@@ -196,7 +209,7 @@ func (v *Verifier) Lock(lockJSON, bundleJSON []byte) (*release.Lock, LockResult,
 	if err != nil {
 		return nil, LockResult{}, err
 	}
-	return l, LockResult{Version: l.Version, Commit: l.Commit, Signer: v.policy.Summary(), Digest: sha256Digest(lockJSON), CertificateBound: bound, Warnings: warnings, Scan: scan}, nil
+	return l, LockResult{Version: l.Version, Commit: l.Commit, Signer: v.policy.Summary(), Digest: sha256Digest(lockJSON), CertificateBound: bound, Warnings: warnings, Scan: scan, TimeSource: timeSourceOf(vr)}, nil
 }
 
 // Release verifies every signature the lock lists against its subject and
@@ -205,6 +218,15 @@ func (v *Verifier) Lock(lockJSON, bundleJSON []byte) (*release.Lock, LockResult,
 // The verdict is in the Result (see Result.Err); the error is only for a
 // lock that cannot be read.
 func (v *Verifier) Release(ctx context.Context, l *release.Lock, c Content) (*Result, error) {
+	res, err := v.release(ctx, l, c)
+	v.rec.add("release", l, err == nil && res.Err() == nil)
+	return res, err
+}
+
+// release is Release unrecorded. It stays whole: it selects the subjects and
+// judges each one's signatures in one pass, and split it would pass the
+// half-built result between functions.
+func (v *Verifier) release(ctx context.Context, l *release.Lock, c Content) (*Result, error) {
 	if v.byKey != nil {
 		kv, err := v.forLock(l)
 		if err != nil {
@@ -238,6 +260,9 @@ func (v *Verifier) Release(ctx context.Context, l *release.Lock, c Content) (*Re
 		var provs [][]byte
 		for _, s := range bySubject[a.Digest] {
 			r := SignatureResult{Digest: s.Digest, Format: Format(s)}
+			if !slices.Contains(sr.Formats, r.Format) {
+				sr.Formats = append(sr.Formats, r.Format)
+			}
 			if o := checked[a.Digest+" "+s.Digest]; o.err != nil {
 				r.Error = fmt.Sprintf("%s %s: %v", r.Format, s.Digest, o.err)
 				allOK = false
