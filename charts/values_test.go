@@ -161,6 +161,7 @@ func TestArgumentsFollowValues(t *testing.T) {
 			want: []string{"--namespaces=a,b,ops"}},
 		{name: "HA asked for", set: map[string]any{"reloader.enableHA": true}, want: []string{"--enable-ha=true"}, notWant: []string{"--ha-lock-name=stakater-reloader-lock"}},
 		{name: "per-key reloads", set: map[string]any{"reloader.reloadOnUsedKeysOnly": true}, want: []string{"--reload-on-used-keys-only=true"}},
+		{name: "approval required by default", set: map[string]any{"reloader.reloadApproval": "required"}, want: []string{"--reload-approval=required"}},
 		{name: "metrics by namespace", set: map[string]any{"reloader.enableMetricsByNamespace": true}, envWant: []string{"METRICS_COUNT_BY_NAMESPACE"}},
 		{name: "HA by replicas with own lock", set: map[string]any{"reloader.deployment.replicas": 2, "reloader.haLockName": "my-lock"}, want: []string{"--enable-ha=true", "--ha-lock-name=my-lock"}},
 	} {

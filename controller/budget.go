@@ -63,7 +63,7 @@ type budgetGate struct {
 }
 
 func (g *budgetGate) hold(v workload.View, d decide.Decision) (bool, time.Duration) {
-	if g == nil || g.o.Webhook != nil || !d.Change.Rollout() || !budget.Gated(v.Kind) {
+	if g == nil || g.o.Webhook != nil || !d.Change.Rollout() || !g.gatedKind(v.Kind) {
 		return false, 0
 	}
 	g.mu.Lock()
@@ -83,7 +83,7 @@ func (g *budgetGate) hold(v workload.View, d decide.Decision) (bool, time.Durati
 // with whether the controller manages it: only those hold a slot.
 func (g *budgetGate) gated() iter.Seq[budget.Workload] {
 	return func(yield func(budget.Workload) bool) {
-		for v := range g.cache.All(budget.Gated) {
+		for v := range g.cache.All(g.gatedKind) {
 			ns := v.Object.GetNamespace()
 			managed := !g.o.NamespaceIgnored(ns) && g.o.namespaceSelected(g.cache, ns) && budget.Managed(v, g.o.Names, g.o.AutoReloadAll)
 			if !yield(budget.Workload{View: v, Managed: managed}) {
@@ -91,6 +91,12 @@ func (g *budgetGate) gated() iter.Seq[budget.Workload] {
 			}
 		}
 	}
+}
+
+// gatedKind: the built-in kinds the budget holds, and the declared kinds
+// that report their progress.
+func (g *budgetGate) gatedKind(k workload.Kind) bool {
+	return budget.Gated(k) || g.o.Declared.Tracked(k)
 }
 
 // observe learns from a workload update; when it is the end of a rollout,

@@ -92,8 +92,8 @@ func New(cs kubernetes.Interface, caches *cache.Cache, o Options) (*Controller, 
 // Start runs the informers and waits for their caches. It does not reload
 // anything: RunWorkers does (HA standbys start caches without workers).
 func (c *Controller) Start(ctx context.Context) error {
-	for _, api := range []cache.OptionalAPI{cache.ArgoRolloutsAPI, cache.CSIAPI} {
-		asked := api == cache.ArgoRolloutsAPI && c.o.ArgoRollouts || api == cache.CSIAPI && c.o.CSI
+	for _, api := range c.o.optionalAPIs() {
+		asked := c.o.asks(api)
 		switch {
 		case c.o.Unavailable[api]:
 			c.report.APIUnavailable(reportAPI(api), c.o.APIPollInterval)

@@ -82,18 +82,22 @@ func TestCanariesNeverLeaveTheController(t *testing.T) {
 	nsA := cp.Namespace(t)
 	alertsRcv := newReceiver(t, 0)
 	plant(nsA)
+	plantApproval(t, nsA)
 	auditPath := filepath.Join(t.TempDir(), "stdout")
 	a := &reloaderProc{reloadertest.Start(t, reloadertest.Options{Binary: reloaderBin, Kubeconfig: cp.AdminKubeconfig, StdoutPath: auditPath,
 		Env: []string{"RELOADER_NAMESPACE=" + nsA, "RELOADER_DEPLOYMENT_NAME=reloader",
 			"ALERT_ON_RELOAD=true", "ALERT_SINK=raw", "ALERT_WEBHOOK_URL=" + alertsRcv.srv.URL + "/alert"},
 		Args: []string{"--namespaces=" + nsA, "--log-level=debug", "--reload-strategy=annotations", "--audit-log", "--reload-on-used-keys-only"}})}
 	waitRecorded(t, cs, nsA, "app")
+	waitRecorded(t, cs, nsA, "gated")
+	waitRecorded(t, cs, nsA, "notified")
 	rotate(nsA)
 	waitRevision(t, cs, nsA, "app", 2, 0)
 	reloadertest.Eventually(t, 30*time.Second, func() (bool, string) {
-		return len(alertsRcv.received()) == 1, fmt.Sprintf("%d alerts received", len(alertsRcv.received()))
+		return len(alertsRcv.received()) == 3, fmt.Sprintf("%d alerts received, want the reload, the change awaiting approval and the one notified", len(alertsRcv.received()))
 	})
-	a.waitIdle(t, 2)
+	waitApprovalReports(t, a, nsA)
+	a.waitIdle(t, 4)
 
 	// B: JSON logs, --webhook-url mode.
 	nsB := cp.Namespace(t)
@@ -117,6 +121,8 @@ func TestCanariesNeverLeaveTheController(t *testing.T) {
 	}
 	auditA := readLog(t, auditPath)
 	checkAuditTrail(t, auditA, logA, logB, nsA)
+	wrote := asJSON(t, getDeployment(t, cs, nsA, "app")) + asJSON(t, getDeployment(t, cs, nsB, "app")) +
+		asJSON(t, getDeployment(t, cs, nsA, "gated")) + asJSON(t, getDeployment(t, cs, nsA, "notified"))
 	places := map[string]string{
 		"audit trail":                    auditA,
 		"text log at debug level":        logA,
@@ -126,7 +132,7 @@ func TestCanariesNeverLeaveTheController(t *testing.T) {
 		"reloader-meta-info":             asJSON(t, meta),
 		"alert bodies":                   strings.Join(alertsRcv.received(), "\n"),
 		"webhook bodies":                 strings.Join(hookRcv.received(), "\n"),
-		"workloads the controller wrote": asJSON(t, getDeployment(t, cs, nsA, "app")) + asJSON(t, getDeployment(t, cs, nsB, "app")),
+		"workloads the controller wrote": wrote,
 	}
 	key, err := cs.CoreV1().Secrets(nsA).Get(ctx, fingerprint.DefaultSecretName, metav1.GetOptions{})
 	if err != nil || len(key.Data[fingerprint.DataKey]) == 0 || !strings.Contains(logA, "per-key fingerprints are keyed") {
@@ -142,6 +148,35 @@ func TestCanariesNeverLeaveTheController(t *testing.T) {
 		}
 	}
 	checkHashExposureAsDocumented(t, cs, nsA, after)
+}
+
+// plantApproval adds, beside app, a workload whose reloads wait for
+// approval and a notify-only one (docs/approval.md): their Events, metric
+// series and alerts name the change by hash prefixes and field managers,
+// and are searched with the rest.
+func plantApproval(t *testing.T, ns string) {
+	t.Helper()
+	cs := cp.AdminClient(t)
+	for name, mode := range map[string]string{"gated": "required", "notified": "notify-only"} {
+		tmpl := reloadertest.PodTemplate(name, corev1.Container{Name: "app",
+			EnvFrom: []corev1.EnvFromSource{reloadertest.EnvFromSecret("db-password"), reloadertest.EnvFromConfigMap("settings")}})
+		createDeployment(t, cs, ns, reloadertest.Deployment(name, map[string]string{
+			"reloader.stakater.com/auto": "true", "reloader.stakater.com/approval": mode}, tmpl))
+	}
+}
+
+// waitApprovalReports waits until the change awaiting approval and the one
+// notified have been reported, so the search covers them.
+func waitApprovalReports(t *testing.T, r *reloaderProc, ns string) {
+	t.Helper()
+	cs := cp.AdminClient(t)
+	reloadertest.Eventually(t, 30*time.Second, func() (bool, string) {
+		awaiting := listEvents(t, cs, ns, metav1.ListOptions{FieldSelector: "reason=ReloadAwaitingApproval,involvedObject.name=gated"}).Items
+		notified := listEvents(t, cs, ns, metav1.ListOptions{FieldSelector: "reason=ReloadNotified,involvedObject.name=notified"}).Items
+		series := r.metric(t, "reloader_reload_awaiting_approval{")
+		return len(awaiting) == 1 && len(notified) == 1 && series == 1,
+			fmt.Sprintf("%d ReloadAwaitingApproval and %d ReloadNotified Events, %v series awaiting approval", len(awaiting), len(notified), series)
+	})
 }
 
 // SECURITY.md says what the workloads do carry: the SHA-1 of the data, for

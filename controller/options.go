@@ -48,7 +48,10 @@ type Options struct {
 	// DeploymentConfigs (CSI, in decide.Options, SecretProviderClasses).
 	// They are reached through Dynamic.
 	ArgoRollouts, OpenShift bool
-	Dynamic                 dynamic.Interface
+	// Declared are the workload kinds declared with --workload-kind,
+	// reached through Dynamic too.
+	Declared workload.Table
+	Dynamic  dynamic.Interface
 	// Unavailable are the optional APIs asked for (ArgoRollouts, CSI) that
 	// the apiserver does not serve yet; they are watched once it does,
 	// checked every APIPollInterval (default 30s).
@@ -123,8 +126,8 @@ func (o Options) validate() error {
 	if err := o.Hash.Usable(); err != nil {
 		return fmt.Errorf("controller options: %w", err)
 	}
-	if (o.ArgoRollouts || o.OpenShift || o.CSI) && o.Dynamic == nil {
-		return errors.New("controller options: Argo Rollouts, OpenShift and CSI support need a dynamic client")
+	if (o.ArgoRollouts || o.OpenShift || o.CSI || len(o.Declared.Kinds()) > 0) && o.Dynamic == nil {
+		return errors.New("controller options: Argo Rollouts, OpenShift, CSI support and declared workload kinds need a dynamic client")
 	}
 	return nil
 }
@@ -138,7 +141,30 @@ func (o Options) Kinds() []workload.Kind {
 	if o.OpenShift {
 		kinds = append(kinds, workload.DeploymentConfig)
 	}
+	kinds = append(kinds, o.Declared.Kinds()...)
 	return slices.DeleteFunc(kinds, func(k workload.Kind) bool { return o.IgnoredKinds[k] })
+}
+
+// optionalAPIs are the APIs the controller may wait for: Argo Rollouts', the
+// CSI driver's, and each declared workload kind's.
+func (o Options) optionalAPIs() []cache.OptionalAPI {
+	apis := []cache.OptionalAPI{cache.ArgoRolloutsAPI, cache.CSIAPI}
+	for _, d := range o.Declared.Declared() {
+		apis = append(apis, cache.DeclaredAPI(d))
+	}
+	return apis
+}
+
+// asks reports whether o asks for api: a flag for Argo Rollouts' and CSI's,
+// a declared kind's always.
+func (o Options) asks(api cache.OptionalAPI) bool {
+	switch api {
+	case cache.ArgoRolloutsAPI:
+		return o.ArgoRollouts
+	case cache.CSIAPI:
+		return o.CSI
+	}
+	return true
 }
 
 // CacheOptions are the caches o needs (cache.New).
@@ -147,7 +173,7 @@ func (o Options) CacheOptions() cache.Options {
 	return cache.Options{Names: o.Names, Hash: o.Hash, KeyDigests: o.KeyDigests, Namespaces: o.Namespaces,
 		ResourceSelector: o.ResourceSelector, NamespaceLabels: o.NamespaceSelector != nil,
 		IgnoreConfigMaps: o.IgnoreConfigMaps, IgnoreSecrets: o.IgnoreSecrets, CSI: o.CSI,
-		Kinds: o.Kinds(), Dynamic: o.Dynamic, Unavailable: o.Unavailable, KeepStatus: o.Budget.Enabled(),
+		Kinds: o.Kinds(), Table: o.Declared, Dynamic: o.Dynamic, Unavailable: o.Unavailable, KeepStatus: o.Budget.Enabled(),
 		WatchClient: o.WatchClient, Logger: o.Logger}
 }
 

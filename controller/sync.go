@@ -52,6 +52,11 @@ func (c *Controller) sync(ctx context.Context, key workload.Key) (result, error)
 	if next.Step > decide.Stale {
 		c.report.Problems(v, d.Problems)
 	}
+	if next.Step != decide.AwaitApproval && next.Step != decide.Pause && next.Step != decide.Stale {
+		// Applied, superseded, no longer due or no longer ours: a pause or
+		// a stale view only postpones the verdict.
+		c.report.ApprovalSettled(key)
+	}
 	switch next.Step {
 	case decide.Stop:
 		return result{adopted: d.Adopts()}, nil
@@ -64,12 +69,29 @@ func (c *Controller) sync(ctx context.Context, key workload.Key) (result, error)
 	case decide.UpToDate, decide.RecordOnly:
 		c.budget.forget(key)
 		return c.record(ctx, v, d, next, res)
+	case decide.Notify:
+		c.budget.forget(key)
+		return res, c.write.notify(ctx, v, d)
+	case decide.AwaitApproval:
+		// No slot and no retry: the approving annotation, or a newer
+		// change, is an update that brings the workload back.
+		c.budget.forget(key)
+		c.report.AwaitingApproval(v, d, c.o.Names.Approve)
+		return res, nil
 	}
 	for _, g := range c.gates {
 		if held, after := g.hold(v, d); held {
 			res.requeueAfter = after
 			return res, nil
 		}
+	}
+	if d.Approved {
+		approved, ok, err := c.approver(ctx, v, d)
+		if err != nil || !ok {
+			c.budget.release(key)
+			return res, err
+		}
+		d = approved
 	}
 	if res.reloaded, err = c.write.reload(ctx, v, d); err != nil {
 		c.budget.release(key)

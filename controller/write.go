@@ -26,7 +26,7 @@ type writer struct {
 }
 
 func (w *writer) options() rollout.Options {
-	return rollout.Options{FieldManager: w.o.FieldManager, Dynamic: w.o.Dynamic, Fence: w.fence}
+	return rollout.Options{FieldManager: w.o.FieldManager, Dynamic: w.o.Dynamic, Kinds: w.o.Declared, Fence: w.fence}
 }
 
 // fence says whether this replica may write now (Options.Fence): an HA

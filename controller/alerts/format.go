@@ -23,13 +23,29 @@ type Event struct {
 	Resources []Object
 	// Time is when the reload happened; zero means when Notify or Send is called.
 	Time time.Time
+	// Kind is what happened (a payload kind); "" is KindReloaded. Change
+	// identifies the change a KindAwaitingApproval alert asks approval for.
+	Kind   string
+	Change string
 }
 
 // Payload kinds.
 const (
 	KindReloaded        = "Reloaded"        // an alert after a reload
 	KindReloadRequested = "ReloadRequested" // --webhook-url mode: nothing was reloaded
+	// KindAwaitingApproval: the reload waits for a person to approve its
+	// change; KindNotified: the workload is notify-only, nothing was
+	// reloaded.
+	KindAwaitingApproval = "ReloadAwaitingApproval"
+	KindNotified         = "ReloadNotified"
 )
+
+func (e Event) kind() string {
+	if e.Kind == "" {
+		return KindReloaded
+	}
+	return e.Kind
+}
 
 // Payload is the body of SinkJSON alerts and of Webhook requests.
 type Payload struct {
@@ -40,6 +56,9 @@ type Payload struct {
 	// Message is the human text the chat sinks show, without markup.
 	Message        string `json:"message"`
 	AdditionalInfo string `json:"additionalInfo,omitempty"`
+	// Change identifies the change a ReloadAwaitingApproval alert asks
+	// approval for (reloader.stakater.com/approve).
+	Change string `json:"change,omitempty"`
 	// Webhook is the original --webhook-url body's only field, kept so
 	// receivers written for it still find it.
 	Webhook string `json:"webhook,omitempty"`
@@ -64,11 +83,16 @@ func message(e Event, info string, kind string) string {
 		}
 		fmt.Fprintf(&b, "*%s* of type *%s* in namespace *%s*", r.Name, r.Kind, r.Namespace)
 	}
-	verb := "reloaded"
-	if kind == KindReloadRequested {
+	verb, tail := "reloaded", ""
+	switch kind {
+	case KindReloadRequested:
 		verb = "requested a reload of"
+	case KindAwaitingApproval:
+		verb, tail = "a reload of", " waits for approval of change *"+e.Change+"*"
+	case KindNotified:
+		verb, tail = "did not reload", " (notify-only)"
 	}
-	fmt.Fprintf(&b, ". Hence %s *%s* of type *%s* in namespace *%s*", verb, e.Workload.Name, e.Workload.Kind, e.Workload.Namespace)
+	fmt.Fprintf(&b, ". Hence %s *%s* of type *%s* in namespace *%s*%s", verb, e.Workload.Name, e.Workload.Kind, e.Workload.Namespace, tail)
 	return b.String()
 }
 
@@ -77,7 +101,7 @@ func plain(s string) string { return strings.ReplaceAll(s, "*", "") }
 // body renders e for sink, returning the content type and bytes.
 func body(sink Sink, e Event, info string) (string, []byte, error) {
 	const jsonType = "application/json"
-	msg := message(e, info, KindReloaded)
+	msg := message(e, info, e.kind())
 	var v any
 	switch sink {
 	case SinkSlack:
@@ -96,7 +120,7 @@ func body(sink Sink, e Event, info string) (string, []byte, error) {
 	case SinkRaw:
 		return "text/plain", []byte(plain(msg)), nil
 	case SinkJSON:
-		v = payload(KindReloaded, e, info)
+		v = payload(e.kind(), e, info)
 	default:
 		return "", nil, fmt.Errorf("alerts: unknown sink %q", sink)
 	}
@@ -116,6 +140,7 @@ func payload(kind string, e Event, info string) Payload {
 		Time:           e.Time.UTC(),
 		Message:        plain(message(e, "", kind)),
 		AdditionalInfo: info,
+		Change:         e.Change,
 	}
 }
 

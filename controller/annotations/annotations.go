@@ -36,6 +36,8 @@ type Names struct {
 	SecretKeys       string // secret.reloader.stakater.com/keys
 	UsedKeysOnly     string // reloader.stakater.com/reload-on-used-keys-only
 	ChangeWindow     string // reloader.stakater.com/change-window (decide/window.go)
+	Approval         string // reloader.stakater.com/approval: required, notify-only or none (decide/approval.go)
+	Approve          string // reloader.stakater.com/approve: the change a person approves (metadata only)
 }
 
 // Defaults returns the original's annotation names.
@@ -62,7 +64,17 @@ func Defaults() Names {
 		SecretKeys:       "secret.reloader.stakater.com/keys",
 		UsedKeysOnly:     "reloader.stakater.com/reload-on-used-keys-only",
 		ChangeWindow:     "reloader.stakater.com/change-window",
+		Approval:         "reloader.stakater.com/approval",
+		Approve:          "reloader.stakater.com/approve",
 	}
+}
+
+// ApprovalFor is the workload's approval mode annotation, where it was
+// read ("metadata" or "pod template"), and whether it has one. The
+// approving annotation itself (Approve) is read on the metadata only:
+// writing it on the pod template would roll the workload.
+func (n Names) ApprovalFor(w Workload) (value, on string, ok bool) {
+	return w.lookup(n.Approval)
 }
 
 // Applied is our own annotation, on the workload's metadata (never the pod

@@ -55,7 +55,11 @@ func detectAPIs(cs kubernetes.Interface, co *controller.Options, openshiftAuto b
 	}
 	// Missing Argo Rollouts or CSI APIs degrade as in the original: the
 	// rest is reloaded; unlike the original, they are picked up once served.
-	for api, on := range map[cache.OptionalAPI]bool{cache.ArgoRolloutsAPI: co.ArgoRollouts, cache.CSIAPI: co.CSI} {
+	asked := map[cache.OptionalAPI]bool{cache.ArgoRolloutsAPI: co.ArgoRollouts, cache.CSIAPI: co.CSI}
+	for _, d := range co.Declared.Declared() {
+		asked[cache.DeclaredAPI(d)] = true
+	}
+	for api, on := range asked {
 		if !on {
 			continue
 		}

@@ -46,6 +46,8 @@ type effectiveOptions struct {
 	MaxConcurrentRollouts              int      `json:"maxConcurrentRollouts,omitempty"`
 	MaxConcurrentRolloutsPerNamespace  int      `json:"maxConcurrentRolloutsPerNamespace,omitempty"`
 	ChangeWindow                       string   `json:"changeWindow,omitempty"`
+	ReloadApproval                     string   `json:"reloadApproval,omitempty"`
+	WorkloadKinds                      []string `json:"workloadKinds,omitempty"`
 	// HashAlgorithm is published only when not stakater's sha1, so explain
 	// hashes as the controller does (FIPS 140-only mode).
 	HashAlgorithm string `json:"hashAlgorithm,omitempty"`
@@ -80,6 +82,7 @@ func (o *Options) effective(r *Resolved) effectiveOptions {
 		PauseDeploymentTimeAnnotation:      o.Names.PausedAt,
 		LogFormat:                          o.LogFormat,
 		LogLevel:                           o.LogLevel,
+		IsArgoRollouts:                     c.ArgoRollouts,
 		ReloadStrategy:                     string(c.Strategy),
 		ReloadOnCreate:                     c.ReloadOnCreate,
 		ReloadOnDelete:                     c.ReloadOnDelete,
@@ -100,6 +103,8 @@ func (o *Options) effective(r *Resolved) effectiveOptions {
 		MaxConcurrentRollouts:              c.Budget.Max,
 		MaxConcurrentRolloutsPerNamespace:  c.Budget.PerNamespace,
 		ChangeWindow:                       o.ChangeWindow,
+		ReloadApproval:                     o.ReloadApproval,
+		WorkloadKinds:                      o.WorkloadKinds,
 		HashAlgorithm:                      nonDefaultHash(c.Hash),
 		FingerprintKeySecret:               nonDefaultKeySecret(o.FingerprintKeySecret),
 	}

@@ -157,9 +157,9 @@ Exit codes: 0 up to date or not watched, 4 a reload is due or blocked, 1 error,
 // report, the report to the output; one straight line kept in one place so
 // the order of its checks (and their exit codes) reads as it runs.
 func runExplain(ctx context.Context, out io.Writer, fs *pflag.FlagSet, o *Options, f explainFlags, target string, getenv func(string) string) error {
-	kind, name, err := explain.ParseTarget(target)
-	if err != nil {
-		return usageError(err)
+	kind, name, targetErr := explain.ParseTarget(target)
+	if targetErr != nil && !explain.UnknownKind(targetErr) {
+		return usageError(targetErr)
 	}
 	if f.output != "text" && f.output != "json" {
 		return usageError(fmt.Errorf("--output=%q: want text or json", f.output))
@@ -224,6 +224,11 @@ func runExplain(ctx context.Context, out io.Writer, fs *pflag.FlagSet, o *Option
 		return fmt.Errorf("controller options from %s: %w", eo.OptionsFrom, err)
 	}
 	eo.Controller, eo.FingerprintKey = r.Controller, r.FingerprintKey
+	if targetErr != nil { // a kind the controller's options declare, or none
+		if eo.Kind, eo.Name, err = explain.ParseTargetOf(target, r.Controller.Declared); err != nil {
+			return usageError(err)
+		}
+	}
 	client := &http.Client{Timeout: 5 * time.Second}
 	report, err := explain.Explain(ctx, explain.Clients{Kube: cs, Dynamic: dyn, Get: func(ctx context.Context, url string) (int, string, error) {
 		return httpGet(ctx, client, url)
@@ -264,20 +269,6 @@ func userConfig(kubeconfig, kubeContext string) (*rest.Config, string, error) {
 		ns = metav1.NamespaceDefault
 	}
 	return cfg, ns, nil
-}
-
-func httpGet(ctx context.Context, c *http.Client, url string) (int, string, error) {
-	req, err := http.NewRequestWithContext(ctx, http.MethodGet, url, nil)
-	if err != nil {
-		return 0, "", err
-	}
-	resp, err := c.Do(req)
-	if err != nil {
-		return 0, "", err
-	}
-	defer resp.Body.Close()
-	b, err := io.ReadAll(io.LimitReader(resp.Body, 4096))
-	return resp.StatusCode, string(b), err
 }
 
 // metaInfo is a controller's published options.
@@ -441,6 +432,8 @@ func (e effectiveOptions) options() *Options {
 	o.UsedKeysOnly = e.ReloadOnUsedKeysOnly
 	o.MaxRollouts, o.MaxRolloutsPerNamespace = e.MaxConcurrentRollouts, e.MaxConcurrentRolloutsPerNamespace
 	o.ChangeWindow = e.ChangeWindow
+	o.ReloadApproval = e.ReloadApproval
+	o.WorkloadKinds = e.WorkloadKinds
 	o.HashAlgorithm = e.HashAlgorithm
 	if e.FingerprintKeySecret != "" {
 		o.FingerprintKeySecret = e.FingerprintKeySecret

@@ -14,7 +14,6 @@ import (
 
 	"github.com/spf13/pflag"
 	corev1 "k8s.io/api/core/v1"
-	"k8s.io/apimachinery/pkg/labels"
 
 	"github.com/reloader-dev/reloader/controller"
 	"github.com/reloader-dev/reloader/controller/alerts"
@@ -46,6 +45,7 @@ type Options struct {
 	LogLevel           string
 	IsArgoRollouts     string
 	IsOpenShift        string
+	WorkloadKinds      []string
 	EnableCSI          bool
 	WebhookURL         string
 
@@ -65,6 +65,8 @@ type Options struct {
 	RolloutDeadline                      time.Duration
 	// ChangeWindow is the default change window (decide.ParseWindow).
 	ChangeWindow string
+	// ReloadApproval is the default approval mode (decide.ParseApproval).
+	ReloadApproval string
 	// HashAlgorithm digests the data fingerprints (hash.ParseAlgorithm).
 	HashAlgorithm string
 	// FingerprintKeySecret names the Secret of the per-key fingerprints'
@@ -126,6 +128,7 @@ func (o *Options) AddFlags(fs *pflag.FlagSet) {
 	fs.StringVar(&o.LogLevel, "log-level", o.LogLevel, "Log level: trace, debug, info, warning, error, fatal or panic")
 	fs.StringVar(&o.IsArgoRollouts, "is-Argo-Rollouts", o.IsArgoRollouts, "Reload Argo Rollouts (true|false)")
 	fs.StringVar(&o.IsOpenShift, "is-openshift", o.IsOpenShift, "Reload OpenShift DeploymentConfigs (true|false; unset: on when the apps.openshift.io API is served)")
+	fs.StringArrayVar(&o.WorkloadKinds, "workload-kind", o.WorkloadKinds, "Also reload this custom workload kind, repeatable: GROUP/VERSION/RESOURCE,kind=KIND[,template=.spec.template][,progress=none|condition:TYPE], e.g. apps.kruise.io/v1alpha1/clonesets,kind=CloneSet (OpenKruise CloneSet) or example.com/v1/podsets,kind=PodSet,template=.spec.podTemplate,progress=condition:Ready (docs/workload-kinds.md)")
 	fs.BoolVar(&o.EnableCSI, "enable-csi-integration", o.EnableCSI, "Reload on Secrets Store CSI SecretProviderClassPodStatus changes")
 	fs.StringVar(&o.WebhookURL, "webhook-url", o.WebhookURL, "Send a webhook instead of reloading (deprecated: the URL is a credential; set RELOADER_WEBHOOK_URL from a Secret)")
 
@@ -141,6 +144,7 @@ func (o *Options) AddFlags(fs *pflag.FlagSet) {
 	fs.IntVar(&o.MaxRollouts, "max-concurrent-rollouts", o.MaxRollouts, "Most rollouts the controller started, of Deployments, StatefulSets and DaemonSets it manages, going at once, cluster-wide: a due reload waits while that many are (observedGeneration, updated and available replicas; each until it passes its deadline, see --rollout-deadline), in the order the reloads became due (0: no limit)")
 	fs.StringVar(&o.HashAlgorithm, "hash-algorithm", o.HashAlgorithm, "Digest of the ConfigMap and Secret fingerprints: sha1 (stakater's, so its STAKATER_* values stay valid) or sha256; empty: sha256 in FIPS 140-only mode (GODEBUG=fips140=only, where SHA-1 is refused), else sha1. Switching rolls each managed workload once")
 	fs.StringVar(&o.ChangeWindow, "change-window", o.ChangeWindow, "Default change window of workloads without reloader.stakater.com/change-window: reloads due outside it are applied when it opens. A cron schedule of the window's starts (optional CRON_TZ=<zone>) and how long it stays open, several separated by ';', e.g. 'CRON_TZ=Europe/Berlin 0 22 * * 1-5 8h' (empty: always open)")
+	fs.StringVar(&o.ReloadApproval, "reload-approval", o.ReloadApproval, "Default approval mode of workloads without reloader.stakater.com/approval: none (reload at once), required (a due reload waits until a person annotates the workload with reloader.stakater.com/approve=<change>, named in its ReloadAwaitingApproval Event) or notify-only (announce the change, never reload); empty: none")
 	fs.IntVar(&o.MaxRolloutsPerNamespace, "max-concurrent-rollouts-per-namespace", o.MaxRolloutsPerNamespace, "As --max-concurrent-rollouts, within each namespace (0: no limit)")
 	fs.DurationVar(&o.RolloutDeadline, "rollout-deadline", o.RolloutDeadline, "How long a StatefulSet or DaemonSet rollout the controller started holds its slot of --max-concurrent-rollouts; past it the rollout frees its slot, with a ReloadRolloutStalled Event (a Deployment's deadline is its own progressDeadlineSeconds)")
 	fs.DurationVar(&o.MinReloadInterval, "min-reload-interval", o.MinReloadInterval, "Least time between two reloads of one workload; changes arriving sooner are coalesced into the next reload (0: no limit)")
@@ -230,6 +234,7 @@ func (o *Options) Resolve(getenv func(string) string) (*Resolved, error) {
 	o.checkAnnotationNames(bad)
 	co.ArgoRollouts = parseBoolFlag("is-Argo-Rollouts", o.IsArgoRollouts, bad)
 	co.OpenShift = parseBoolFlag("is-openshift", o.IsOpenShift, bad)
+	co.Declared = o.declaredKinds(bad)
 	co.CSI = o.EnableCSI
 	if u, where, err := o.webhookURL(getenv, logger); err != nil {
 		bad("%v", err)
@@ -269,6 +274,11 @@ func (o *Options) resolveReload(co *controller.Options, bad func(string, ...any)
 		bad("--change-window: %v", err)
 	} else {
 		co.ChangeWindow = w
+	}
+	if a, err := decide.ParseApproval(o.ReloadApproval); err != nil {
+		bad("--reload-approval: %v", err)
+	} else {
+		co.Approval = a
 	}
 	if a, err := hash.ParseAlgorithm(o.HashAlgorithm); err != nil {
 		bad("--hash-algorithm: %v", err)
@@ -397,46 +407,4 @@ func (o *Options) resolveEnvironment(r *Resolved, getenv func(string) string, ba
 			bad("--ha-lease-duration (%s) must exceed --ha-renew-deadline (%s), which must exceed --ha-retry-period (%s) > 0", o.HALeaseDuration, o.HARenewDeadline, o.HARetryPeriod)
 		}
 	}
-}
-
-func parseBoolFlag(name, v string, bad func(string, ...any)) bool {
-	switch strings.ToLower(strings.TrimSpace(v)) {
-	case "", "false", "0", "f":
-		return false
-	case "true", "1", "t":
-		return true
-	}
-	bad("--%s=%q: want true or false", name, v)
-	return false
-}
-
-// parseSelectorList turns the original's selector list (key:value,
-// key=value, key:* or key=* meaning "has the label") into a label selector.
-func parseSelectorList(items []string) (labels.Selector, error) {
-	parts := make([]string, 0, len(items))
-	for _, it := range items {
-		// stakater's chart renders --namespace-selector="<selector>", quotes
-		// included, and its controller accepts that.
-		it = strings.Trim(strings.TrimSpace(it), `"'`)
-		if it == "" {
-			continue
-		}
-		k, v, found := strings.Cut(it, ":")
-		if !found {
-			k, v, found = strings.Cut(it, "=")
-		}
-		switch {
-		case !found:
-			parts = append(parts, it) // already a selector term (e.g. "!key", "key in (a,b)")
-		case v == "*":
-			parts = append(parts, k)
-		default:
-			parts = append(parts, k+"="+v)
-		}
-	}
-	sel, err := labels.Parse(strings.Join(parts, ","))
-	if err != nil {
-		return nil, fmt.Errorf("%q: %w", strings.Join(items, ","), err)
-	}
-	return sel, nil
 }

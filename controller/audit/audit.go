@@ -52,6 +52,12 @@ const (
 	Webhook Decision = "webhook"
 	// Failed: the write was refused; it is retried.
 	Failed Decision = "failed"
+	// AwaitingApproval: the reload waits for a person to approve its change
+	// (Change); a later line says what became of it.
+	AwaitingApproval Decision = "awaiting-approval"
+	// Notified: the workload is notify-only: the change was announced and
+	// recorded, and the workload not rolled.
+	Notified Decision = "notified"
 )
 
 // Object names a workload.
@@ -95,6 +101,11 @@ type Record struct {
 	Strategy string   `json:"strategy"`
 	Decision Decision `json:"decision"`
 	Reason   string   `json:"reason,omitempty"`
+	// Change identifies the change under approval (decide.ChangeID);
+	// ApprovedBy is the write that approved it, from the workload's
+	// managedFields: the approver's field manager.
+	Change     string  `json:"change,omitempty"`
+	ApprovedBy *Writer `json:"approvedBy,omitempty"`
 }
 
 // Logger writes Records as JSON lines. It is safe for concurrent use; a nil

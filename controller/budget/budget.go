@@ -32,7 +32,8 @@ import (
 // Gated reports whether a reload of kind k waits for the budget: the kinds
 // that roll their pods out gradually. A CronJob reload creates one Job, a Job
 // is recreated, and custom kinds report progress in their own terms; none of
-// them is held.
+// them is held, except a declared kind that says how its progress is read
+// (workload.Table.Tracked, which the controller asks besides).
 func Gated(k workload.Kind) bool {
 	return k == workload.Deployment || k == workload.StatefulSet || k == workload.DaemonSet
 }
@@ -46,6 +47,9 @@ func Gated(k workload.Kind) bool {
 // reload until a person acts.
 func Rolling(obj any) bool {
 	switch o := obj.(type) {
+	case *workload.Custom:
+		return o.Rolling() // a declared kind's progress condition
+
 	case *appsv1.Deployment:
 		if o.Generation > o.Status.ObservedGeneration {
 			return true

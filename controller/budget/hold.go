@@ -124,7 +124,7 @@ type rollout struct {
 // pause, a scale, someone else's edit).
 func (g *Gate) Observe(obj any) {
 	v, err := workload.ViewOf(obj)
-	if err != nil || !Gated(v.Kind) {
+	if c, custom := obj.(*workload.Custom); err != nil || !Gated(v.Kind) && !(custom && c.Progress != nil) {
 		return
 	}
 	g.mu.Lock()

@@ -54,8 +54,9 @@ type Options struct {
 	// watches SecretProviderClasses and their pods' mount statuses.
 	IgnoreConfigMaps, IgnoreSecrets, CSI bool
 	// Kinds are the workload kinds cached; the custom ones are read through
-	// Dynamic.
+	// Dynamic, the declared ones as Table says.
 	Kinds   []workload.Kind
+	Table   workload.Table
 	Dynamic dynamic.Interface
 	// Unavailable are optional APIs not served yet: their informers are
 	// built but started by StartWhenServed.
@@ -157,17 +158,20 @@ func (c *Cache) newScope(cs kubernetes.Interface, ns string) (*scope, error) {
 	}
 	for _, kind := range o.Kinds {
 		inf := rollout.Informer(kind, s.workloadFactory)
-		if gvr, custom := workload.GVR(kind); custom {
+		if gvr, custom := o.Table.GVR(kind); custom {
 			if o.Dynamic == nil {
 				return nil, fmt.Errorf("caching %ss needs a dynamic client", kind)
 			}
 			f := s.dynamicFactory
-			if api, optional := workloadAPIs[kind]; optional {
+			if api, optional := c.workloadAPI(kind); optional {
 				f = c.deferredFactory(s, ns, api)
 			}
 			inf = f.ForResource(gvr).Informer()
-			if err := inf.SetTransform(workload.CustomFromUnstructured); err != nil {
+			if err := inf.SetTransform(c.customTransform(s, kind)); err != nil {
 				return nil, fmt.Errorf("caching %ss: %w", kind, err)
+			}
+			if err := inf.AddIndexers(workloadRefIndexers(kind)); err != nil {
+				return nil, fmt.Errorf("indexing %ss: %w", kind, err)
 			}
 		}
 		if err := inf.AddIndexers(workloadIndexers(o.Names, kind)); err != nil {

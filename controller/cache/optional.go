@@ -27,12 +27,11 @@ const (
 	CSIAPI          OptionalAPI = "secrets-store-csi"
 )
 
-// workloadAPIs are the workload kinds an OptionalAPI serves: their informers
-// wait for it.
-var workloadAPIs = map[workload.Kind]OptionalAPI{workload.Rollout: ArgoRolloutsAPI}
-
 // Flag is the command line flag that asks for the API.
 func (a OptionalAPI) Flag() string {
+	if gvr, declared := a.declaredGVR(); declared {
+		return "--workload-kind=" + gvr.Group + "/" + gvr.Version + "/" + gvr.Resource
+	}
 	if a == ArgoRolloutsAPI {
 		return "--is-Argo-Rollouts=true"
 	}
@@ -41,6 +40,9 @@ func (a OptionalAPI) Flag() string {
 
 // Resources are what the apiserver must serve for the API to be used.
 func (a OptionalAPI) Resources() []schema.GroupVersionResource {
+	if gvr, declared := a.declaredGVR(); declared {
+		return []schema.GroupVersionResource{gvr}
+	}
 	if a == ArgoRolloutsAPI {
 		gvr, _ := workload.GVR(workload.Rollout)
 		return []schema.GroupVersionResource{gvr}
@@ -91,7 +93,7 @@ func (c *Cache) deferredFactory(s *scope, ns string, api OptionalAPI) dynamicinf
 // deferredInformer says whether inf waits for an API that is not served.
 func (c *Cache) deferredInformer(s *scope, inf toolscache.SharedIndexInformer) bool {
 	for kind, w := range s.workloads {
-		if api, optional := workloadAPIs[kind]; optional && w == inf {
+		if api, optional := c.workloadAPI(kind); optional && w == inf {
 			return c.o.Unavailable[api]
 		}
 	}

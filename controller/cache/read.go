@@ -139,7 +139,8 @@ func (c *Cache) Watchers(kind refs.Kind, ns, name string, searchToo bool) iter.S
 					continue
 				}
 				for _, o := range found {
-					if !yield(workload.Key{Kind: wk, Namespace: ns, Name: MetaOf(o).GetName()}) {
+					if !yield(workload.Key{Kind: wk, Namespace: ns, Name: MetaOf(o).GetName()}) ||
+						!s.referrers(wk, ns, MetaOf(o).GetName(), yield) {
 						return
 					}
 				}

@@ -78,6 +78,7 @@ func Decide(o Options, v workload.View, r Reader, now time.Time) Decision {
 	if winErr != nil {
 		out.Problems = append(out.Problems, winErr.Error())
 	}
+	d.approval(&out)
 	if len(out.Stale) > 0 {
 		// An older view than the one applied writes nothing (versions.go);
 		// the reloads stay listed for explain, as what this view would do.

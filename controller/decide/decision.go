@@ -74,6 +74,20 @@ type Decision struct {
 	WindowSpec    string
 	WindowFrom    string
 	WindowInvalid bool
+	// Approval is the workload's approval mode and ApprovalFrom where it
+	// was set (approval.go). With reloads due and a mode other than none,
+	// ChangeID identifies the change, ApprovedAs is the identifier the
+	// workload's approve annotation names, and Approved is true when that
+	// is ChangeID (required mode).
+	Approval     Approval
+	ApprovalFrom string
+	ChangeID     string
+	ApprovedAs   string
+	Approved     bool
+	// Approver is the write that approved the change, read by the sync
+	// from the live workload's managedFields (one GET) before it applies an
+	// approved change; nil until then. The decision itself never sets it.
+	Approver *Approver
 	// Change is the one write carrying the reloads; Applied are the reloads
 	// it carries and NoContainer counts those with no container to carry a
 	// marker.

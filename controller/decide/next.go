@@ -21,6 +21,14 @@ const (
 	// RecordOnly: write the record alone (a first baseline, a resource no
 	// longer watched); it rolls nothing.
 	RecordOnly
+	// Notify: reloads are due and the workload is notify-only: announce
+	// the change and write the record alone; it rolls nothing.
+	Notify
+	// AwaitApproval: reloads are due and wait for a person to approve the
+	// change (ChangeID); nothing is written and nothing is retried: the
+	// approving annotation, or a newer change, is an update that brings the
+	// workload back.
+	AwaitApproval
 	// Hold: reloads are due and the decision holds them (HoldReason):
 	// storm control and the change window until After, an invalid window
 	// until it is fixed (After 0).
@@ -57,6 +65,12 @@ func (d Decision) Next() Next {
 		return Next{Step: UpToDate}
 	case len(d.Reloads) == 0:
 		return Next{Step: RecordOnly}
+	case d.Approval == ApprovalNotifyOnly:
+		return Next{Step: Notify}
+	case d.Approval == ApprovalRequired && !d.Approved:
+		// Before storm control and the window: a person can approve while
+		// they hold, and the approved change then waits for them.
+		return Next{Step: AwaitApproval}
 	case d.HeldFor > 0:
 		// Storm control first: the record is left as it is, so the
 		// deferred sync still sees the difference and applies the latest

@@ -44,6 +44,9 @@ type Options struct {
 	// ChangeWindow is --change-window: the window of every workload without
 	// the change-window annotation (nil: always open).
 	ChangeWindow *Window
+	// Approval is --reload-approval: the approval mode of every workload
+	// without the approval annotation (zero: none, reloads apply at once).
+	Approval Approval
 	// FieldManager is the controller's field manager (default "reloader"):
 	// the pause watchdog resumes a pause it owns.
 	FieldManager string

@@ -123,7 +123,7 @@ func Explain(ctx context.Context, cl Clients, o Options) (*Report, error) {
 	r.Scope = scopeOf(o, co, co.ScopeGate(v, d), rd.namespaceUnknown)
 	r.OptIn = optIn(co, v, d)
 	r.Resources = resources(co, v, d, existing, rd.unreadable)
-	r.Holds = holds(d, o.Now())
+	r.Holds = append(approvalHolds(co, v, d), holds(d, o.Now())...)
 	if len(d.Reloads) > 0 {
 		r.Holds = append(r.Holds, budgetHolds(ctx, cl, co, v, rd)...)
 	}

@@ -54,7 +54,7 @@ func (rd *reader) fingerprintKey(ctx context.Context, cl Clients, ref fingerprin
 }
 
 func getWorkload(ctx context.Context, cl Clients, o Options) (workload.View, error) {
-	return rollout.Get(ctx, cl.Kube, cl.Dynamic, o.Kind, o.Namespace, o.Name)
+	return rollout.GetOf(ctx, cl.Kube, cl.Dynamic, o.Controller.Declared, o.Kind, o.Namespace, o.Name)
 }
 
 // configs reads what the controller's watches hold for the namespace. It

@@ -84,6 +84,14 @@ type Collectors struct {
 	// writer is ahead); WritesFenced the writes an HA replica held back
 	// because its lease renewal was overdue.
 	StaleViews, WritesFenced prometheus.Counter
+	// AwaitingApproval is 1 per resource of each change waiting for a
+	// person's approval (decide.ApprovalRequired), naming the change: its
+	// identifier, the resource, hash prefixes and the field manager of the
+	// write that changed it. The series goes when the change is applied,
+	// superseded or no longer due. Notified counts the changes announced
+	// and not applied (decide.ApprovalNotifyOnly), by workload kind.
+	AwaitingApproval *prometheus.GaugeVec
+	Notified         *prometheus.CounterVec
 
 	countByNamespace bool
 }
@@ -163,11 +171,17 @@ func New(reg prometheus.Registerer, o Options) *Collectors {
 			Help: "Syncs that wrote nothing because the caches held an older version of a ConfigMap or Secret than the one already applied to the workload (another writer was ahead); each is made again when the caches catch up."}),
 		WritesFenced: prometheus.NewCounter(prometheus.CounterOpts{Namespace: ns, Name: "writes_fenced_total",
 			Help: "Writes an HA replica held back because its last lease renewal was older than the renew deadline (it cannot know it still leads)."}),
+		AwaitingApproval: prometheus.NewGaugeVec(prometheus.GaugeOpts{Namespace: ns, Name: "reload_awaiting_approval",
+			Help: "1 per resource of a due change waiting for approval (reloader.stakater.com/approval: required): the change to approve with reloader.stakater.com/approve, the resource, the prefixes of its applied and new hash, and the field manager of the write that changed it."},
+			[]string{"namespace", "workload_kind", "workload", "change", "resource", "old_hash", "new_hash", "changed_by"}),
+		Notified: prometheus.NewCounterVec(prometheus.CounterOpts{Namespace: ns, Name: "reload_notified_total",
+			Help: "Due changes announced and not applied (reloader.stakater.com/approval: notify-only), by workload kind; counted once per change."}, []string{"workload_kind"}),
 	}
 	reg.MustRegister(c.Reloaded, c.ReconcileTotal, c.ReconcileDuration, c.ActionTotal, c.ActionLatency,
 		c.SkippedTotal, c.QueueDepth, c.QueueAdds, c.QueueLatency, c.ErrorsTotal, c.RetriesTotal, c.EventsReceived,
 		c.EventsProcessed, c.WorkloadsScanned, c.WorkloadsMatched, c.InvalidAnnotations, c.CacheSynced, c.Coalesced, c.Syncs, c.OptionalAPIAvailable,
-		c.RolloutsWaiting, c.RolloutsInProgress, c.RolloutsHeld, c.RolloutsStalled, c.PauseOutlived, c.WindowDeferred, c.StaleViews, c.WritesFenced)
+		c.RolloutsWaiting, c.RolloutsInProgress, c.RolloutsHeld, c.RolloutsStalled, c.PauseOutlived, c.WindowDeferred, c.StaleViews, c.WritesFenced,
+		c.AwaitingApproval, c.Notified)
 	if o.CountByNamespace {
 		reg.MustRegister(c.ReloadedByNamespace)
 	}

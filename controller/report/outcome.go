@@ -35,7 +35,7 @@ func (r *Reporter) Reloaded(v workload.View, d decide.Decision, latency time.Dur
 	r.o.Metrics.RecordAction(string(v.Kind), "success", latency)
 	msg := fmt.Sprintf(msgReloaded, Describe(d.Applied), key.Namespace, key.Name, v.Kind, key.Namespace) + r.changedByText(v, d.Applied)
 	r.o.Recorder.Event(eventObject(v), corev1.EventTypeNormal, ReasonReloaded, msg)
-	r.audit(v, d.Applied, audit.Reloaded, "")
+	r.audit(v, d.Applied, audit.Reloaded, "", approvedBy(d))
 	r.clear(key, noticeDeferred)
 	r.o.Logger.Info("reloaded", "workload", key.String(), "resources", Describe(d.Applied), "latency", latency.String())
 	if r.o.Notify != nil {
@@ -134,8 +134,9 @@ func Describe(rs []decide.Reload) string {
 	return strings.Join(parts, ", ")
 }
 
-// audit writes one line per reload of v with decision dec.
-func (r *Reporter) audit(v workload.View, rs []decide.Reload, dec audit.Decision, reason string) {
+// audit writes one line per reload of v with decision dec; edits, when
+// given, add to each line (the change under approval, its approver).
+func (r *Reporter) audit(v workload.View, rs []decide.Reload, dec audit.Decision, reason string, edits ...func(*audit.Record)) {
 	if r.o.Audit == nil {
 		return
 	}
@@ -145,10 +146,14 @@ func (r *Reporter) audit(v workload.View, rs []decide.Reload, dec audit.Decision
 		if why == "" {
 			why = rl.Change.String()
 		}
-		r.writeAudit(audit.Record{Time: r.o.Now(), Workload: auditObject(v),
+		rec := audit.Record{Time: r.o.Now(), Workload: auditObject(v),
 			Resource:  audit.Resource{Kind: rl.Kind.Title(), Name: rl.Name, ResourceVersion: rl.ResourceVersion},
 			ChangedBy: r.o.Resources.ChangedBy(rl.Kind, key.Namespace, rl.Name, rl.ResourceVersion),
-			OldHash:   rl.Baseline.Hash, NewHash: rl.Hash, Strategy: r.o.Strategy, Decision: dec, Reason: why})
+			OldHash:   rl.Baseline.Hash, NewHash: rl.Hash, Strategy: r.o.Strategy, Decision: dec, Reason: why}
+		for _, edit := range edits {
+			edit(&rec)
+		}
+		r.writeAudit(rec)
 	}
 }
 

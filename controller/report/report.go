@@ -105,6 +105,8 @@ const (
 	noticePauseOutlived               // id: the pause's manager and time
 	noticeOutsideWindow               // id: the record the held reloads would write
 	noticeDeferred                    // id: the held changes
+	noticeAwaiting                    // id: the change awaiting approval (decide.ChangeID)
+	noticeNotified                    // id: the change announced (notify-only)
 )
 
 // New returns a Reporter; Recorder, Metrics and Logger are required.
@@ -148,6 +150,7 @@ func (r *Reporter) clear(key workload.Key, n notice) {
 // Forget drops what was told about key: the workload left, and a new one
 // of the same name is told everything afresh.
 func (r *Reporter) Forget(key workload.Key) {
+	r.ApprovalSettled(key)
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	delete(r.told, key)

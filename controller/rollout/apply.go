@@ -25,8 +25,12 @@ import (
 type Options struct {
 	// FieldManager names the controller in managedFields.
 	FieldManager string
-	// Dynamic reaches custom workload kinds (Rollout, DeploymentConfig).
+	// Dynamic reaches custom workload kinds (Rollout, DeploymentConfig, the
+	// declared kinds).
 	Dynamic dynamic.Interface
+	// Kinds are the declared workload kinds: where they are served and
+	// where their pod template is.
+	Kinds workload.Table
 	// Fence, when set, is asked before every write; an error stops the
 	// write (an HA replica that cannot know it still leads).
 	Fence func() error
@@ -50,6 +54,9 @@ func (o Options) fenced(what string) error {
 // deleted and recreated with the new template.
 func Apply(ctx context.Context, cs kubernetes.Interface, v workload.View, c workload.Change, o Options) error {
 	k, ok := clients[v.Kind]
+	if _, declared := o.Kinds.Lookup(v.Kind); declared {
+		k, ok = client{apply: patchCustom}, true
+	}
 	if !ok {
 		return fmt.Errorf("applying a change to %s: unsupported kind", v.Key())
 	}
@@ -114,52 +121,6 @@ func patchTemplate(ctx context.Context, cs kubernetes.Interface, patch patchFunc
 	po := metav1.PatchOptions{FieldManager: o.FieldManager}
 	ns, name := v.Object.GetNamespace(), v.Object.GetName()
 	if err := patch(ctx, cs, ns, name, types.StrategicMergePatchType, data, po); err != nil {
-		return fmt.Errorf("patching %s: %w", v.Key(), err)
-	}
-	return nil
-}
-
-// patchCustom writes a change to a custom workload with a JSON merge patch
-// (custom resources take no strategic merge patch). A merge patch replaces a
-// list whole, so the containers are sent complete, but built from the raw
-// containers the cache kept (see Custom) with only the reload variables
-// changed; the template's other fields are not sent at all. The
-// resourceVersion guard turns any concurrent edit into a conflict that is
-// retried from fresh state.
-func patchCustom(ctx context.Context, _ kubernetes.Interface, _ patchFunc, v workload.View, c workload.Change, o Options) error {
-	gvr, _ := workload.GVR(v.Kind)
-	if o.Dynamic == nil {
-		return fmt.Errorf("patching %s: no dynamic client", v.Key())
-	}
-	spec := map[string]any{}
-	tmpl := map[string]any{}
-	if len(c.TemplateAnnotations) > 0 {
-		tmpl["metadata"] = map[string]any{"annotations": c.TemplateAnnotations}
-	}
-	if len(c.Env) > 0 {
-		cu, ok := v.Object.(*workload.Custom)
-		if !ok {
-			return fmt.Errorf("patching %s: cached as %T, not as a custom workload", v.Key(), v.Object)
-		}
-		containers, err := envOnRaw(v.Key(), cu.Containers, c.Env)
-		if err != nil {
-			return fmt.Errorf("patching %s: %w", v.Key(), err)
-		}
-		tmpl["spec"] = map[string]any{"containers": containers}
-	}
-	if len(tmpl) > 0 {
-		spec["template"] = tmpl
-	}
-	if c.RestartAt != nil {
-		spec["restartAt"] = *c.RestartAt
-	}
-	data, err := encodePatch(v, c, spec)
-	if err != nil {
-		return err
-	}
-	_, err = o.Dynamic.Resource(gvr).Namespace(v.Object.GetNamespace()).Patch(ctx, v.Object.GetName(), types.MergePatchType, data,
-		metav1.PatchOptions{FieldManager: o.FieldManager})
-	if err != nil {
 		return fmt.Errorf("patching %s: %w", v.Key(), err)
 	}
 	return nil

@@ -6,6 +6,7 @@ import (
 
 	appsv1 "k8s.io/api/apps/v1"
 	batchv1 "k8s.io/api/batch/v1"
+	corev1 "k8s.io/api/core/v1"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
@@ -115,25 +116,41 @@ func Informer(k workload.Kind, f informers.SharedInformerFactory) cache.SharedIn
 // Get reads one workload from the apiserver (not a cache), a custom kind
 // through dyn.
 func Get(ctx context.Context, cs kubernetes.Interface, dyn dynamic.Interface, k workload.Kind, ns, name string) (workload.View, error) {
+	return GetOf(ctx, cs, dyn, workload.Table{}, k, ns, name)
+}
+
+// GetOf is Get for the built-in kinds and the declared ones in kinds.
+func GetOf(ctx context.Context, cs kubernetes.Interface, dyn dynamic.Interface, kinds workload.Table, k workload.Kind, ns, name string) (workload.View, error) {
 	c, ok := clients[k]
+	if _, declared := kinds.Lookup(k); declared {
+		ok = true
+	}
 	if !ok {
 		return workload.View{}, fmt.Errorf("%s: not a kind the controller reloads", k)
 	}
 	var obj any
 	var err error
-	if gvr, custom := workload.GVR(k); custom {
+	if gvr, custom := kinds.GVR(k); custom {
 		if dyn == nil {
 			return workload.View{}, fmt.Errorf("reading %s %s/%s: no dynamic client", k, ns, name)
 		}
 		u, gerr := dyn.Resource(gvr).Namespace(ns).Get(ctx, name, metav1.GetOptions{})
 		if err = gerr; err == nil {
-			obj, err = workload.CustomFromUnstructured(u)
+			obj, err = kinds.Transform(k)(u)
 		}
 	} else {
 		obj, err = c.get(ctx, cs, ns, name)
 	}
 	if err != nil {
 		return workload.View{}, fmt.Errorf("reading %s %s/%s: %w", k, ns, name, err)
+	}
+	if cu, ok := obj.(*workload.Custom); ok && cu.WorkloadRef != "" {
+		// An Argo Rollout's workloadRef: its template is the Deployment's.
+		d, err := cs.AppsV1().Deployments(ns).Get(ctx, cu.WorkloadRef, metav1.GetOptions{})
+		if err != nil {
+			return workload.View{}, fmt.Errorf("reading Deployment %s/%s, the workloadRef of %s %s: %w", ns, cu.WorkloadRef, k, name, err)
+		}
+		cu.Referenced = func() *corev1.PodTemplateSpec { return &d.Spec.Template }
 	}
 	return workload.ViewOf(obj)
 }

@@ -2,6 +2,8 @@ package workload
 
 import (
 	"fmt"
+	"slices"
+	"strings"
 
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -25,13 +27,42 @@ type Custom struct {
 	metav1.TypeMeta
 	metav1.ObjectMeta
 	Template corev1.PodTemplateSpec
-	// Containers is spec.template.spec.containers, unstructured.
+	// Containers is the template's spec.containers, unstructured.
 	Containers []any
+	// WorkloadRef names the Deployment an Argo Rollout takes its pod
+	// template from (spec.workloadRef); empty when it has its own.
+	WorkloadRef string
+	// Referenced, when set (the cache sets it for a WorkloadRef), reads the
+	// referenced Deployment's template as cached now; nil while it is not.
+	Referenced func() *corev1.PodTemplateSpec
+	// Progress is where a declared kind's rollout is, read from its
+	// progress condition; nil for a kind that declares none.
+	Progress *Progress
+}
+
+// Progress is what the rollout budget reads of a declared kind's status.
+type Progress struct {
+	// ObservedGeneration is status.observedGeneration: the kind's operator
+	// has seen the spec of that generation.
+	ObservedGeneration int64
+	// Done: the declared condition's status is "True".
+	Done bool
+}
+
+// Rolling reports whether the declared kind's operator has not yet seen
+// its latest spec or does not yet say its rollout is done; false for a kind
+// that reports no progress.
+func (c *Custom) Rolling() bool {
+	return c.Progress != nil && (c.Generation > c.Progress.ObservedGeneration || !c.Progress.Done)
 }
 
 // DeepCopyObject implements runtime.Object (the event recorder needs it).
 func (c *Custom) DeepCopyObject() runtime.Object {
-	out := &Custom{TypeMeta: c.TypeMeta}
+	out := &Custom{TypeMeta: c.TypeMeta, WorkloadRef: c.WorkloadRef, Referenced: c.Referenced}
+	if c.Progress != nil {
+		p := *c.Progress
+		out.Progress = &p
+	}
 	c.ObjectMeta.DeepCopyInto(&out.ObjectMeta)
 	c.Template.DeepCopyInto(&out.Template)
 	if c.Containers != nil {
@@ -40,8 +71,14 @@ func (c *Custom) DeepCopyObject() runtime.Object {
 	return out
 }
 
-// CustomFromUnstructured is the informer transform for custom workloads.
+// CustomFromUnstructured is the informer transform for the built-in custom
+// workloads (Rollout, DeploymentConfig): their template is at spec.template.
 func CustomFromUnstructured(obj any) (any, error) {
+	return customAt(obj, defaultTemplatePath())
+}
+
+// customAt decodes a custom workload whose pod template is at path.
+func customAt(obj any, path []string) (any, error) {
 	u, ok := obj.(*unstructured.Unstructured)
 	if !ok {
 		return obj, nil // already transformed, or a tombstone
@@ -54,15 +91,33 @@ func CustomFromUnstructured(obj any) (any, error) {
 		}
 	}
 	c.ManagedFields = nil
-	if tmpl, found, err := unstructured.NestedMap(u.Object, "spec", "template"); err == nil && found {
+	if tmpl, found, err := unstructured.NestedMap(u.Object, path...); err == nil && found {
 		if err := runtime.DefaultUnstructuredConverter.FromUnstructured(tmpl, &c.Template); err != nil {
-			return nil, fmt.Errorf("decoding the pod template of %s %s/%s: %w", u.GetKind(), u.GetNamespace(), u.GetName(), err)
+			return nil, fmt.Errorf("decoding the pod template of %s %s/%s at .%s: %w", u.GetKind(), u.GetNamespace(), u.GetName(), strings.Join(path, "."), err)
 		}
 	}
-	if containers, found, err := unstructured.NestedSlice(u.Object, "spec", "template", "spec", "containers"); err == nil && found {
+	if containers, found, err := unstructured.NestedSlice(u.Object, append(slices.Clone(path), "spec", "containers")...); err == nil && found {
 		c.Containers = containers
 	}
+	if Kind(c.Kind) == Rollout {
+		// Argo Rollouts' workloadRef: the template is the Deployment's.
+		if ref, _, _ := unstructured.NestedStringMap(u.Object, "spec", "workloadRef"); ref["kind"] == "Deployment" && ref["name"] != "" {
+			c.WorkloadRef = ref["name"]
+		}
+	}
 	return c, nil
+}
+
+// customView is the View of a cached custom workload: a Rollout with a
+// workloadRef shows the referenced Deployment's template, where its
+// references are and where its reload is written.
+func (c *Custom) view() View {
+	if c.WorkloadRef != "" && c.Referenced != nil {
+		if t := c.Referenced(); t != nil {
+			return View{Kind: Kind(c.Kind), Object: c, Template: t}
+		}
+	}
+	return View{Kind: Kind(c.Kind), Object: c, Template: &c.Template}
 }
 
 // Meta is what the cache keeps of objects read only for their metadata
@@ -94,4 +149,18 @@ func MetaFromUnstructured(obj any) (any, error) {
 	}
 	m.ManagedFields = nil
 	return m, nil
+}
+
+// progressOf reads the rollout progress of a declared kind whose status
+// carries condition (Kubernetes' condition shape: type, status).
+func progressOf(u *unstructured.Unstructured, condition string) *Progress {
+	p := &Progress{}
+	p.ObservedGeneration, _, _ = unstructured.NestedInt64(u.Object, "status", "observedGeneration")
+	conditions, _, _ := unstructured.NestedSlice(u.Object, "status", "conditions")
+	for _, c := range conditions {
+		if m, ok := c.(map[string]any); ok && m["type"] == condition {
+			p.Done = m["status"] == "True"
+		}
+	}
+	return p
 }

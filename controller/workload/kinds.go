@@ -125,7 +125,7 @@ func customView(k Kind) func(obj any) (View, bool) {
 		if !ok || Kind(o.Kind) != k {
 			return View{}, false
 		}
-		return View{Kind: k, Object: o, Template: &o.Template}, true
+		return o.view(), true
 	}
 }
 

@@ -1,8 +1,9 @@
 // Package workload is the controller's model of the kinds it reloads
 // (Deployment, StatefulSet, DaemonSet, CronJob, Job, Rollout,
-// DeploymentConfig): one table of what each kind is and can do, a uniform
-// view of their pod templates, and the Change a reload makes. It reaches no
-// apiserver; controller/rollout applies a Change to the live object.
+// DeploymentConfig, and the kinds a user declares: Table): one table of
+// what each built-in kind is and can do, a uniform view of their pod
+// templates, and the Change a reload makes. It reaches no apiserver;
+// controller/rollout applies a Change to the live object.
 package workload
 
 import (
@@ -53,6 +54,11 @@ func ViewOf(obj any) (View, error) {
 		if v, ok := s.view(obj); ok {
 			return v, nil
 		}
+	}
+	// Any other custom workload is of a declared kind (see Table): its
+	// object says which.
+	if o, ok := obj.(*Custom); ok {
+		return o.view(), nil
 	}
 	return View{}, fmt.Errorf("%T is not a workload kind the controller reloads", obj)
 }

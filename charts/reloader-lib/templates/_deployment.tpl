@@ -57,6 +57,9 @@ value differs from the controller's default.
 {{- if $r.isArgoRollouts }}
 - --is-Argo-Rollouts=true
 {{- end }}
+{{- range $r.workloadKinds }}
+- --workload-kind={{ .group }}/{{ .version }}/{{ .resource }},kind={{ .kind }}{{ with .template }},template={{ . }}{{ end }}{{ with .progress }},progress={{ . }}{{ end }}
+{{- end }}
 {{- if $r.reloadOnCreate }}
 - --reload-on-create=true
 {{- end }}
@@ -80,6 +83,9 @@ value differs from the controller's default.
 {{- end }}
 {{- if $r.reloadOnUsedKeysOnly }}
 - --reload-on-used-keys-only=true
+{{- end }}
+{{- if and $r.reloadApproval (ne $r.reloadApproval "none") }}
+- --reload-approval={{ $r.reloadApproval }}
 {{- end }}
 {{- range $r.deployment.extraArgs }}
 - {{ . | quote }}

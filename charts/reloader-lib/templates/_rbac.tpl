@@ -74,6 +74,13 @@ Names are stakater's: <fullname>-role, <fullname>-role-binding,
   resources: [deploymentconfigs]
   verbs: [get, list, watch, patch]
 {{- end }}
+{{- range $r.workloadKinds }}
+# {{ .kind }}: a declared workload kind (--workload-kind), reloaded like a
+# Deployment: the same four verbs, on its resource alone.
+- apiGroups: [{{ .group | quote }}]
+  resources: [{{ .resource | quote }}]
+  verbs: [get, list, watch, patch]
+{{- end }}
 {{- end -}}
 
 {{- define "reloader-lib.rbac.stateRules" -}}
