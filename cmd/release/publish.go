@@ -28,6 +28,8 @@ type publishFlags struct {
 	// (reloader-release build) instead of building.
 	fromBuild     string
 	expectIndexes []string
+	// signatureFormat is sign.Format's: bundle, legacy or both.
+	signatureFormat string
 }
 
 // newPublishCmd is publish's help and flags. It stays whole: the help
@@ -50,6 +52,11 @@ digests given with --expect-index, and refusing the layout unless every
 manifest, config and layer hashes to them. SBOMs and provenance are then
 generated here, from those bytes. The release workflow runs the two in
 separate jobs, so the job that signs never ran the build.
+
+A key release is signed in both forms by default (--signature-format both):
+Sigstore bundles attached as OCI referrers, which cosign v3 verifies and v4
+will only read, and the cosign .sig/.att tags CRI-O reads. bundle writes
+only the former, legacy only the latter. A keyless release is always bundles.
 
 --skip-db-update judges the release with the Trivy database already in the
 cache; publish refuses (exit 3, before building anything) unless that
@@ -95,6 +102,7 @@ allowUnknown: true.` + cli.ExitCodesHelp,
 	fl.StringVar(&f.license, "license-file", "LICENSE", "license text shipped under /licenses")
 	fl.StringVar(&f.fromBuild, "from-build", "", "release the images of this build stage's output directory (reloader-release build) instead of building; needs --expect-index")
 	fl.StringSliceVar(&f.expectIndexes, "expect-index", nil, "with --from-build: NAME@sha256:HEX of each index the build stage reported, the only thing taken from it besides content that hashes to these")
+	fl.StringVar(&f.signatureFormat, "signature-format", string(sign.FormatBoth), "with --key: bundle (Sigstore bundles as OCI referrers, cosign v3's format), legacy (cosign .sig/.att tags, which CRI-O reads) or both; keyless releases are always bundles")
 	f.keyless.register(c)
 	f.output.AddFlags(c.Flags())
 	return c
@@ -119,6 +127,13 @@ func runPublish(cmd *cobra.Command, f *publishFlags) error {
 	}
 	if (f.key == "") == !f.keyless.enabled {
 		return cli.Usage(errors.New("sign with exactly one of --key or --keyless"))
+	}
+	format, err := sign.ParseFormat(f.signatureFormat)
+	if err != nil {
+		return cli.Usage(fmt.Errorf("--signature-format: %w", err))
+	}
+	if f.keyless.enabled && format == sign.FormatLegacy {
+		return cli.Usage(errors.New("--signature-format legacy needs --key: a keyless release is signed with Sigstore bundles only"))
 	}
 	if (f.fromBuild == "") != (len(f.expectIndexes) == 0) {
 		return cli.Usage(errors.New("--from-build and --expect-index go together: the build stage's directory and the digests it reported"))
@@ -160,6 +175,7 @@ func runPublish(cmd *cobra.Command, f *publishFlags) error {
 		newSigner = f.keyless.newSigner
 	}
 	o.ChartDirs, o.Signer, o.NewSigner, o.Verify, o.BuilderID = findCharts("."), signer, newSigner, vopts, builderID(f.keyless.enabled)
+	o.SignatureFormat = format
 	o.Scan = &pipeline.ScanOptions{PolicyPath: f.policyPath, Trivy: gate.TrivyOptions{Binary: f.trivy, CacheDir: f.trivyCache,
 		DBRepository: f.trivyDB, SkipDBUpdate: f.skipDBUpdate}, MaxDBAge: f.maxDBAge}
 	o.Remote = []remote.Option{remote.WithAuthFromKeychain(authn.DefaultKeychain)}

@@ -19,6 +19,7 @@ import (
 	"github.com/reloader-dev/reloader/release/provenance"
 	"github.com/reloader-dev/reloader/release/security"
 	"github.com/reloader-dev/reloader/release/support"
+	"github.com/reloader-dev/reloader/release/trust"
 )
 
 // Options configures the page.
@@ -57,6 +58,23 @@ type Options struct {
 
 // SecurityTxtFile is the security.txt's file name next to the page.
 const SecurityTxtFile = security.FileName
+
+// EmptyTrustedRoot is the trusted root a key-signed release with Sigstore
+// bundles puts beside its page: no authority, no log, no key. The release's
+// key is the only anchor; the file only satisfies cosign v2, which wants a
+// trusted root for any bundle, even with --key.
+const EmptyTrustedRoot = `{"mediaType":"application/vnd.dev.sigstore.trustedroot+json;version=0.1"}`
+
+// keyBundles reports whether a key-signed lock lists Sigstore bundle
+// signatures (reloader-release publish --signature-format bundle or both).
+func keyBundles(l *release.Lock) bool {
+	for _, a := range l.Artifacts {
+		if trust.Format(a) == trust.FormatBundle {
+			return true
+		}
+	}
+	return false
+}
 
 // TrustedRootFile is the trusted root's file name next to the page.
 const TrustedRootFile = "trusted_root.json"
@@ -162,16 +180,9 @@ func scanLine(l *release.Lock) string {
 	return line
 }
 
-// Build turns the lock into the page's view: indexes, images and charts
-// with their verify commands; signatures and attestations are not listed,
-// they are what the commands check.
-func Build(l *release.Lock, opts Options) View {
-	v := View{Version: l.Version, Commit: l.Commit, Source: l.Source, Created: l.Created.UTC().Format("2006-01-02 15:04:05 UTC"),
-		Scan: scanLine(l), Unscanned: !l.Scanned(), CheckSigner: checkSigner}
-	if l.Signer.Keyless() && len(opts.TrustedRootJSON) > 0 {
-		v.TrustedRootSHA256 = fmt.Sprintf("%x", sha256.Sum256(opts.TrustedRootJSON))
-	}
-	var flags, who string
+// cosignFlags are the trust flags of the page's cosign commands, the
+// keyless identity they name (who) and how the page names the signer.
+func cosignFlags(l *release.Lock) (flags, who, signer string) {
 	if l.Signer.Keyless() {
 		id := "--certificate-identity=" + shellQuote(l.Signer.Identity)
 		if l.Signer.IdentityRegexp != "" {
@@ -181,12 +192,30 @@ func Build(l *release.Lock, opts Options) View {
 		// trusted root is named, as for the lock: offline, cosign has no
 		// other (it would fetch the public-good one through TUF).
 		who = id + " --certificate-oidc-issuer=" + shellQuote(l.Signer.Issuer)
-		flags = "--new-bundle-format --trusted-root trusted_root.json " + who
-		v.Signer = "keyless: " + l.Signer.Identity + l.Signer.IdentityRegexp + " issued by " + l.Signer.Issuer
-	} else {
-		flags = "--key cosign.pub --insecure-ignore-tlog=true"
-		v.Signer = "public key (cosign.pub):\n" + l.Signer.PublicKey
+		return "--new-bundle-format --trusted-root trusted_root.json " + who, who,
+			"keyless: " + l.Signer.Identity + l.Signer.IdentityRegexp + " issued by " + l.Signer.Issuer
 	}
+	flags = "--key cosign.pub --insecure-ignore-tlog=true"
+	if keyBundles(l) {
+		// cosign v2 reads a subject with any bundle referrer as bundles
+		// and then wants a trusted root even with --key; the empty one
+		// written beside the page adds no trust (the key is the anchor).
+		flags += " --trusted-root " + TrustedRootFile
+	}
+	return flags, "", "public key (cosign.pub):\n" + l.Signer.PublicKey
+}
+
+// Build turns the lock into the page's view: indexes, images and charts
+// with their verify commands; signatures and attestations are not listed,
+// they are what the commands check.
+func Build(l *release.Lock, opts Options) View {
+	v := View{Version: l.Version, Commit: l.Commit, Source: l.Source, Created: l.Created.UTC().Format("2006-01-02 15:04:05 UTC"),
+		Scan: scanLine(l), Unscanned: !l.Scanned(), CheckSigner: checkSigner}
+	if l.Signer.Keyless() && len(opts.TrustedRootJSON) > 0 {
+		v.TrustedRootSHA256 = fmt.Sprintf("%x", sha256.Sum256(opts.TrustedRootJSON))
+	}
+	flags, who, signer := cosignFlags(l)
+	v.Signer = signer
 	trust := "--key cosign.pub"
 	if l.Signer.Keyless() {
 		trust = "--trusted-root trusted_root.json " + who
@@ -379,6 +408,11 @@ func Write(dir string, l *release.Lock, opts Options) error {
 	}
 	if l.Signer.Keyless() && len(opts.TrustedRootJSON) > 0 {
 		if err := os.WriteFile(filepath.Join(dir, TrustedRootFile), opts.TrustedRootJSON, 0o644); err != nil {
+			return fmt.Errorf("writing the versions page: %w", err)
+		}
+	}
+	if !l.Signer.Keyless() && keyBundles(l) {
+		if err := os.WriteFile(filepath.Join(dir, TrustedRootFile), []byte(EmptyTrustedRoot+"\n"), 0o644); err != nil {
 			return fmt.Errorf("writing the versions page: %w", err)
 		}
 	}

@@ -85,6 +85,11 @@ type Options struct {
 	// keyless certificate lives ten minutes and the build takes longer.
 	Signer    *sign.Signer
 	NewSigner func(context.Context) (*sign.Signer, error)
+	// SignatureFormat is the form of a key-signed release's signatures and
+	// attestations: Sigstore bundle referrers, cosign .sig/.att tags, or
+	// both (reloader-release's default). The zero value is the signer's
+	// own: tags for a key, bundles for keyless (see sign.Format.For).
+	SignatureFormat sign.Format
 	// BuilderID is the provenance's builder: the release workflow of a
 	// keyless release (required with NewSigner); default the keyless
 	// Signer's identity, or provenance.LocalBuilder.

@@ -29,6 +29,10 @@ func (r *run) sign(ctx context.Context) error {
 	if err := r.prepareSignedReview(); err != nil {
 		return err
 	}
+	format, err := r.opts.SignatureFormat.For(signer)
+	if err != nil {
+		return err
+	}
 	reg := sign.Registry{Remote: r.ropts}
 	var subjects []release.Artifact
 	for _, a := range r.lock.Artifacts {
@@ -38,38 +42,11 @@ func (r *run) sign(ctx context.Context) error {
 		}
 	}
 	for _, a := range subjects {
-		ref, err := name.NewDigest(a.Repository + "@" + a.Digest)
-		if err != nil {
+		if err := r.signSubject(ctx, reg, format, a); err != nil {
 			return err
-		}
-		atts, err := r.attestationsOf(a)
-		if err != nil {
-			return err
-		}
-		if signer.Keyless() {
-			if signer, err = r.currentSigner(ctx); err != nil {
-				return err
-			}
-			if err := r.signWithBundles(ctx, reg, signer, a, ref, atts); err != nil {
-				return err
-			}
-			continue
-		}
-		if err := signer.Manifest(ctx, reg, ref, nil); err != nil {
-			return err
-		}
-		// A key-signed release is in cosign's tag format only (.sig, .att,
-		// the provenance among the .att layers): the cosign CLI switches to
-		// the bundle format as soon as a subject has any Sigstore bundle
-		// referrer, and then refuses `verify --key` without a trusted root,
-		// which breaks the versions page's commands offline.
-		for _, at := range atts {
-			if err := signer.Attest(ctx, reg, ref, at.predicateType, at.data); err != nil {
-				return err
-			}
 		}
 	}
-	if !signer.Keyless() {
+	if format.Tags() {
 		// Record the cosign signature and attestation manifests, so a
 		// mirror copies them by digest like everything else.
 		for _, a := range subjects {
@@ -94,7 +71,46 @@ func (r *run) sign(ctx context.Context) error {
 	return nil
 }
 
-// signWithBundles signs a keyless release: a Sigstore bundle referrer per
+// signSubject signs one subject and attests what is attested about it, in
+// each form format publishes: Sigstore bundle referrers (a keyless signer's
+// only form; cosign v3's default) and the cosign .sig/.att tags CRI-O reads.
+// A key-signed release in both forms verifies with cosign v3 --key
+// --insecure-ignore-tlog; cosign v2, which switches to the bundle format as
+// soon as a subject has any bundle referrer, then wants a trusted root.
+func (r *run) signSubject(ctx context.Context, reg sign.Registry, format sign.Format, a release.Artifact) error {
+	ref, err := name.NewDigest(a.Repository + "@" + a.Digest)
+	if err != nil {
+		return err
+	}
+	atts, err := r.attestationsOf(a)
+	if err != nil {
+		return err
+	}
+	// A keyless certificate may be renewed between subjects.
+	signer, err := r.currentSigner(ctx)
+	if err != nil {
+		return err
+	}
+	if format.Bundles() {
+		if err := r.signWithBundles(ctx, reg, signer, a, ref, atts); err != nil {
+			return err
+		}
+	}
+	if !format.Tags() {
+		return nil
+	}
+	if err := signer.Manifest(ctx, reg, ref, nil); err != nil {
+		return err
+	}
+	for _, at := range atts {
+		if err := signer.Attest(ctx, reg, ref, at.predicateType, at.data); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// signWithBundles signs a subject with Sigstore bundles: a bundle referrer per
 // artifact and one per attestation, each listed in the lock.
 func (r *run) signWithBundles(ctx context.Context, reg sign.Registry, signer *sign.Signer, a release.Artifact, ref name.Digest, atts []attestation) error {
 	subject, err := subjectOf(a)

@@ -220,6 +220,8 @@ type Options struct {
 	Platforms, FIPSPlatforms []v1.Platform
 	// Signer signs the lock and everything else.
 	Signer Signer
+	// SignatureFormat is the pipeline's (zero: the signer's own form).
+	SignatureFormat sign.Format
 	// SignaturesBy, when set, signs the release (artifacts and lock) with
 	// another signer and then re-signs only the lock, naming Signer, with
 	// Signer: a release whose artifacts an impostor signed.
@@ -349,7 +351,7 @@ func Publish(ctx context.Context, opts Options) (*Release, error) {
 		SupportFile: opts.SupportFile, AdvisoriesDir: opts.AdvisoriesDir,
 		Registry: opts.Registry + "/" + opts.Prefix, StandardName: "reloader", UBIName: "reloader-ubi", UBIBase: base,
 		Licenses: "Apache-2.0", LicenseFiles: []string{filepath.Join(mod, "LICENSE")},
-		ChartDirs: charts, OutDir: out, BuilderID: signer.builderID(), Verify: vopts, NoScan: opts.Scan == nil, Scan: opts.Scan, Platforms: opts.Platforms, FIPSPlatforms: opts.FIPSPlatforms,
+		ChartDirs: charts, OutDir: out, BuilderID: signer.builderID(), Verify: vopts, NoScan: opts.Scan == nil, SignatureFormat: opts.SignatureFormat, Scan: opts.Scan, Platforms: opts.Platforms, FIPSPlatforms: opts.FIPSPlatforms,
 		Remote: opts.Remote,
 		NewSigner: func(ctx context.Context) (*sign.Signer, error) {
 			return signer.NewFor(ctx, source, commit, opts.Version)

@@ -1,10 +1,11 @@
 // Package sign signs release artifacts. With a key (from a file: tests and
 // private PKI) it writes cosign v2 signatures (.sig tags) and in-toto
-// attestations (.att tags), which `cosign verify --key` checks offline. With a
-// Fulcio certificate (keyless) it writes Sigstore bundles attached as OCI
-// referrers, which carry their own transparency-log entry or timestamp and
-// so verify offline against a trusted root. The release lock is always a
-// Sigstore bundle (v0.3), the format reloader-mirror verifies.
+// attestations (.att tags), which `cosign verify --key` checks offline, and
+// Sigstore bundles attached as OCI referrers, in the Format asked for. With a
+// Fulcio certificate (keyless) it writes bundles only, which carry their own
+// transparency-log entry or timestamp and so verify offline against a
+// trusted root. The release lock is always a Sigstore bundle (v0.3), the
+// format reloader-mirror verifies.
 package sign
 
 import (
