@@ -40,22 +40,8 @@ func (c *Controller) sync(ctx context.Context, key workload.Key) (result, error)
 	d := decide.Decide(c.o.Options, dv, c.cache.Reader(c.keys.birth), c.o.Now())
 	next := d.Next()
 	res := result{adopted: d.HasRecord}
-	if next.Step > decide.Pause {
-		if err := c.write.resume(ctx, v, d); err != nil {
-			return result{}, err
-		}
-		c.report.PauseOutlived(v, d.PauseWatch)
-		if w := d.PauseWatch; w != nil && !w.Outlived {
-			res.requeueAfter = w.In
-		}
-	}
-	if next.Step > decide.Stale {
-		c.report.Problems(v, d.Problems)
-	}
-	if next.Step != decide.AwaitApproval && next.Step != decide.Pause && next.Step != decide.Stale {
-		// Applied, superseded, no longer due or no longer ours: a pause or
-		// a stale view only postpones the verdict.
-		c.report.ApprovalSettled(key)
+	if err := c.settle(ctx, key, v, d, next, &res); err != nil {
+		return result{}, err
 	}
 	switch next.Step {
 	case decide.Stop:
@@ -79,6 +65,37 @@ func (c *Controller) sync(ctx context.Context, key workload.Key) (result, error)
 		c.report.AwaitingApproval(v, d, c.o.Names.Approve)
 		return res, nil
 	}
+	return c.reloadNow(ctx, key, v, d, res)
+}
+
+// settle does what every verdict past a gate shares before it is acted on:
+// a pause the controller set and outlived is resumed, problems are
+// reported, and an approval no longer pending is settled (applied,
+// superseded, no longer due or no longer ours; a pause or a stale view only
+// postpones the verdict).
+func (c *Controller) settle(ctx context.Context, key workload.Key, v workload.View, d decide.Decision, next decide.Next, res *result) error {
+	if next.Step > decide.Pause {
+		if err := c.write.resume(ctx, v, d); err != nil {
+			return err
+		}
+		c.report.PauseOutlived(v, d.PauseWatch)
+		if w := d.PauseWatch; w != nil && !w.Outlived {
+			res.requeueAfter = w.In
+		}
+	}
+	if next.Step > decide.Stale {
+		c.report.Problems(v, d.Problems)
+	}
+	if next.Step != decide.AwaitApproval && next.Step != decide.Pause && next.Step != decide.Stale {
+		c.report.ApprovalSettled(key)
+	}
+	return nil
+}
+
+// reloadNow applies a due reload unless a gate (storm control, the change
+// window, the budget, adoption pacing) holds it; an approved change is
+// applied only while the live workload still names it, as its approver's.
+func (c *Controller) reloadNow(ctx context.Context, key workload.Key, v workload.View, d decide.Decision, res result) (result, error) {
 	for _, g := range c.gates {
 		if held, after := g.hold(v, d); held {
 			res.requeueAfter = after
@@ -93,6 +110,7 @@ func (c *Controller) sync(ctx context.Context, key workload.Key) (result, error)
 		}
 		d = approved
 	}
+	var err error
 	if res.reloaded, err = c.write.reload(ctx, v, d); err != nil {
 		c.budget.release(key)
 	}
