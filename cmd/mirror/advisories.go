@@ -64,30 +64,31 @@ func (a *advisoryFlags) register(pf *pflag.FlagSet) {
 
 // judge verifies where the advisories come from and decides on the
 // release the lock describes; the standing is returned with its refusal.
-func (g *globals) judge(ctx context.Context, cl *registry.Client, in *releaseInput, l *release.Lock, atTarget bool) (*mirror.Standing, error) {
+func (g *command) judge(ctx context.Context, cl *registry.Client, in *releaseInput, l *release.Lock, atTarget bool) (*mirror.Standing, error) {
 	src, err := g.advisorySource(ctx, cl, in, l, atTarget)
 	if err != nil {
 		return nil, err
 	}
-	o := g.standingOptions()
+	o := g.adv.standingOptions()
 	o.Tables = []mirror.NamedTable{{Name: "release " + l.Version + " (its own lock)", Table: l.Support}}
 	st := mirror.Judge(src, l.Version, o)
 	return st, st.Err()
 }
 
-func (g *globals) standingOptions() mirror.StandingOptions {
+// standingOptions are the accept flags, judged at the advisories' clock.
+func (a *advisoryFlags) standingOptions() mirror.StandingOptions {
 	now := time.Now
-	if g.adv.now != nil {
-		now = g.adv.now
+	if a.now != nil {
+		now = a.now
 	}
-	return mirror.StandingOptions{Now: now(), Accept: g.adv.accept, AllowUnsupported: g.adv.allowUnsupported}
+	return mirror.StandingOptions{Now: now(), Accept: a.accept, AllowUnsupported: a.allowUnsupported}
 }
 
 // advisorySource is --advisories, else the newest verified lock of those
 // published beside the release's lock reference and, when atTarget (the
 // command reads the target anyway), at the target, when it is newer than
 // the release; else the release's own lock.
-func (g *globals) advisorySource(ctx context.Context, cl *registry.Client, in *releaseInput, own *release.Lock, atTarget bool) (*mirror.AdvisorySource, error) {
+func (g *command) advisorySource(ctx context.Context, cl *registry.Client, in *releaseInput, own *release.Lock, atTarget bool) (*mirror.AdvisorySource, error) {
 	fromLock := func(name, tag string, lockJSON, bundle []byte) (*mirror.AdvisorySource, error) {
 		if src, ok := in.advisories[name]; ok {
 			return src, nil
@@ -213,7 +214,7 @@ func exists(p string) bool {
 }
 
 // standingRefused reports a refusal in verify's JSON output too.
-func (g *globals) standingRefused(cmd *cobra.Command, st *mirror.Standing) {
+func (g *command) standingRefused(cmd *cobra.Command, st *mirror.Standing) {
 	if st != nil && g.out.JSON() && cmd.Name() == "verify" {
 		_ = g.emit(struct {
 			Standing *mirror.Standing `json:"standing"`
@@ -234,7 +235,7 @@ var readsTarget = map[string]bool{"copy": true, "import": true, "plan": true, "v
 
 // applyStanding judges the opened release, whose lock verified when it
 // was opened, before a command acts on it.
-func (g *globals) applyStanding(cmd *cobra.Command, cl *registry.Client, in *releaseInput) error {
+func (g *command) applyStanding(cmd *cobra.Command, cl *registry.Client, in *releaseInput) error {
 	st, err := g.judge(cmd.Context(), cl, in, in.lock.Lock, readsTarget[cmd.Name()])
 	if err != nil {
 		g.standingRefused(cmd, st)

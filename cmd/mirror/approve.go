@@ -25,7 +25,7 @@ type approveFlags struct {
 // same scan policy, and every signature, attestation and provenance it
 // lists, where it is read from), then judged by the same advisory and
 // support rules: a policy admits nothing verify would refuse.
-func (g *globals) approveOthers(ctx context.Context, cl *registry.Client, in *releaseInput, l *release.Lock, af approveFlags, o *admission.Options) error {
+func (g *command) approveOthers(ctx context.Context, cl *registry.Client, in *releaseInput, l *release.Lock, af approveFlags, o *admission.Options) error {
 	if af.keepPrevious < 0 {
 		return cli.Usage(fmt.Errorf("--keep-previous %d: want 0 or more", af.keepPrevious))
 	}
@@ -64,6 +64,11 @@ func (g *globals) approveOthers(ctx context.Context, cl *registry.Client, in *re
 		if err := g.judgeExtra(ctx, cl, in, l, rel.Lock); err != nil {
 			return err
 		}
+		if sc := rel.LockResult.Scan; sc != nil {
+			for _, w := range sc.Warnings {
+				fmt.Fprintf(g.stderr, "warning: release %s, admitted beside %s: scan: %s\n", rel.Lock.Version, l.Version, w)
+			}
+		}
 		o.Approve(rel.Lock)
 	}
 	return nil
@@ -71,7 +76,7 @@ func (g *globals) approveOthers(ctx context.Context, cl *registry.Client, in *re
 
 // verifyExtraArchive opens another release's archive with the same limits
 // and verifies it completely from the archive.
-func (g *globals) verifyExtraArchive(ctx context.Context, in *releaseInput, path string) (*mirror.Verified, error) {
+func (g *command) verifyExtraArchive(ctx context.Context, in *releaseInput, path string) (*mirror.Verified, error) {
 	v, err := in.verifierForExtra("")
 	if err != nil {
 		return nil, err
@@ -102,7 +107,7 @@ func (in *releaseInput) verifierForExtra(tag string) (*trust.Verifier, error) {
 // lock known, the target's newest, the given release's or its own. An older
 // release's own lock knows nothing of the advisories published after it, so
 // judging it by that would admit what verify refuses.
-func (g *globals) judgeExtra(ctx context.Context, cl *registry.Client, in *releaseInput, given, extra *release.Lock) error {
+func (g *command) judgeExtra(ctx context.Context, cl *registry.Client, in *releaseInput, given, extra *release.Lock) error {
 	src, err := g.advisorySource(ctx, cl, in, extra, g.target != "")
 	if err != nil {
 		return err
@@ -112,7 +117,7 @@ func (g *globals) judgeExtra(ctx context.Context, cl *registry.Client, in *relea
 			return err
 		}
 	}
-	o := g.standingOptions()
+	o := g.adv.standingOptions()
 	o.Tables = []mirror.NamedTable{{Name: "release " + extra.Version + " (its own lock)", Table: extra.Support},
 		{Name: "release " + given.Version + " (the release approved)", Table: given.Support}}
 	st := mirror.Judge(src, extra.Version, o)

@@ -15,7 +15,7 @@ import (
 
 // mirrorRun verifies the release and pushes it; verified, when given, runs
 // on the verified release before anything is pushed (import's rescan).
-func (g *globals) mirrorRun(cmd *cobra.Command, in *releaseInput, cl *registry.Client, verified func(*mirror.Verified) error) error {
+func (g *command) mirrorRun(cmd *cobra.Command, in *releaseInput, cl *registry.Client, verified func(*mirror.Verified) error) error {
 	repos, err := g.repos()
 	if err != nil {
 		return err
@@ -72,7 +72,8 @@ func (g *globals) mirrorRun(cmd *cobra.Command, in *releaseInput, cl *registry.C
 	})
 }
 
-func (g *globals) copyCmd() *cobra.Command {
+func (a *app) copyCmd() *cobra.Command {
+	g := a.command()
 	c := &cobra.Command{
 		Use:   "copy",
 		Short: "Copy a release registry to registry, verified before and after",
@@ -87,13 +88,14 @@ verifies the copy at the target, and only then writes tags.` + tagsHelp,
 		Args: cobra.NoArgs,
 		RunE: g.mirrorCommand,
 	}
-	g.targetFlags(c, true)
-	g.transferFlags(c)
+	g.releaseFlags(c)
+	g.targetFlags.register(c, true)
+	g.transferFlagsOn(c)
 	return c
 }
 
 // mirrorCommand is copy and import: open the source (a registry lock or an
 // archive), then verify and push.
-func (g *globals) mirrorCommand(cmd *cobra.Command, _ []string) error {
+func (g *command) mirrorCommand(cmd *cobra.Command, _ []string) error {
 	return g.withRelease(cmd, func(cl *registry.Client, in *releaseInput) error { return g.mirrorRun(cmd, in, cl, nil) })
 }

@@ -1,8 +1,8 @@
 package main
 
 import (
+	"errors"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -31,35 +31,24 @@ func TestCosignV2NeedsATrustedRootForAKeyReleaseWithBundles(t *testing.T) {
 	defer cancel()
 	src := startRegistry(t)
 	kr := publishFormatRelease(t, ctx, src.Host, 44, sign.FormatBoth)
-	bin, err := tools.Binary(ctx, tools.Clients, "cosign")
-	if err != nil {
-		t.Fatal(err)
-	}
-	home := t.TempDir()
-	empty := filepath.Join(home, "trusted_root.json")
+	cosign := offlineCosign(t, ctx, tools.Clients)
+	empty := filepath.Join(t.TempDir(), "trusted_root.json")
 	if err := os.WriteFile(empty, []byte(`{"mediaType":"application/vnd.dev.sigstore.trustedroot+json;version=0.1"}`), 0o644); err != nil {
 		t.Fatal(err)
-	}
-	env := append(os.Environ(), "HOME="+home, "TUF_ROOT="+filepath.Join(home, "tuf"), "DOCKER_CONFIG="+home,
-		"HTTPS_PROXY=http://127.0.0.1:9", "HTTP_PROXY=http://127.0.0.1:9", "NO_PROXY=127.0.0.1,localhost")
-	cosign := func(args ...string) (string, error) {
-		cmd := exec.CommandContext(ctx, bin, args...)
-		cmd.Env = env
-		out, err := cmd.CombinedOutput()
-		return string(out), err
 	}
 	index := kr.rel.Lock.Artifacts[slices.IndexFunc(kr.rel.Lock.Artifacts, func(a release.Artifact) bool { return a.Kind == release.KindImageIndex })]
 	ref := index.Repository + "@" + index.Digest
 	page := []string{"verify", "--key", kr.pub, "--insecure-ignore-tlog=true"}
-	if out, err := cosign(append(page, ref)...); err == nil || !strings.Contains(out, "trusted root is required") {
-		t.Errorf("cosign v2 ran the page's command on a release with bundles offline: %v, want it to ask for a trusted root\n%s", err, out)
+	var refused *cosignError
+	if err := cosign(append(page, ref)...); !errors.As(err, &refused) || !strings.Contains(refused.out, "trusted root is required") {
+		t.Errorf("cosign v2 ran the page's command on a release with bundles offline: %v, want it to ask for a trusted root", err)
 	}
 	for _, args := range [][]string{
 		append(page, "--trusted-root", empty, ref),
 		{"verify-attestation", "--type", "spdxjson", "--key", kr.pub, "--insecure-ignore-tlog=true", "--trusted-root", empty, ref},
 	} {
-		if out, err := cosign(args...); err != nil {
-			t.Errorf("cosign v2 %s: %v\n%s", strings.Join(args, " "), err, out)
+		if err := cosign(args...); err != nil {
+			t.Errorf("cosign v2: %v", err)
 		}
 	}
 }

@@ -31,12 +31,9 @@ its reloader-release repository): a release older than the newest one there
 is refused (exit 3, naming both) unless --allow-downgrade is given, which the
 receipt records. The same release again is a no-op.`
 
-// replayRules registers --expect-version for every command and states the
-// rules in each command's --help: every one takes a release, and copy and
-// import also push it.
-func (g *globals) replayRules(root *cobra.Command) {
-	root.PersistentFlags().StringVar(&g.expect.version, "expect-version", "",
-		"refuse the release unless its signed lock is exactly this version, e.g. v1.2.3 (exit 3)")
+// replayRules states the rules in each command's --help: every one takes a
+// release (and declares --expect-version), and copy and import also push it.
+func replayRules(root *cobra.Command) {
 	for _, c := range root.Commands() {
 		long := c.Long
 		if long == "" {
@@ -50,14 +47,9 @@ func (g *globals) replayRules(root *cobra.Command) {
 	}
 }
 
-func (g *globals) downgradeFlag(c *cobra.Command) {
-	c.Flags().BoolVar(&g.expect.allowDowngrade, "allow-downgrade", false,
-		"push a release older than the newest the target holds (refused otherwise); recorded in the receipt")
-}
-
 // binding is the release the flags ask for: the tag of --lock-ref and
 // --expect-version.
-func (g *globals) binding() trust.Binding {
+func (g *command) binding() trust.Binding {
 	return trust.Binding{Tag: mirror.LockTag(g.lockRef), Version: g.expect.version}
 }
 

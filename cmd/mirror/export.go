@@ -18,7 +18,8 @@ import (
 	"github.com/reloader-dev/reloader/release/trust"
 )
 
-func (g *globals) exportCmd() *cobra.Command {
+func (a *app) exportCmd() *cobra.Command {
+	g := a.command()
 	var out, since, split string
 	c := &cobra.Command{
 		Use:   "export",
@@ -69,6 +70,7 @@ func (g *globals) exportCmd() *cobra.Command {
 			})
 		},
 	}
+	g.releaseFlags(c)
 	c.Flags().StringVar(&out, "to", "", "archive to write: NAME.tar, NAME.tar.zst (zstd) or a directory (OCI layout)")
 	c.Flags().IntVarP(&g.concurrency, "concurrency", "j", 4, "requests in parallel: blobs fetched, and the reads of manifests and signatures")
 	c.Flags().StringVar(&split, "split-size", "", "write NAME.tar[.zst] as numbered parts of at most this size (e.g. 650MiB, 4GB) and a part list NAME.tar[.zst].parts")
@@ -78,7 +80,7 @@ func (g *globals) exportCmd() *cobra.Command {
 
 // exportOptions reads the flags that shape the archive: its path, its
 // parts, and the trust material it carries for the disconnected side.
-func (g *globals) exportOptions(out, split string) (mirror.ExportOptions, error) {
+func (g *command) exportOptions(out, split string) (mirror.ExportOptions, error) {
 	eo := mirror.ExportOptions{Path: out, Concurrency: g.concurrency, Progress: g.progress()}
 	var err error
 	if split != "" {
@@ -114,7 +116,7 @@ func (g *globals) exportOptions(out, split string) (mirror.ExportOptions, error)
 // to the new release's version or scan policy: it is an older release) and
 // its manifests read by digest from where it is, then from the release's
 // source.
-func (g *globals) loadBase(ctx context.Context, cl *registry.Client, in *releaseInput, since string) (*mirror.BaseRelease, error) {
+func (g *command) loadBase(ctx context.Context, cl *registry.Client, in *releaseInput, since string) (*mirror.BaseRelease, error) {
 	p := in.policy
 	p.Expect, p.Scan = trust.Binding{}, nil
 	v, err := in.vs.make(p)

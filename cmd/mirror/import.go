@@ -10,7 +10,8 @@ import (
 	"github.com/reloader-dev/reloader/mirror/registry"
 )
 
-func (g *globals) importCmd() *cobra.Command {
+func (a *app) importCmd() *cobra.Command {
+	g := a.command()
 	rf := &rescanFlags{}
 	c := &cobra.Command{
 		Use:   "import",
@@ -56,8 +57,9 @@ before the whole release is verified at the target.` + tagsHelp,
 			})
 		},
 	}
-	g.targetFlags(c, true)
-	g.transferFlags(c)
+	g.releaseFlags(c)
+	g.targetFlags.register(c, true)
+	g.transferFlagsOn(c)
 	rf.register(c)
 	return c
 }

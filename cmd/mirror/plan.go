@@ -13,7 +13,8 @@ import (
 	"github.com/reloader-dev/reloader/release/trust"
 )
 
-func (g *globals) planCmd() *cobra.Command {
+func (a *app) planCmd() *cobra.Command {
+	g := a.command()
 	c := &cobra.Command{
 		Use:   "plan",
 		Short: "Verify a release offline and show what a copy would move; moves nothing",
@@ -65,7 +66,8 @@ func (g *globals) planCmd() *cobra.Command {
 			})
 		},
 	}
-	g.targetFlags(c, false)
+	g.releaseFlags(c)
+	g.targetFlags.register(c, false)
 	return c
 }
 

@@ -25,7 +25,8 @@ type policyFlags struct {
 
 // policyCmd is the policy subcommand. Most of its length is the help text
 // describing each format, which reads best in one piece beside its flags.
-func (g *globals) policyCmd() *cobra.Command {
+func (a *app) policyCmd() *cobra.Command {
+	g := a.command()
 	var pf policyFlags
 	c := &cobra.Command{
 		Use:   "policy",
@@ -117,9 +118,11 @@ reloader-mirror policy check. See docs/enforce.md.`,
 			})
 		},
 	}
-	g.targetFlags(c, true)
+	// Its -f lists every release it approves and --output is a directory.
+	g.releaseFlagsBut(c)
+	g.targetFlags.register(c, true)
 	pf.addFlags(c.Flags())
-	c.AddCommand(g.policyCheckCmd())
+	c.AddCommand(a.policyCheckCmd())
 	return c
 }
 
@@ -164,7 +167,7 @@ func (pf policyFlags) options() (admission.Options, error) {
 // admissionTrust is the trust policy the user verified the release with, in
 // the forms admission controllers take: the key's PEM, or the identity and
 // the trusted root's JSON (the user's file, else the archive's copy).
-func (g *globals) admissionTrust(in *releaseInput) (admission.Trust, error) {
+func (g *command) admissionTrust(in *releaseInput) (admission.Trust, error) {
 	t := admission.Trust{Identity: g.trust.Identity, IdentityRegexp: g.trust.IdentityRegexp, Issuer: g.trust.Issuer, IgnoreSCT: g.trust.IgnoreSCT, IgnoreTlog: g.trust.IgnoreTlog}
 	var err error
 	switch {
@@ -198,7 +201,7 @@ func (g *globals) admissionTrust(in *releaseInput) (admission.Trust, error) {
 	return t, nil
 }
 
-func (pf policyFlags) write(g *globals, formats []admission.Format, out map[admission.Format][]byte) error {
+func (pf policyFlags) write(g *command, formats []admission.Format, out map[admission.Format][]byte) error {
 	if pf.outDir == "" {
 		for i, f := range formats {
 			if i > 0 {

@@ -18,7 +18,8 @@ type policyCheckFlags struct {
 
 // policyCheckCmd is policy's check subcommand. Most of its length is the
 // help text, which reads best in one piece beside its flags.
-func (g *globals) policyCheckCmd() *cobra.Command {
+func (a *app) policyCheckCmd() *cobra.Command {
+	g := a.command()
 	var f policyCheckFlags
 	c := &cobra.Command{
 		Use:   "check",
@@ -78,7 +79,8 @@ unreachable, namespace missing, no create permission).`,
 			})
 		},
 	}
-	g.targetFlags(c, true)
+	g.releaseFlags(c)
+	g.targetFlags.register(c, true)
 	c.Flags().StringVar(&f.kubeconfig, "kubeconfig", "", "kubeconfig file (default: $KUBECONFIG, else ~/.kube/config)")
 	c.Flags().StringVar(&f.context, "context", "", "kubeconfig context (default: the current context)")
 	c.Flags().StringVar(&f.namespace, "namespace", "reloader", "namespace to probe: one the policies apply to")

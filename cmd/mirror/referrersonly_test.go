@@ -100,11 +100,20 @@ func signatureTags(t *testing.T, ctx context.Context, l *release.Lock, m *mirror
 	return cosignTags, fallback
 }
 
-// cosignV3 runs the pinned cosign v3 CLI, offline (anything but loopback
-// goes to a proxy that refuses it).
+// cosignV3 runs the pinned cosign v3 CLI, offline.
 func cosignV3(t *testing.T, ctx context.Context) func(args ...string) error {
 	t.Helper()
-	bin, err := tools.Binary(ctx, tools.Clients3, "cosign")
+	return offlineCosign(t, ctx, tools.Clients3)
+}
+
+// offlineCosign runs the cosign CLI of a tool set (tools.Clients: v2,
+// tools.Clients3: v3) as a user behind the air gap would: a fresh HOME,
+// TUF cache and Docker config, no key password, and anything but loopback
+// sent to a proxy that refuses it. A failure is a *cosignError holding
+// what cosign printed.
+func offlineCosign(t *testing.T, ctx context.Context, set tools.Set) func(args ...string) error {
+	t.Helper()
+	bin, err := tools.Binary(ctx, set, "cosign")
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -118,6 +118,7 @@ func newRefusalFixture(t *testing.T) *refusalFixture {
 		accept: []string{"--allow-downgrade"}, recorded: `"downgrade"`})
 	f.rows = append(f.rows, refusalRow{rule: "another version than expected", lockRef: newer.LockRef, archive: export(newer),
 		extra: []string{"--expect-version", "v5.0.1"}, says: []string{"the release is v5.0.0, but v5.0.1 was expected"}})
+	f.rows = append(f.rows, f.scanRows(t, ctx, s, newer, publish(startDistribution(t).Host, "", "v5.1.0", releasetest.Options{}))...)
 	f.rows = append(f.rows, refusalRow{rule: "a version without v", lockFile: relabel(t, ctx, s, newer, "5.0.0"),
 		// No archive can carry it: export refuses it like every command.
 		commands: []string{"plan", "copy", "export", "verify", "values", "policy", "review"},

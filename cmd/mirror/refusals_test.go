@@ -30,8 +30,10 @@ type refusalRow struct {
 	// holds held, and heldTags are its lock tags, which a refusal leaves.
 	target, heldTags string
 	held             *releasetest.Release
-	// extra flags every command gets (--expect-version).
-	extra []string
+	// extra flags every command gets (--expect-version); refuseWith flags
+	// only the refusal is run with: the user's own limit (--max-scan-age),
+	// whose absence is the acceptance.
+	extra, refuseWith []string
 	// says is what the refusal must name.
 	says []string
 	// accept turns the refusal into a warning, recorded as recorded says.
@@ -42,6 +44,11 @@ type refusalRow struct {
 	acceptAtTarget []string
 	// commands the rule applies to; nil: every command.
 	commands []string
+	// reviewShows is what review's report shows of a release the scan rules
+	// refuse (review reports the scan, scanCommands); reviewFailOn is how
+	// review --fail-on vulnerability refuses it, where it does.
+	reviewShows  []string
+	reviewFailOn string
 }
 
 var everyCommand = []string{"plan", "copy", "export", "import", "verify", "values", "policy", "review"}
@@ -51,12 +58,11 @@ var everyCommand = []string{"plan", "copy", "export", "import", "verify", "value
 // and the rule named, and nothing pushed, tagged or written; each accept
 // flag turns its refusal into a warning recorded in -o json and the receipt.
 // The scan rules (a database too old, an exception expired since the cut)
-// are the same verifier's, on a real scanned release, in
-// TestTheScanOfARealReleaseIsCheckedWhereItEnters.
+// are rows too (scanrefusals_test.go), with review's column its report.
 func TestEveryCommandRefusesWhatTheRulesRefuse(t *testing.T) {
 	t.Parallel()
 	if testing.Short() {
-		t.Skip("publishes seven releases into a CNCF distribution registry")
+		t.Skip("publishes ten releases into CNCF distribution registries")
 	}
 	f := newRefusalFixture(t)
 	for _, row := range f.rows {
@@ -73,6 +79,12 @@ func TestEveryCommandRefusesWhatTheRulesRefuse(t *testing.T) {
 				}
 			})
 		}
+		if row.reviewShows != nil {
+			t.Run(row.rule+"/review reports it", func(t *testing.T) {
+				t.Parallel()
+				f.reviewReports(t, row)
+			})
+		}
 	}
 }
 
@@ -84,7 +96,7 @@ func (f *refusalFixture) refuses(t *testing.T, row refusalRow, cmd string) {
 	if target == "" {
 		target = f.freshTarget(t)
 	}
-	args := f.args(row, cmd, target, out)
+	args := append(f.args(row, cmd, target, out), row.refuseWith...)
 	code, stdout, stderr := runCLI(t, args...)
 	if code != cli.ExitRefused {
 		t.Fatalf("%s: exit %d, want %d\n%s", strings.Join(args, " "), code, cli.ExitRefused, stderr)
@@ -118,6 +130,11 @@ func (f *refusalFixture) accepts(t *testing.T, row refusalRow, cmd string) {
 	out := filepath.Join(t.TempDir(), "out")
 	target := f.freshTarget(t)
 	args := append(f.args(row, cmd, target, out), row.accept...)
+	if row.held == nil && row.target != "" && cmd != "copy" && cmd != "import" {
+		// Only read (policy --keep-previous): the row's own target serves.
+		target = row.target
+		args = append(f.args(row, cmd, target, out), row.accept...)
+	}
 	if row.held != nil {
 		target = f.copyOfHeld(t, row.held)
 		args = append(f.args(row, cmd, target, out), row.accept...)

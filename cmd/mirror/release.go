@@ -20,7 +20,7 @@ import (
 // lockAndMapping is the verified release lock and its repositories mapped
 // to the target (with --map overrides): what values, verify and policy
 // start from.
-func (g *globals) lockAndMapping(in *releaseInput) (*release.Lock, *mirror.Mapping, error) {
+func (g *command) lockAndMapping(in *releaseInput) (*release.Lock, *mirror.Mapping, error) {
 	l := in.lock.Lock
 	repos, err := g.repos()
 	if err != nil {
@@ -61,7 +61,7 @@ type releaseInput struct {
 // open resolves --file, --lock or --lock-ref, and the trust policy. The
 // archive's trusted material is used only where the user did not give their
 // own, and the identity is always the user's.
-func (g *globals) open(ctx context.Context, c *registry.Client) (*releaseInput, error) {
+func (g *command) open(ctx context.Context, c *registry.Client) (*releaseInput, error) {
 	if err := g.out.Check(); err != nil {
 		return nil, err
 	}
@@ -138,7 +138,7 @@ func (g *globals) open(ctx context.Context, c *registry.Client) (*releaseInput, 
 	p.RequireScan = !g.allowUnscanned
 	p.RequireProvenance = !g.allowNoProvenance
 	p.Expect = g.binding()
-	if p.Scan, err = g.scanPolicy(); err != nil {
+	if p.Scan, err = g.scanPolicy(g.now); err != nil {
 		in.close()
 		return nil, err
 	}
@@ -163,7 +163,7 @@ func (g *globals) open(ctx context.Context, c *registry.Client) (*releaseInput, 
 // deltaSource reads a delta archive together with the target, which must
 // hold the release the delta is against: what the archive leaves out is
 // read (and verified like the rest) from there.
-func (g *globals) deltaSource(c *registry.Client, in *releaseInput) error {
+func (g *command) deltaSource(c *registry.Client, in *releaseInput) error {
 	d := in.archive.Delta
 	if g.target == "" {
 		return cli.Usage(fmt.Errorf("--file %s is a delta against release %s: it holds only what %s lacks; give --target, the registry %s was imported into", g.archive, d.Since.Version, d.Since.Version, d.Since.Version))
@@ -179,7 +179,7 @@ func (g *globals) deltaSource(c *registry.Client, in *releaseInput) error {
 
 // withRelease opens the registry client and the release the flags name (a
 // lock in a registry or a file, or an archive), runs fn, and closes both.
-func (g *globals) withRelease(cmd *cobra.Command, fn func(*registry.Client, *releaseInput) error) error {
+func (g *command) withRelease(cmd *cobra.Command, fn func(*registry.Client, *releaseInput) error) error {
 	cl, err := g.client()
 	if err != nil {
 		return err

@@ -80,7 +80,7 @@ func (f *rescanFlags) check() error {
 // (so it is verified once): it scans each SPDX SBOM of the lock offline,
 // read from where the release was verified, and reports what is new, to
 // stderr so stdout stays the command's own output.
-func (g *globals) rescan(ctx context.Context, prep *mirror.Verified, f *rescanFlags) error {
+func (g *command) rescan(ctx context.Context, prep *mirror.Verified, f *rescanFlags) error {
 	if !f.enabled {
 		return nil
 	}
@@ -99,7 +99,7 @@ func (g *globals) rescan(ctx context.Context, prep *mirror.Verified, f *rescanFl
 		if a.Kind != release.KindSBOM || a.ArtifactType != review.MediaTypeSPDX {
 			continue
 		}
-		data, err := prep.Document(ctx, a, maxSBOMBytes)
+		data, err := prep.Document(ctx, a, review.MaxSBOMBytes)
 		if err != nil {
 			return err
 		}
@@ -122,7 +122,7 @@ func (g *globals) rescan(ctx context.Context, prep *mirror.Verified, f *rescanFl
 	return res.FailOn(prep.Lock.Version, failOn)
 }
 
-func writeRescan(g *globals, version string, n int, res scancheck.Rescan) {
+func writeRescan(g *command, version string, n int, res scancheck.Rescan) {
 	w := g.stderr
 	fmt.Fprintf(w, "rescan of %s: %d SBOM(s) scanned offline, %d finding(s) new since the release\n", version, n, len(res.New))
 	if !res.RecordHasFindings {

@@ -35,9 +35,6 @@ func (e reviewFailed) Error() string {
 // ExitCode makes a failed review a refusal: what it names must not ship.
 func (e reviewFailed) ExitCode() exitcode.Code { return exitcode.Refused }
 
-// maxSBOMBytes bounds one SBOM read from a release.
-const maxSBOMBytes = 64 << 20
-
 type reviewFlags struct {
 	out, against, gate, againstGate, releasePolicy, licencePolicy string
 	failOn                                                        []string
@@ -123,7 +120,8 @@ const reviewExamples = `  # Review an archive carried across the air gap
       --fail-on minimum-elements --profile bsi-tr-03183-2`
 
 // reviewCmd is the review subcommand and its flags.
-func (g *globals) reviewCmd() *cobra.Command {
+func (a *app) reviewCmd() *cobra.Command {
+	g := a.command()
 	f := &reviewFlags{}
 	c := &cobra.Command{
 		Use:     "review",
@@ -156,6 +154,7 @@ func (g *globals) reviewCmd() *cobra.Command {
 			})
 		},
 	}
+	g.releaseFlags(c)
 	fl := c.Flags()
 	fl.StringVar(&f.out, "out", "", "directory to write the review into")
 	fl.StringVar(&f.against, "against", "", "previous release to compare with: an archive, or a lock in a registry (repo:tag)")
@@ -174,7 +173,7 @@ func (g *globals) reviewCmd() *cobra.Command {
 // writes it, then applies --fail-on. It stays whole because the order is the
 // promise: nothing is written for a release or a signed review that does
 // not verify, and a failed check exits 3 only after the review is written.
-func (g *globals) runReview(ctx context.Context, cl *registry.Client, in *releaseInput, f *reviewFlags, checks []string, profile review.Profile) error {
+func (g *command) runReview(ctx context.Context, cl *registry.Client, in *releaseInput, f *reviewFlags, checks []string, profile review.Profile) error {
 	lp, err := licencePolicy(f.licencePolicy)
 	if err != nil {
 		return cli.Usage(err)
@@ -274,23 +273,14 @@ func writeReviewSummary(w io.Writer, r *review.Review, dir string) {
 
 // reviewRelease verifies the release completely (as verify does), reads the
 // SBOMs the lock lists through the verified graph, and builds the review.
-func (g *globals) reviewRelease(ctx context.Context, in *releaseInput, lp *review.LicencePolicy, rp *gate.Policy, gatePath string, now time.Time, profile review.Profile) (*reviewed, *release.Lock, error) {
+func (g *command) reviewRelease(ctx context.Context, in *releaseInput, lp *review.LicencePolicy, rp *gate.Policy, gatePath string, now time.Time, profile review.Profile) (*reviewed, *release.Lock, error) {
 	prep, err := in.lock.Verify(ctx, in.src)
 	if err != nil {
 		return nil, nil, err
 	}
-	var sboms []review.SBOM
-	for _, a := range prep.Lock.Artifacts {
-		// SBOM documents only; a cosign attestation carrying an SBOM is
-		// the same document signed, not another one.
-		if a.Kind != release.KindSBOM || (a.ArtifactType != review.MediaTypeSPDX && a.ArtifactType != review.MediaTypeCycloneDX && a.ArtifactType != review.MediaTypeSPDX3) {
-			continue
-		}
-		data, err := readSBOM(ctx, in.src, prep.Graph, a)
-		if err != nil {
-			return nil, nil, err
-		}
-		sboms = append(sboms, review.SBOM{Artifact: a, Data: data})
+	sboms, err := review.ReadSBOMs(ctx, prep.Lock, prep)
+	if err != nil {
+		return nil, nil, err
 	}
 	var gate *gate.Result
 	if gatePath != "" {
@@ -332,34 +322,6 @@ func (g *globals) reviewRelease(ctx context.Context, in *releaseInput, lp *revie
 	return out, prep.Lock, nil
 }
 
-// readSBOM reads the document layer of an SBOM artifact; the manifest was
-// checked against the lock's digest by Prepare, the layer is checked here.
-func readSBOM(ctx context.Context, src mirror.Source, gr *mirror.Graph, a release.Artifact) ([]byte, error) {
-	n := gr.Node(a.Repository, a.Digest)
-	if n == nil {
-		return nil, fmt.Errorf("SBOM %s@%s is not in the release graph", a.Repository, a.Digest)
-	}
-	for _, b := range n.Blobs {
-		if b.MediaType != a.ArtifactType {
-			continue
-		}
-		if b.Size > maxSBOMBytes {
-			return nil, fmt.Errorf("SBOM %s@%s: layer of %d bytes, more than the %d accepted", a.Repository, a.Digest, b.Size, maxSBOMBytes)
-		}
-		rc, _, err := src.Blob(ctx, a.Repository, b.Digest)
-		if err != nil {
-			return nil, fmt.Errorf("reading SBOM %s@%s: %w", a.Repository, b.Digest, err)
-		}
-		defer rc.Close()
-		data, err := io.ReadAll(mirror.NewVerifyingReader(rc, b.Digest, b.Size))
-		if err != nil {
-			return nil, fmt.Errorf("reading SBOM %s@%s: %w", a.Repository, b.Digest, err)
-		}
-		return data, nil
-	}
-	return nil, fmt.Errorf("SBOM %s@%s has no %s layer", a.Repository, a.Digest, a.ArtifactType)
-}
-
 func readGate(path string) (*gate.Result, error) {
 	data, err := os.ReadFile(path)
 	if err != nil {
@@ -375,7 +337,7 @@ func readGate(path string) (*gate.Result, error) {
 // openAgainst opens the release to compare with: an archive when the path
 // exists, otherwise a lock in a registry. It is verified against the same
 // trust policy as the release under review.
-func (g *globals) openAgainst(ctx context.Context, cl *registry.Client, ref string, cur *releaseInput) (*releaseInput, error) {
+func (g *command) openAgainst(ctx context.Context, cl *registry.Client, ref string, cur *releaseInput) (*releaseInput, error) {
 	// The release compared with is another version: it is held to the tag
 	// it was fetched by, not to --expect-version.
 	_, statErr := os.Stat(ref)

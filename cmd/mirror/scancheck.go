@@ -2,6 +2,7 @@ package main
 
 import (
 	"errors"
+	"time"
 
 	"github.com/reloader-dev/reloader/cmd/internal/cli"
 	"github.com/reloader-dev/reloader/mirror"
@@ -13,7 +14,7 @@ import (
 // the scan check refuses before any command does work, its warnings are
 // printed once, and every later step works from the verified lock. With
 // -o json a scan refusal is reported as the scan check's result.
-func (g *globals) verifyLock(in *releaseInput) error {
+func (g *command) verifyLock(in *releaseInput) error {
 	s, err := mirror.VerifyLock(in.lockJSON, in.lockBundle, in.verifier)
 	var re *scancheck.RefusedError
 	if errors.As(err, &re) && g.out.JSON() {
@@ -29,11 +30,11 @@ func (g *globals) verifyLock(in *releaseInput) error {
 	return nil
 }
 
-// scanPolicy is the consumer scan policy of the flags; now is the wall
-// clock unless a test fixes it. review applies none: it reports.
-func (g *globals) scanPolicy() (*scancheck.Policy, error) {
-	if g.reviewing {
+// scanPolicy is the consumer scan policy of the flags, judged at now (zero:
+// the wall clock). review applies none: it reports.
+func (j *judgmentFlags) scanPolicy(now time.Time) (*scancheck.Policy, error) {
+	if j.reviewing {
 		return nil, nil
 	}
-	return g.scan.Policy(g.now)
+	return j.scan.Policy(now)
 }

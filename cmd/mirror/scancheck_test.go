@@ -134,6 +134,8 @@ func TestTheScanOfARealReleaseIsCheckedWhereItEnters(t *testing.T) {
 	})
 
 	t.Run("an expired exception refuses a release that passed when it was cut", func(t *testing.T) {
+		// Every command is held to it in TestEveryCommandRefusesWhatTheRulesRefuse,
+		// on a record its signer wrote; these hold the record Trivy wrote to it.
 		for _, cmd := range [][]string{
 			{"verify", "--lock-ref", sr.rel.LockRef, "--key", sr.key},
 			{"copy", "--lock-ref", sr.rel.LockRef, "--key", sr.key, "--target", startRegistry(t).Host + "/platform/reloader"},

@@ -12,7 +12,8 @@ import (
 	"github.com/reloader-dev/reloader/mirror/registry"
 )
 
-func (g *globals) valuesCmd() *cobra.Command {
+func (a *app) valuesCmd() *cobra.Command {
+	g := a.command()
 	var variant string
 	var check bool
 	c := &cobra.Command{
@@ -61,7 +62,8 @@ target and confirms it honours image.digest.`,
 			})
 		},
 	}
-	g.targetFlags(c, true)
+	g.releaseFlags(c)
+	g.targetFlags.register(c, true)
 	c.Flags().StringVar(&variant, "variant", "standard", "image variant for the text output: standard, ubi, fips or ubi-fips (json has them all)")
 	c.Flags().BoolVar(&check, "check-chart", false, "read the chart at the target and confirm it honours image.digest")
 	return c

@@ -23,7 +23,7 @@ lists, each against its artifact. It reads the release from --file, or with
 // A policy that admits images, or values that pin them, must not be written
 // for a release whose artifacts are not the signer's, however well its
 // lock is signed.
-func (g *globals) verifiedRelease(ctx context.Context, cl *registry.Client, in *releaseInput) (*mirror.Verified, *mirror.Mapping, error) {
+func (g *command) verifiedRelease(ctx context.Context, cl *registry.Client, in *releaseInput) (*mirror.Verified, *mirror.Mapping, error) {
 	l, m, err := g.lockAndMapping(in)
 	if err != nil {
 		return nil, nil, err
@@ -40,7 +40,7 @@ func (g *globals) verifiedRelease(ctx context.Context, cl *registry.Client, in *
 // read from the target's own copy (--lock-ref <target>/reloader-release:v…,
 // the disconnected side, where the lock's registries are out of reach)
 // means the copy at the target is what is verified.
-func (g *globals) verificationSource(cl *registry.Client, in *releaseInput, l *release.Lock, m *mirror.Mapping) mirror.Source {
+func (g *command) verificationSource(cl *registry.Client, in *releaseInput, l *release.Lock, m *mirror.Mapping) mirror.Source {
 	if in.archive != nil {
 		return in.src
 	}

@@ -12,7 +12,8 @@ import (
 	"github.com/reloader-dev/reloader/mirror/registry"
 )
 
-func (g *globals) verifyCmd() *cobra.Command {
+func (a *app) verifyCmd() *cobra.Command {
+	g := a.command()
 	rf := &rescanFlags{}
 	c := &cobra.Command{
 		Use:   "verify",
@@ -60,7 +61,8 @@ func (g *globals) verifyCmd() *cobra.Command {
 			})
 		},
 	}
-	g.targetFlags(c, false)
+	g.releaseFlags(c)
+	g.targetFlags.register(c, false)
 	rf.register(c)
 	return c
 }

@@ -19,7 +19,7 @@ import (
 func runCounting(t *testing.T, args ...string) (int, string, []trust.Verification) {
 	t.Helper()
 	var out, errb bytes.Buffer
-	g := &globals{stdout: &out, stderr: &errb}
+	g := &app{stdout: &out, stderr: &errb}
 	root := g.root()
 	root.SetArgs(args)
 	root.SetOut(&out)

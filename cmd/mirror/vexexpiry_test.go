@@ -98,12 +98,12 @@ func TestAVEXStatementPastItsDateIsRefusedAtImportAndOneWithinItHolds(t *testing
 	})
 }
 
-// runCLIAt runs the CLI judging releases at now (globals.now), as if on
+// runCLIAt runs the CLI judging releases at now (app.now), as if on
 // that day: the statement's date comes without waiting for it.
 func runCLIAt(t *testing.T, now time.Time, args ...string) (int, string, string) {
 	t.Helper()
 	var out, errb bytes.Buffer
-	root := (&globals{stdout: &out, stderr: &errb, now: now}).root()
+	root := (&app{stdout: &out, stderr: &errb, now: now}).root()
 	root.SetArgs(args)
 	root.SetOut(&out)
 	root.SetErr(&errb)

@@ -64,7 +64,7 @@ given.` + cli.ExitCodesHelp,
 	fl.StringVar(&f.expectVersion, "expect-version", "", "refuse a lock that is not exactly this version, e.g. v1.2.3 (exit 3)")
 	f.output.AddFlags(c.Flags())
 	// The same verification as verify's, the scan policy included.
-	f.scan.Register(c, false)
+	f.scan.Register(c)
 	return c
 }
 

@@ -67,7 +67,7 @@ verify -o json reports the scan check as "scanCheck".` + cli.ExitCodesHelp,
 	f.trust.AddFlags(fl)
 	fl.StringVar(&f.expectVersion, "expect-version", "", "refuse the release unless its signed lock is exactly this version, e.g. v1.2.3 (exit 3)")
 	f.output.AddFlags(c.Flags())
-	f.scan.Register(c, false)
+	f.scan.Register(c)
 	return c
 }
 

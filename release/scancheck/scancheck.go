@@ -48,6 +48,10 @@ type Policy struct {
 	// excepted or not: the consumer's threshold, which may be stricter than
 	// the release policy's.
 	FailOn []string
+	// AcceptExpired are vulnerabilities whose expired exception the
+	// consumer accepts anyway (--accept-expired-exception): a warning on
+	// record instead of a refusal; the statement is still reported expired.
+	AcceptExpired []string
 	// Now is the time of the check (zero: the wall clock). Tests and
 	// audits of "would this have passed on date X" set it.
 	Now time.Time
@@ -131,7 +135,9 @@ func (p Policy) Check(l *release.Lock) (Result, error) {
 	sc := l.Scan
 	age := func(msg string) {
 		if p.EnforceMaxAge {
-			res.Refusals = append(res.Refusals, msg)
+			// The limit is the user's own: name it, since a longer one,
+			// or a release scanned since, is the way through.
+			res.Refusals = append(res.Refusals, msg+" (--max-scan-age)")
 		} else {
 			res.Warnings = append(res.Warnings, msg+" (a warning: give --max-scan-age to refuse it)")
 		}
@@ -148,8 +154,8 @@ func (p Policy) Check(l *release.Lock) (Result, error) {
 				sc.DBBuilt.UTC().Format(time.RFC3339), formatAge(a), formatAge(maxAge)))
 		}
 	}
-	expired, refusals := expiredStatements(l, now)
-	res.ExpiredStatements, res.Refusals = expired, append(res.Refusals, refusals...)
+	expired, refusals, warnings := expiredStatements(l, now, p.AcceptExpired)
+	res.ExpiredStatements, res.Refusals, res.Warnings = expired, append(res.Refusals, refusals...), append(res.Warnings, warnings...)
 	for _, sev := range p.FailOn {
 		if n := sc.Counts[sev]; n > 0 {
 			res.Refusals = append(res.Refusals, fmt.Sprintf("the scan counts %d %s finding(s) (--fail-on-severity %s)%s", n, sev, strings.Join(p.FailOn, ","), excepted(sc)))

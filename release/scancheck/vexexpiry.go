@@ -2,6 +2,7 @@ package scancheck
 
 import (
 	"fmt"
+	"slices"
 	"strings"
 	"time"
 
@@ -28,7 +29,7 @@ type ExpiredStatement struct {
 // expiredStatements judges each exception of the lock's scan record at now:
 // one rule for the scan check and the VEX statements made from the same
 // exceptions. An unreadable expiry is a refusal without a statement.
-func expiredStatements(l *release.Lock, now time.Time) (expired []ExpiredStatement, refusals []string) {
+func expiredStatements(l *release.Lock, now time.Time, accept []string) (expired []ExpiredStatement, refusals, warnings []string) {
 	images := attestedImages(l)
 	for _, e := range l.Scan.Exceptions {
 		exp, err := time.Parse(time.DateOnly, e.Expires)
@@ -41,11 +42,16 @@ func expiredStatements(l *release.Lock, now time.Time) (expired []ExpiredStateme
 				kind = "accepted_risk"
 			}
 			expired = append(expired, ExpiredStatement{Vulnerability: e.ID, Package: e.Package, Kind: kind, Expires: e.Expires, Images: images})
-			refusals = append(refusals, fmt.Sprintf("exception %s in %s expired %s (00:00 UTC): the release shipped it as accepted until then, and it is accepted no longer; its VEX statement (%s) on %s is past its date",
-				e.ID, e.Package, e.Expires, kind, strings.Join(images, ", ")))
+			msg := fmt.Sprintf("exception %s in %s expired %s (00:00 UTC): the release shipped it as accepted until then, and it is accepted no longer; its VEX statement (%s) on %s is past its date",
+				e.ID, e.Package, e.Expires, kind, strings.Join(images, ", "))
+			if slices.Contains(accept, e.ID) {
+				warnings = append(warnings, msg+" (accepted by --accept-expired-exception "+e.ID+")")
+				continue
+			}
+			refusals = append(refusals, msg+"; --accept-expired-exception "+e.ID+" accepts it")
 		}
 	}
-	return expired, refusals
+	return expired, refusals, warnings
 }
 
 // attestedImages are the image indexes of the lock as name@digest: the
