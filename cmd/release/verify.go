@@ -21,8 +21,11 @@ type verifyFlags struct {
 	scan          cli.ScanPolicyFlags
 }
 
-func newVerifyCmd() *cobra.Command {
-	f := &verifyFlags{}
+func newVerifyCmd() *cobra.Command { return newVerifyCmdWith(&verifyFlags{}) }
+
+// newVerifyCmdWith is the command filling f, which a test may preset with
+// what no flag of reloader-release sets (a test CA's missing SCTs).
+func newVerifyCmdWith(f *verifyFlags) *cobra.Command {
 	c := &cobra.Command{
 		Use:   "verify",
 		Short: "Verify a release lock and every artifact it lists, offline",
@@ -31,7 +34,10 @@ func newVerifyCmd() *cobra.Command {
 Sigstore trusted root), then every artifact of the lock in its registry by
 digest: manifest and blob digests, sizes, media types, cosign signatures and
 SBOM attestations. Keyless signatures need a transparency-log entry (verified
-offline against the trusted root) unless --insecure-ignore-tlog is given. No transparency log or other online service is contacted;
+offline against the trusted root) unless the trusted root lists a timestamp
+authority and no log, whose signed RFC 3161 timestamp is then the time
+source, or --insecure-ignore-tlog is given. No transparency log or other
+online service is contacted;
 only the registry holding the artifacts.
 (--trusted-root-sha256 and --insecure-ignore-sct, for archives that carry a
 trusted root and for private CAs, are reloader-mirror's.)
@@ -43,7 +49,12 @@ naming both versions. --certificate-identity-regexp is anchored: it must
 match the whole identity. A keyless certificate that carries GitHub's source
 repository digest and ref must name the lock's commit and refs/tags/<version>.
 ` + cli.ScanPolicyHelp + `
-verify -o json reports the scan check as "scanCheck".` + cli.ExitCodesHelp,
+verify -o json reports the scan check as "scanCheck", and what the lock's
+signature established as "lock", as reloader-mirror verify -o json does:
+lock.timeSource is what a keyless certificate's validity was judged at,
+"rfc3161-timestamp" (a timestamp authority's signed timestamp),
+"tlog-integrated-time" (a Rekor v1 entry) or both joined by "+"; a key
+needs no time source, and lock.timeSource is then absent.` + cli.ExitCodesHelp,
 		Example: `  # key-based release (private PKI)
   reloader-release verify --lock reloader-release.json --key cosign.pub --expect-version v1.2.3
 
@@ -108,7 +119,7 @@ func runVerify(cmd *cobra.Command, f *verifyFlags) error {
 	if err != nil {
 		return cli.Usage(err)
 	}
-	l, err := verify.Lock(cmd.Context(), lockBytes, bundle, opts)
+	l, lr, err := verify.SignedLock(cmd.Context(), lockBytes, bundle, opts)
 	if err != nil {
 		return reportScanRefusal(cmd, f, err)
 	}
@@ -118,7 +129,7 @@ func runVerify(cmd *cobra.Command, f *verifyFlags) error {
 	}
 	res, err := verify.Artifacts(cmd.Context(), l, opts)
 	if f.output.JSON() {
-		out := map[string]any{"version": l.Version, "verified": err == nil, "checked": res.Checked, "scanCheck": scan, "signerKeySha256": signerKey(l)}
+		out := map[string]any{"version": l.Version, "verified": err == nil, "checked": res.Checked, "scanCheck": scan, "signerKeySha256": signerKey(l), "lock": lr}
 		if err != nil {
 			out["error"] = err.Error()
 		}

@@ -98,6 +98,13 @@ type Options struct {
 	Digests []string
 	// Approved are the approved releases' versions, for messages.
 	Approved []string
+	// NoTags: some approved release signs its images only with Sigstore
+	// bundle referrers, no cosign .sig tags (publish --signature-format
+	// bundle, and every keyless release). NoBundles: some only with .sig
+	// tags (legacy). Approve sets them; a key-signed policy reads the form
+	// every approved release carries, or is refused where an engine reads
+	// neither (pcObjects, kyvernoVerifier).
+	NoTags, NoBundles bool
 	// Trust is whom the release's images must be signed by.
 	Trust Trust
 	// Namespace scopes the policies to one namespace (where Reloader runs).
@@ -149,11 +156,18 @@ type Trust struct {
 	// user's verification did.
 	IgnoreSCT bool
 	// IgnoreTlog accepts keyless signatures without a transparency log
-	// entry, as the user's verification did (--insecure-ignore-tlog). It is
-	// never inferred from a trusted root that lacks a log: such a root with
-	// IgnoreTlog unset is refused, because the policies would then either
-	// deny every image or silently drop a check the user asked for.
+	// entry, as the user's verification did (--insecure-ignore-tlog). A
+	// trusted root that lists a timestamp authority and no log needs no
+	// waiver: there, as in reloader-mirror verify, the authority's signed
+	// timestamp is the time source and no log entry is looked for (see
+	// timestampOnly). A root that lists a log keeps the entry required.
 	IgnoreTlog bool
+}
+
+// logRequired reports whether the policies require a transparency-log
+// entry: unless the user waived it, or the trusted root is timestamp-only.
+func (t Trust) logRequired(tm *material) bool {
+	return !t.IgnoreTlog && !tm.timestampOnly()
 }
 
 // anchoredRegexp is the identity regexp as every generated policy writes
@@ -266,9 +280,10 @@ func Generate(o Options, formats []Format) (map[Format][]byte, error) {
 		if tm, err = parseTrustedRoot(o.Trust.TrustedRootJSON); err != nil {
 			return nil, err
 		}
-		if !o.Trust.IgnoreTlog && len(tm.tlogs) == 0 {
-			return nil, errors.New("trust policy: the trusted root has no transparency log, so policies requiring a log entry would deny every image; " +
-				"pass --insecure-ignore-tlog if the release was verified without one (a private Sigstore without Rekor), or give a root with its log")
+		if len(tm.tlogs) == 0 && len(tm.tsas) == 0 {
+			return nil, errors.New("trust policy: the trusted root lists neither a transparency log nor a timestamp authority, so nothing could time " +
+				"the release's short-lived certificates and every image would be denied (reloader-mirror verify refuses such a release too); " +
+				"give the root of the Sigstore that signed it")
 		}
 	}
 	out := map[Format][]byte{}

@@ -9,6 +9,7 @@ import (
 	"golang.org/x/mod/semver"
 
 	"github.com/reloader-dev/reloader/release"
+	"github.com/reloader-dev/reloader/release/trust"
 )
 
 var (
@@ -29,6 +30,27 @@ func (o *Options) Approve(l *release.Lock) {
 		}
 	}
 	o.Approved = append(o.Approved, l.Version)
+	tags, bundles := signatureForms(l)
+	o.NoTags = o.NoTags || !tags
+	o.NoBundles = o.NoBundles || !bundles
+}
+
+// signatureForms reports whether every image index of the release is signed
+// by a cosign .sig tag, and whether every one by a Sigstore bundle referrer:
+// what an engine that reads only one form finds.
+func signatureForms(l *release.Lock) (tags, bundles bool) {
+	tags, bundles = true, true
+	for _, idx := range l.Find(release.KindImageIndex, "") {
+		var t, b bool
+		for _, s := range l.Artifacts {
+			if s.Kind == release.KindSignature && s.Subject == idx.Digest {
+				t = t || trust.Format(s) == trust.FormatCosignSignature
+				b = b || trust.Format(s) == trust.FormatBundle
+			}
+		}
+		tags, bundles = tags && t, bundles && b
+	}
+	return tags, bundles
 }
 
 // normaliseDigests sorts and de-duplicates the approved digests and
@@ -47,8 +69,13 @@ func (o *Options) normaliseDigests() error {
 			return fmt.Errorf("approved release %q is not a version", v)
 		}
 	}
+	// Copies: Generate takes Options by value, but sorting and compacting
+	// in place would reorder and zero the caller's arrays (a second
+	// Generate from the same Options then met empty digests).
+	o.Digests = slices.Clone(o.Digests)
 	slices.Sort(o.Digests)
 	o.Digests = slices.Compact(o.Digests)
+	o.Approved = slices.Clone(o.Approved)
 	slices.SortFunc(o.Approved, compareVersions)
 	o.Approved = slices.Compact(o.Approved)
 	return nil

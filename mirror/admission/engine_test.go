@@ -304,7 +304,8 @@ func (pt *policyTester) admit(ctx context.Context, image string) (string, error)
 }
 
 // The ClusterImagePolicies reloader-mirror policy prints, key-signed and
-// keyless, evaluated by policy-controller's own engine (policy-tester, the
+// keyless (with log entries, or with TSA timestamps only under a
+// timestamp-only trusted root), evaluated by policy-controller's own engine (policy-tester, the
 // pinned v0.13.1) against a real mirrored release, fully offline: the
 // release's images by digest at the mirror are admitted; an image pushed
 // there by digest unsigned or signed by another key or identity, an image
@@ -323,6 +324,7 @@ func TestPolicyControllerEvaluatesTheGeneratedPolicies(t *testing.T) {
 	}{
 		{"key", keyedFixture},
 		{"keyless with log entries", keylessFixture},
+		{"keyless timestamped by the TSA under a timestamp-only root", timestampedFixture},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			ctx := testContext(t)

@@ -63,6 +63,10 @@ func kyvernoObjects(o Options, tm *material) ([]any, error) {
 	if err != nil {
 		return nil, err
 	}
+	verifier, err := kyvernoVerifier(o)
+	if err != nil {
+		return nil, err
+	}
 	attestors := []any{map[string]any{"count": 1, "entries": []any{entry}}}
 	attestations := []any{map[string]any{"type": o.SBOMPredicateType, "attestors": attestors}}
 	if o.ProvenancePredicateType != "" {
@@ -94,7 +98,7 @@ func kyvernoObjects(o Options, tm *material) ([]any, error) {
 					"name":  "release-signature-and-sbom",
 					"match": match,
 					"verifyImages": []any{map[string]any{
-						"type":            kyvernoVerifier(o.Trust),
+						"type":            verifier,
 						"imageReferences": refs,
 						"failureAction":   kyvernoAction(o),
 						"mutateDigest":    false,
@@ -110,14 +114,24 @@ func kyvernoObjects(o Options, tm *material) ([]any, error) {
 }
 
 // kyvernoVerifier is the verifyImages type that reads the release's
-// signatures: key-signed releases carry cosign .sig/.att tags (Cosign);
-// keyless ones carry Sigstore bundles as OCI referrers, which Kyverno's
-// Cosign verifier never looks at (it would deny every keyless image).
-func kyvernoVerifier(t Trust) string {
-	if t.Keyless() {
-		return "SigstoreBundle"
+// signatures. Keyless releases carry Sigstore bundles as OCI referrers,
+// which Kyverno's Cosign verifier never looks at (it would deny every
+// keyless image). Key-signed releases carry cosign .sig/.att tags (Cosign),
+// bundles as well (publish's default), or bundles only (--signature-format
+// bundle): SigstoreBundle, which verifies them with the policy's key.
+// Kyverno runs one verifier per rule, so approved releases of which some
+// carry only tags and others only bundles have none that admits them all.
+func kyvernoVerifier(o Options) (string, error) {
+	switch {
+	case o.Trust.Keyless():
+		return "SigstoreBundle", nil
+	case o.NoTags && o.NoBundles:
+		return "", errors.New("the approved key-signed releases carry their signatures in different forms, some only as cosign .sig/.att tags, " +
+			"some only as Sigstore bundles, and a Kyverno ClusterPolicy reads one of them: use --format kyverno, or approve releases of one form")
+	case o.NoTags:
+		return "SigstoreBundle", nil
 	}
-	return "Cosign"
+	return "Cosign", nil
 }
 
 func kyvernoAttestor(t Trust, tm *material) (map[string]any, error) {
@@ -143,9 +157,13 @@ func kyvernoAttestor(t Trust, tm *material) (map[string]any, error) {
 	} else {
 		kl["subjectRegExp"] = t.anchoredRegexp()
 	}
-	// The log requirement follows the user's verification, never the root:
-	// Generate refused a root without a log unless IgnoreTlog was given.
-	if t.IgnoreTlog {
+	// The log requirement follows the user's verification and the root:
+	// none when the user waived it or the root is timestamp-only. With
+	// ignoreTlog and no ignoreSCT, Kyverno v1.19.1's SigstoreBundle
+	// verifier asks sigstore-go for one observer timestamp and verifies no
+	// log entry, so a signed timestamp from a timestamp authority of its
+	// TUF trusted root is required, as reloader-mirror verify requires it.
+	if !t.logRequired(tm) {
 		kl["rekor"] = map[string]any{"ignoreTlog": true}
 	}
 	// No ctlog.ignoreSCT, even with --insecure-ignore-sct: Kyverno

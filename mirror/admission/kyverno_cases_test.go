@@ -127,12 +127,12 @@ func mirrorOlder(t *testing.T, ctx context.Context, m *mirroredRelease, p trust.
 	return m.target + "/reloader@" + rel.Indexes["reloader"]
 }
 
-// runKyvernoCases applies each Kyverno format's policy for m in turn and
-// checks every case against it (other is a signer that is not the
+// runKyvernoCases applies each of the Kyverno formats' policy for m in turn
+// and checks every case against it (other is a signer that is not the
 // release's; older a signed image of an older release at the mirror). The
 // last format's policy stays applied. It returns the namespace and the
 // release image it admitted.
-func runKyvernoCases(t *testing.T, ctx context.Context, e *kyvernoEngine, m *mirroredRelease, other releasetest.Signer, older string) (string, string) {
+func runKyvernoCases(t *testing.T, ctx context.Context, e *kyvernoEngine, m *mirroredRelease, other releasetest.Signer, older string, formats []admission.Format) (string, string) {
 	t.Helper()
 	ns := e.cp.Namespace(t)
 	repo := m.target + "/reloader"
@@ -190,7 +190,7 @@ func runKyvernoCases(t *testing.T, ctx context.Context, e *kyvernoEngine, m *mir
 		why: both("not an image of an approved release: container app image " + older)})
 
 	gone := ""
-	for i, f := range kyvernoFormats {
+	for i, f := range formats {
 		o := m.opts
 		o.Namespace, o.Name = ns, strings.TrimSuffix(names[f], "-images")
 		out, err := admission.Generate(o, []admission.Format{f})
@@ -199,7 +199,7 @@ func runKyvernoCases(t *testing.T, ctx context.Context, e *kyvernoEngine, m *mir
 		}
 		pol := e.applyPolicy(t, ctx, out[f], ns, repo+":v1.2.3", gone)
 		t.Run(string(f), func(t *testing.T) { e.check(t, ctx, ns, f, cases) })
-		if i < len(kyvernoFormats)-1 {
+		if i < len(formats)-1 {
 			e.removePolicy(t, ctx, pol)
 			gone = pol.GetName()
 		}

@@ -28,6 +28,7 @@ import (
 	"github.com/reloader-dev/reloader/test/process"
 	testregistry "github.com/reloader-dev/reloader/test/registry"
 	"github.com/reloader-dev/reloader/test/tools"
+	"github.com/reloader-dev/reloader/test/virtualsigstore"
 )
 
 // signOnly signs ref as the release does, with s, but attaches no SBOM
@@ -262,7 +263,7 @@ func TestKyvernoEnforcesTheKeySignedPolicy(t *testing.T) {
 		t.Fatal(err)
 	}
 	e := startKyverno(t, ctx, kyvernoOptions{})
-	ns, image := runKyvernoCases(t, ctx, e, m, other, older)
+	ns, image := runKyvernoCases(t, ctx, e, m, other, older, kyvernoFormats)
 	signatureCacheOutlivesDeletion(t, ctx, e, ns, image)
 	kyvernoFailsClosed(t, ctx, e, ns, image)
 }
@@ -274,6 +275,23 @@ func TestKyvernoEnforcesTheKeySignedPolicy(t *testing.T) {
 // the same repository, served on loopback.
 func TestKyvernoEnforcesTheKeylessPolicy(t *testing.T) {
 	t.Parallel()
+	enforceKeylessPolicy(t, false)
+}
+
+// The same for a keyless release signed without a transparency log, its
+// signatures timestamped only by the VirtualSigstore's TSA, under a trusted
+// root that lists the TSA and no log (no --insecure-ignore-tlog): both
+// Kyverno formats take the TSA's signed timestamp as the time source.
+func TestKyvernoEnforcesTheTimestampOnlyKeylessPolicy(t *testing.T) {
+	t.Parallel()
+	enforceKeylessPolicy(t, true)
+}
+
+// enforceKeylessPolicy runs the keyless release's cases on Kyverno: signed
+// with log entries under the VirtualSigstore's whole root, or, with
+// timestampOnly, with TSA timestamps only under a root without its log.
+func enforceKeylessPolicy(t *testing.T, timestampOnly bool) {
+	t.Helper()
 	needKyverno(t)
 	ctx := testContext(t)
 	vs, err := ca.NewVirtualSigstore()
@@ -286,8 +304,8 @@ func TestKyvernoEnforcesTheKeylessPolicy(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	s.Tlog = true
-	rootJSON, err := s.TrustedRootJSON()
+	s.Tlog = !timestampOnly
+	rootJSON, err := s.TrustedRootJSONOf(virtualsigstore.Parts{NoLogs: timestampOnly})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -321,6 +339,53 @@ func TestKyvernoEnforcesTheKeylessPolicy(t *testing.T) {
 		t.Fatal(err)
 	}
 	m.opts.KyvernoTUF = admission.TUF{Mirror: tufServer.URL, RootJSON: tufRoot}
-	ns, image := runKyvernoCases(t, ctx, e, m, other, older)
+	if !timestampOnly {
+		ns, image := runKyvernoCases(t, ctx, e, m, other, older, kyvernoFormats)
+		kyvernoFailsClosed(t, ctx, e, ns, image)
+		return
+	}
+	ns, image := runKyvernoCases(t, ctx, e, m, other, older, []admission.Format{admission.KyvernoClusterPolicy})
+	ivpolNeedsARekorKey(t, ctx, e, m, s, ns, image)
 	kyvernoFailsClosed(t, ctx, e, ns, image)
+}
+
+// ivpolNeedsARekorKey shows why reloader-mirror policy refuses the
+// ImageValidatingPolicy for a trusted root without a log: Kyverno v1.19.1
+// reads Rekor public keys from the root its TUF client serves before every
+// keyless verification, even with the log ignored. The policy written for
+// the whole root with the log waived (the most it could be) denies the
+// release while Kyverno's TUF repository serves the timestamp-only root.
+func ivpolNeedsARekorKey(t *testing.T, ctx context.Context, e *kyvernoEngine, m *mirroredRelease, s releasetest.Signer, ns, image string) {
+	t.Helper()
+	t.Run("the ImageValidatingPolicy cannot verify under a TUF root without a log", func(t *testing.T) {
+		o := m.opts
+		o.Namespace, o.Name = ns, "rm-ivpol"
+		if _, err := admission.Generate(o, []admission.Format{admission.Kyverno}); err == nil || !strings.Contains(err.Error(), "no Rekor public keys found in trusted root") {
+			t.Fatalf("the ImageValidatingPolicy for a timestamp-only root: %v, want it refused", err)
+		}
+		whole, err := s.TrustedRootJSON()
+		if err != nil {
+			t.Fatal(err)
+		}
+		o.Trust.TrustedRootJSON, o.Trust.IgnoreTlog = whole, true
+		out, err := admission.Generate(o, []admission.Format{admission.Kyverno})
+		if err != nil {
+			t.Fatal(err)
+		}
+		// The ClusterPolicy runKyvernoCases left applied goes first, so that the
+		// denial is the ImageValidatingPolicy's; this one stays for the
+		// fail-closed check.
+		cpol := &unstructured.Unstructured{}
+		cpol.SetKind("ClusterPolicy")
+		cpol.SetName("rm-cpol-images")
+		e.removePolicy(t, ctx, cpol)
+		e.applyPolicy(t, ctx, out[admission.Kyverno], ns, m.target+"/reloader:v1.2.3", cpol.GetName())
+		err = e.k.apply(ctx, pod(ns, "rekorless", map[string]string{"app": image}, nil), true)
+		if err == nil || !strings.Contains(err.Error(), "Policy rm-ivpol-images failed") {
+			t.Fatalf("the release under the ImageValidatingPolicy: %v, want it denied", err)
+		}
+		if !strings.Contains(e.proc.Tail(400), "no Rekor public keys found in trusted root") {
+			t.Errorf("Kyverno denied the release, but its log does not say it found no Rekor key:\n%s", e.proc.Tail(40))
+		}
+	})
 }

@@ -196,6 +196,16 @@ func ivpolCosign(t Trust, tm *material) (map[string]any, error) {
 	if tm == nil {
 		return nil, errors.New("keyless trust policy without a trusted root")
 	}
+	if len(tm.tlogs) == 0 {
+		// initTUFAndFetch: every keyless verification reads the Rekor keys
+		// of the trusted root Kyverno's TUF client serves, before the
+		// policy's own root is looked at, and fails without one; the
+		// site's TUF repository serves the root it verified with.
+		return nil, errors.New("the ImageValidatingPolicy of Kyverno v1.19.1 cannot verify under a trusted root without a transparency log: " +
+			"before every keyless verification it reads Rekor public keys from the trusted root its TUF client serves, even with the log ignored, " +
+			"and denies the image when there are none (\"no Rekor public keys found in trusted root\"); " +
+			"use --format kyverno-clusterpolicy, which takes the timestamp authority's timestamp, or policy-controller")
+	}
 	id := map[string]any{"issuer": t.Issuer}
 	if t.Identity != "" {
 		id["subject"] = t.Identity
@@ -206,10 +216,13 @@ func ivpolCosign(t Trust, tm *material) (map[string]any, error) {
 		"keyless":     map[string]any{"identities": []any{id}},
 		"trustedRoot": map[string]any{"value": string(t.TrustedRootJSON)},
 	}
-	// The log requirement follows the user's verification, never the root:
-	// Generate refused a root without a log unless IgnoreTlog was given.
+	// The log requirement follows the user's verification: waived, Kyverno
+	// v1.19.1 verifies a Sigstore bundle with a signed timestamp of a
+	// timestamp authority of this root required (ivpol's
+	// shouldUseSignedTimestamps: the log ignored, a bundle found, trusted
+	// material given). A timestamp-only root was refused above.
 	ctlog := map[string]any{}
-	if t.IgnoreTlog {
+	if !t.logRequired(tm) {
 		ctlog["insecureIgnoreTlog"] = true
 	} else if t.IgnoreSCT {
 		// Kyverno wants the log's URL once ctlog is given; bundles are

@@ -2,6 +2,7 @@ package admission
 
 import (
 	"encoding/base64"
+	"errors"
 	"fmt"
 	"strings"
 
@@ -63,6 +64,14 @@ func pcMode(o Options) string {
 // signature, the other the SBOM attestation. A keyless trust policy adds the
 // TrustRoot both refer to.
 func pcObjects(o Options, tm *material) ([]any, error) {
+	if !o.Trust.Keyless() && o.NoTags {
+		// checkOptsFromAuthority: "when using the new bundle format, the
+		// authority must be keyless"; a key authority reads .sig/.att tags
+		// only, so the policy would deny the release itself.
+		return nil, errors.New("policy-controller v0.13.1 verifies Sigstore bundles only for keyless authorities (sigstore/policy-controller#1958), " +
+			"and an approved key-signed release carries its signatures only as bundles, without the cosign .sig/.att tags it reads: " +
+			"its policy would deny the release; use --format kyverno or kyverno-clusterpolicy, or publish with --signature-format both")
+	}
 	var objs []any
 	trustRoot := o.Name + "-trust-root"
 	if tm != nil {
@@ -140,13 +149,16 @@ func pcAuthority(o Options, name, trustRoot string, tm *material) map[string]any
 	a["keyless"] = kl
 	// Keyless certificates live minutes; the signing time comes from the
 	// transparency log or a timestamp authority of the same trusted root.
-	if !o.Trust.IgnoreTlog {
-		a["ctlog"] = map[string]any{"trustRootRef": trustRoot}
-	}
 	// policy-controller skips the log check whenever an authority names a
-	// timestamp authority, so the TSA is the time source only where the
-	// user waived the log; with the log required its entry's time is.
-	if o.Trust.IgnoreTlog && len(tm.tsas) > 0 {
+	// timestamp authority, so the TSA is named only where no log entry is
+	// required: the user waived the log, or the root is timestamp-only.
+	// There policy-controller v0.13.1 requires a signed timestamp from the
+	// root's TSA for every bundle (UseSignedTimestamps, which cosign
+	// passes to sigstore-go as WithSignedTimestamps(1)), as reloader-mirror
+	// verify does; with the log required its entry's time is the source.
+	if o.Trust.logRequired(tm) {
+		a["ctlog"] = map[string]any{"trustRootRef": trustRoot}
+	} else if len(tm.tsas) > 0 {
 		a["rfc3161timestamp"] = map[string]any{"trustRootRef": trustRoot}
 	}
 	return a

@@ -10,10 +10,14 @@ import (
 	"github.com/reloader-dev/reloader/mirror/admission"
 )
 
-// The transparency-log requirement of every generated policy is the user's
-// (--insecure-ignore-tlog), never inferred from what the trusted root holds:
-// a root without a log used to turn the log check off silently in Kyverno.
-func TestTheLogRequirementFollowsTheUsersVerificationNotTheRoot(t *testing.T) {
+// The transparency-log requirement of every generated policy is the one
+// reloader-mirror verify applied: the log entry is required when the
+// trusted root lists a log, unless the user waived it
+// (--insecure-ignore-tlog); a root that lists a timestamp authority and no
+// log makes the authority's signed timestamp the time source with no
+// waiver, each engine told so in its own terms; a root with neither is
+// refused, waiver or not, as verify refuses its releases.
+func TestTheLogRequirementFollowsTheUsersVerificationAndTheTrustedRoot(t *testing.T) {
 	t.Parallel()
 	keyless := func(root []byte, ignoreTlog bool) admission.Options {
 		return admission.Options{Repositories: []string{repo}, Digests: []string{testDigest},
@@ -67,15 +71,50 @@ func TestTheLogRequirementFollowsTheUsersVerificationNotTheRoot(t *testing.T) {
 			t.Errorf("policy-controller policy still requires the log the user waived, or has no TSA for the signing time:\n%s", pc)
 		}
 	})
-	t.Run("a root without a log and no waiver is refused, naming the flag", func(t *testing.T) {
-		_, err := admission.Generate(keyless(withoutLog, false), formats)
-		if err == nil || !strings.Contains(err.Error(), "--insecure-ignore-tlog") || !strings.Contains(err.Error(), "no transparency log") {
-			t.Fatalf("got %v, want a refusal naming the missing log and --insecure-ignore-tlog", err)
-		}
-	})
-	t.Run("a root without a log, waived", func(t *testing.T) {
-		if _, err := admission.Generate(keyless(withoutLog, true), formats); err != nil {
+	t.Run("a timestamp-only root: the TSA is the time source, no waiver needed", func(t *testing.T) {
+		// Each engine then requires the TSA's signed timestamp and no log
+		// entry (checkOptsFromAuthority; Kyverno's SigstoreBundle
+		// verifier): TestPolicyControllerEvaluatesTheGeneratedPolicies and
+		// TestKyvernoEnforcesTheTimestampOnlyKeylessPolicy show it on a
+		// release with no log entry.
+		engines := []admission.Format{admission.PolicyController, admission.KyvernoClusterPolicy}
+		out, err := admission.Generate(keyless(withoutLog, false), engines)
+		if err != nil {
 			t.Fatal(err)
 		}
+		if pc := string(out[admission.PolicyController]); strings.Contains(pc, "ctlog:") || !strings.Contains(pc, "rfc3161timestamp:") || !strings.Contains(pc, "timestampAuthorities:") {
+			t.Errorf("policy-controller policy does not take the TSA as the time source, or requires a log:\n%s", pc)
+		}
+		if k := string(out[admission.KyvernoClusterPolicy]); !strings.Contains(k, "ignoreTlog: true") {
+			t.Errorf("Kyverno ClusterPolicy requires a log the root does not list:\n%s", k)
+		}
+		waived, err := admission.Generate(keyless(withoutLog, true), engines)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, f := range engines {
+			if string(waived[f]) != string(out[f]) {
+				t.Errorf("%s: the waiver changes the policy of a timestamp-only root", f)
+			}
+		}
 	})
+	t.Run("a root without a log: the ImageValidatingPolicy alone is refused, naming Kyverno's need", func(t *testing.T) {
+		for _, waived := range []bool{false, true} {
+			_, err := admission.Generate(keyless(withoutLog, waived), []admission.Format{admission.Kyverno})
+			if err == nil || !strings.Contains(err.Error(), "Kyverno v1.19.1") || !strings.Contains(err.Error(), "no Rekor public keys found in trusted root") {
+				t.Errorf("log waived: %v: got %v, want a refusal naming Kyverno and what it lacks", waived, err)
+			}
+		}
+	})
+	delete(m, "timestampAuthorities")
+	neither, err := json.Marshal(m)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, waived := range []bool{false, true} {
+		_, err := admission.Generate(keyless(neither, waived), []admission.Format{admission.PolicyController, admission.KyvernoClusterPolicy})
+		if err == nil || !strings.Contains(err.Error(), "neither a transparency log nor a timestamp authority") {
+			t.Errorf("a root with no log and no TSA (log waived: %v): got %v, want a refusal naming both", waived, err)
+		}
+	}
 }

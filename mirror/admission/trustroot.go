@@ -21,6 +21,14 @@ type material struct {
 	ctlog []tlog      // certificate transparency logs
 }
 
+// timestampOnly reports whether the root makes a timestamp authority's
+// signed timestamp the time source on its own, as trust.Policy does: it
+// lists an authority and no transparency log, so no log entry could be
+// verified against it anyway.
+func (m *material) timestampOnly() bool {
+	return m != nil && len(m.tlogs) == 0 && len(m.tsas) > 0
+}
+
 type authority struct {
 	uri, organization, commonName string
 	// chainPEM is the chain from the issuing certificate up to the root.

@@ -29,19 +29,27 @@ import (
 // Lock verifies the lock's Sigstore bundle against the expected signer and
 // that the lock names that signer, then parses it.
 func Lock(ctx context.Context, lockBytes, bundleBytes []byte, opts Options) (*release.Lock, error) {
+	l, _, err := SignedLock(ctx, lockBytes, bundleBytes, opts)
+	return l, err
+}
+
+// SignedLock is Lock with what its verification established (the signer,
+// the lock's digest, the time source of a keyless signature), for a caller
+// that reports it as reloader-mirror verify does.
+func SignedLock(_ context.Context, lockBytes, bundleBytes []byte, opts Options) (*release.Lock, trust.LockResult, error) {
 	v, err := opts.Verifier()
 	if err != nil {
-		return nil, fmt.Errorf("verifying the release lock: %w", err)
+		return nil, trust.LockResult{}, fmt.Errorf("verifying the release lock: %w", err)
 	}
-	l, _, err := v.Lock(lockBytes, bundleBytes)
+	l, lr, err := v.Lock(lockBytes, bundleBytes)
 	if errors.Is(err, scancheck.ErrRefused) {
 		// Signed as expected; what it says about its scan fails today.
-		return nil, fmt.Errorf("checking the release lock's scan record: %w", err)
+		return nil, trust.LockResult{}, fmt.Errorf("checking the release lock's scan record: %w", err)
 	}
 	if err != nil {
-		return nil, fmt.Errorf("verifying the release lock: its signature does not verify against the expected signer (was it modified?): %w", err)
+		return nil, trust.LockResult{}, fmt.Errorf("verifying the release lock: its signature does not verify against the expected signer (was it modified?): %w", err)
 	}
-	return l, nil
+	return l, lr, nil
 }
 
 // Result lists what was checked.
