@@ -40,20 +40,13 @@ func formatChecked(p Profile, format string) (bool, string) {
 	case name == "CycloneDX" && versionAtLeast(version, 1, 6):
 		return true, ""
 	case name == "SPDX" && versionAtLeast(version, 3, 0) && version != "3.0" && version != "3.0.0":
-		if spdx3BSIFields {
-			return true, ""
-		}
-		return false, fmt.Sprintf("%s is allowed by BSI TR-03183-2 v2.1.0, but this review reads BSI's fields from CycloneDX only so far; the image's CycloneDX document is checked", format)
+		// fromSPDX3 reads BSI's fields by the TR's SPDX 3.0.1 mapping
+		// (spdx3Evidence), so a reviewer holding only SPDX 3 documents
+		// can run the profile.
+		return true, ""
 	}
 	return false, fmt.Sprintf("%s is not a format BSI TR-03183-2 v2.1.0 allows (§4: CycloneDX 1.6 or later, SPDX 3.0.1 or later); the image's other documents are checked", format)
 }
-
-// spdx3BSIFields is the seam for SPDX 3.0.1: set it once ParseSBOM reads
-// from an SPDX 3 document every field cdxEvidence and cdxDocumentFacts read
-// from CycloneDX (File.additionalPurpose, verifiedUsing, the
-// hasDeclaredLicense and hasConcludedLicense relationships, externalRefs),
-// and the profile is checked on both.
-const spdx3BSIFields = false
 
 // formatElement is what an image lacks when none of its SBOMs is in a
 // format the profile allows.

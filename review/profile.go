@@ -23,8 +23,8 @@ const (
 // DefaultProfile is the profile every format our releases publish is
 // checked against. BSI TR-03183-2 v2.1.0, which our releases pass too, is
 // not the default: it allows neither SPDX 2, so it checks only the
-// CycloneDX documents, nor an SBOM without producer contacts, which
-// SBOMs made elsewhere rarely carry.
+// CycloneDX and SPDX 3.0.1 documents, nor an SBOM without producer
+// contacts, which SBOMs made elsewhere rarely carry.
 const DefaultProfile = ProfileCISA2025
 
 // Profiles returns the profiles --profile accepts, weakest first.
@@ -302,11 +302,11 @@ func componentNoun(f field) string {
 	case fieldDeployableHash:
 		return "SHA-512 of the file it is deployed in"
 	case fieldExecutable:
-		return "executable property (" + PropertyExecutableName + ": executable or non-executable)"
+		return "executable property (CycloneDX " + PropertyExecutableName + ": executable or non-executable; SPDX 3: the purposes of its distribution artifact)"
 	case fieldArchive:
-		return "archive property (" + PropertyArchiveName + ": archive or no archive)"
+		return "archive property (CycloneDX " + PropertyArchiveName + ": archive or no archive; SPDX 3: the purposes of its distribution artifact)"
 	case fieldStructured:
-		return "structured property (" + PropertyStructuredName + ": structured or unstructured)"
+		return "structured property (CycloneDX " + PropertyStructuredName + ": structured or unstructured; SPDX 3: container or firmware among its distribution artifact's purposes)"
 	case fieldSourceURI:
 		return "source code URI"
 	case fieldDeployableURI:

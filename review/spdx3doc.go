@@ -70,6 +70,7 @@ func fromSPDX3(doc *v3.Document, what string) (*Document, error) {
 	d.facts[fieldTool] = len(ci.CreatedUsing) > 0
 	d.facts[fieldSBOMURI] = strings.Contains(doc.ID, "://")
 	d.facts[fieldNoVulnerabilities] = !spdx3Vulnerabilities(doc.Elements)
+	spdx3DocumentFacts(ci, doc.Elements, d)
 	return d, nil
 }
 
@@ -77,7 +78,8 @@ func fromSPDX3(doc *v3.Document, what string) (*Document, error) {
 type spdx3Links struct {
 	declared, concluded []v3.AnyLicenseInfo
 	related             bool
-	filename            string
+	// artifacts are the files it hasDistributionArtifact.
+	artifacts []v3.AnyFile
 }
 
 func spdx3Relations(elems v3.ElementList) map[v3.AnyElement]*spdx3Links {
@@ -100,11 +102,7 @@ func spdx3Relations(elems v3.ElementList) map[v3.AnyElement]*spdx3Links {
 		case v3.RelationshipType_HasConcludedLicense:
 			at(from).concluded = append(at(from).concluded, r.GetTo().LicenseInfos()...)
 		case v3.RelationshipType_HasDistributionArtifact:
-			for _, f := range r.GetTo().Files() {
-				if n := strings.TrimSpace(f.GetName()); n != "" {
-					at(from).filename = n
-				}
-			}
+			at(from).artifacts = append(at(from).artifacts, r.GetTo().Files()...)
 		case v3.RelationshipType_Contains, v3.RelationshipType_DependsOn, v3.RelationshipType_HasDynamicLink, v3.RelationshipType_HasStaticLink:
 			for _, to := range r.GetTo() {
 				if to != nil && to != from {
@@ -130,7 +128,8 @@ func spdx3Component(p *v3.Package, rels map[v3.AnyElement]*spdx3Links) (Componen
 		}
 	}
 	c.Source = sourceOf(c.PURL, p.SourceInfo)
-	e := evidence{related: l.related, filename: l.filename != ""}
+	e := evidence{related: l.related}
+	spdx3Evidence(p, l, &e)
 	if p.SuppliedBy != nil {
 		if name := strings.TrimSpace(p.SuppliedBy.GetName()); name != "" && name != noAssertion {
 			c.Supplier = strings.TrimPrefix(agentKind(p.SuppliedBy)+": "+name, ": ")

@@ -153,9 +153,14 @@ func Generate(ctx context.Context, img v1.Image, opts Options) ([]Document, erro
 	if err != nil {
 		return nil, fmt.Errorf("generating the CycloneDX SBOM for %s %s: %w", opts.Name, dgst, err)
 	}
-	// SPDX 3.0.1 is the finished SPDX 2.3 document converted, so the two
-	// cannot say different things.
-	spdx3Doc, err := spdx3.FromSPDX23(spdx)
+	// SPDX 3.0.1 is the finished SPDX 2.3 document converted, with what
+	// BSI TR-03183-2 v2.1.0 asks beyond SPDX 2.3 read from the finished
+	// CycloneDX one, so the three cannot say different things.
+	facts, err := spdx3Facts(cdx)
+	if err != nil {
+		return nil, fmt.Errorf("generating the SPDX 3.0.1 SBOM for %s %s: %w", opts.Name, dgst, err)
+	}
+	spdx3Doc, err := spdx3.FromSPDX23(spdx, facts)
 	if err != nil {
 		return nil, fmt.Errorf("generating the SPDX 3.0.1 SBOM for %s %s: %w", opts.Name, dgst, err)
 	}

@@ -76,10 +76,12 @@ func TestReleaseSBOMsAgreeInThreeFormats(t *testing.T) {
 		}
 		what := a.Name + " " + a.Platform
 		compareFormats(t, what, docs)
+		compareBSIFields(t, what, docs)
 	}
 	if images == 0 {
 		t.Fatal("the release has no images")
 	}
+	checkBSIOnSPDX3Alone(t, rel, bySubject)
 }
 
 // compareFormats holds the components review reads from each format, and

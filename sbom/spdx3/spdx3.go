@@ -4,7 +4,9 @@
 // the finished document, after everything sbom adds to what syft writes
 // (suppliers, hashes, licences, the generation context), keeps the formats
 // in agreement by construction: there is one list of components, written
-// three ways.
+// three ways. What BSI TR-03183-2 v2.1.0 asks beyond SPDX 2.3's fields
+// (bsi.go) is handed in as facts read from the finished CycloneDX
+// document, and written in SPDX 3's model by the TR's SPDX 3.0.1 mapping.
 //
 // The library's JSON-LD writer numbers the elements the 2.3 document gives no
 // identifier (relationships, agents, licence sets) in the order it walks a
@@ -44,8 +46,9 @@ const Context = "https://spdx.org/rdf/3.0.1/spdx-context.jsonld"
 // Nothing of the 2.3 document the SBOM profiles read is dropped: packages
 // with their versions, PURLs and CPEs, checksums, suppliers, declared and
 // concluded licences, files and relationships, the creators and the
-// creation comment.
-func FromSPDX23(spdx23 []byte) ([]byte, error) {
+// creation comment. What BSI TR-03183-2 v2.1.0 asks beyond SPDX 2.3's
+// fields comes in as facts, written in SPDX 3's model (addBSIFields).
+func FromSPDX23(spdx23 []byte, facts Facts) ([]byte, error) {
 	doc, err := spdxjson.Read(bytes.NewReader(spdx23))
 	if err != nil {
 		return nil, fmt.Errorf("converting to SPDX 3.0.1: reading the SPDX 2.3 document: %w", err)
@@ -64,6 +67,9 @@ func FromSPDX23(spdx23 []byte) ([]byte, error) {
 		if b, ok := root.(*v3.SBOM); ok {
 			b.SbomTypes = []v3.SbomType{v3.SbomType_Analyzed}
 		}
+	}
+	if err := addBSIFields(&out, facts); err != nil {
+		return nil, fmt.Errorf("converting %s to SPDX 3.0.1: %w", doc.DocumentName, err)
 	}
 	nameElements(&out)
 	var buf bytes.Buffer
