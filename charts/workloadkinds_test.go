@@ -1,7 +1,6 @@
 package charts
 
 import (
-	"context"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -14,22 +13,24 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
-	"k8s.io/apimachinery/pkg/runtime"
-	"k8s.io/apimachinery/pkg/runtime/schema"
-	"k8s.io/client-go/dynamic"
 	"sigs.k8s.io/yaml"
 
 	"github.com/reloader-dev/reloader/test/reloadertest"
 )
 
-// declaredKinds are the chart values of the acceptance: OpenKruise's
-// CloneSet and a kind whose pod template is elsewhere.
+// declaredKinds are the chart values of the acceptance, for the kinds the
+// controller's tests install too: OpenKruise's CloneSet and a kind whose pod
+// template is elsewhere.
 func declaredKinds() []any {
-	return []any{
-		map[string]any{"group": "apps.kruise.io", "version": "v1alpha1", "resource": "clonesets", "kind": "CloneSet"},
-		map[string]any{"group": "e2e.reloader.dev", "version": "v1", "resource": "podsets", "kind": "PodSet",
-			"template": ".spec.workload.podTemplate", "progress": "condition:Ready"},
+	var out []any
+	for _, k := range []reloadertest.DeclaredKind{reloadertest.CloneSetKind(), reloadertest.PodSetKind()} {
+		v := map[string]any{"group": k.Group, "version": k.Version, "resource": k.Plural, "kind": k.Kind}
+		if path := strings.Join(k.Path, "."); path != "spec.template" {
+			v["template"], v["progress"] = "."+path, "condition:Ready"
+		}
+		out = append(out, v)
 	}
+	return out
 }
 
 // rulesFor are the rules of the rendered Roles and ClusterRoles that name
@@ -107,12 +108,8 @@ func TestControllerReloadsADeclaredKindUnderTheChartsRBAC(t *testing.T) {
 	needControlPlane(t)
 	ctx := testContext(t)
 	admin := cp.AdminClient(t)
-	dyn, err := dynamic.NewForConfig(cp.Admin)
-	if err != nil {
-		t.Fatal(err)
-	}
-	clonesets := schema.GroupVersionResource{Group: "apps.kruise.io", Version: "v1alpha1", Resource: "clonesets"}
-	installCloneSetCRD(ctx, t, dyn)
+	kind := reloadertest.CloneSetKind()
+	dyn := kind.Install(t, cp.Admin)
 	release, watched := cp.Namespace(t), cp.Namespace(t)
 	rel := Release{Name: "reloader", Namespace: release, KubeVersion: mustVersion(t), Values: values(map[string]any{
 		"reloader.watchGlobally": false, "reloader.namespaces": []any{watched}, "reloader.workloadKinds": declaredKinds()[:1]})}
@@ -121,31 +118,14 @@ func TestControllerReloadsADeclaredKindUnderTheChartsRBAC(t *testing.T) {
 	}
 	tmpl := corev1.PodTemplateSpec{ObjectMeta: metav1.ObjectMeta{Labels: map[string]string{"app": "web"}}, Spec: corev1.PodSpec{Containers: []corev1.Container{{
 		Name: "web", Image: "registry.invalid/web:1", EnvFrom: []corev1.EnvFromSource{{ConfigMapRef: &corev1.ConfigMapEnvSource{LocalObjectReference: corev1.LocalObjectReference{Name: "app"}}}}}}}}
-	raw, err := runtime.DefaultUnstructuredConverter.ToUnstructured(&tmpl)
-	if err != nil {
-		t.Fatal(err)
-	}
-	cs := &unstructured.Unstructured{Object: map[string]any{"apiVersion": "apps.kruise.io/v1alpha1", "kind": "CloneSet",
-		"metadata": map[string]any{"name": "web", "annotations": map[string]any{"reloader.stakater.com/auto": "true"}},
-		"spec":     map[string]any{"replicas": int64(1), "template": raw}}}
-	if _, err := dyn.Resource(clonesets).Namespace(watched).Create(ctx, cs, metav1.CreateOptions{}); err != nil {
-		t.Fatal(err)
-	}
+	kind.Create(t, dyn, watched, kind.Object(t, "web", map[string]string{"reloader.stakater.com/auto": "true"}, tmpl))
 	startUnderChartRBAC(t, rel)
 	read := func() (*unstructured.Unstructured, string) {
-		u, err := dyn.Resource(clonesets).Namespace(watched).Get(ctx, "web", metav1.GetOptions{})
+		u, err := dyn.Resource(kind.GVR()).Namespace(watched).Get(ctx, "web", metav1.GetOptions{})
 		if err != nil {
 			t.Fatal(err)
 		}
-		containers, _, _ := unstructured.NestedSlice(u.Object, "spec", "template", "spec", "containers")
-		env, _, _ := unstructured.NestedSlice(containers[0].(map[string]any), "env")
-		for _, e := range env {
-			if m := e.(map[string]any); m["name"] == "STAKATER_APP_CONFIGMAP" {
-				v, _ := m["value"].(string)
-				return u, v
-			}
-		}
-		return u, ""
+		return u, kind.Env(u, "STAKATER_APP_CONFIGMAP")
 	}
 	reloadertest.Eventually(t, 30*time.Second, func() (bool, string) {
 		u, _ := read()
@@ -158,29 +138,6 @@ func TestControllerReloadsADeclaredKindUnderTheChartsRBAC(t *testing.T) {
 	reloadertest.Eventually(t, 30*time.Second, func() (bool, string) {
 		u, v := read()
 		return v != "" && u.GetGeneration() == 2, fmt.Sprintf("CloneSet web: generation %d, STAKATER_APP_CONFIGMAP %q", u.GetGeneration(), v)
-	})
-}
-
-func installCloneSetCRD(ctx context.Context, t *testing.T, dyn dynamic.Interface) {
-	t.Helper()
-	crds := schema.GroupVersionResource{Group: "apiextensions.k8s.io", Version: "v1", Resource: "customresourcedefinitions"}
-	crd := &unstructured.Unstructured{Object: map[string]any{
-		"apiVersion": "apiextensions.k8s.io/v1", "kind": "CustomResourceDefinition",
-		"metadata": map[string]any{"name": "clonesets.apps.kruise.io"},
-		"spec": map[string]any{
-			"group": "apps.kruise.io", "scope": "Namespaced",
-			"names": map[string]any{"kind": "CloneSet", "plural": "clonesets", "singular": "cloneset", "listKind": "CloneSetList"},
-			"versions": []any{map[string]any{"name": "v1alpha1", "served": true, "storage": true,
-				"schema": map[string]any{"openAPIV3Schema": map[string]any{"type": "object", "x-kubernetes-preserve-unknown-fields": true}}}},
-		},
-	}}
-	if _, err := dyn.Resource(crds).Create(ctx, crd, metav1.CreateOptions{}); err != nil {
-		t.Fatalf("installing the CloneSet CRD: %v", err)
-	}
-	cs := cp.AdminClient(t)
-	reloadertest.Eventually(t, 30*time.Second, func() (bool, string) {
-		_, err := cs.Discovery().ServerResourcesForGroupVersion("apps.kruise.io/v1alpha1")
-		return err == nil, fmt.Sprintf("apps.kruise.io/v1alpha1 not served yet: %v", err)
 	})
 }
 

@@ -44,21 +44,22 @@ func (c *Controller) live(ctx context.Context, key workload.Key) (metav1.Object,
 	return v.Object, err
 }
 
-// notify is a notify-only workload's due change: announced (Event, metric,
-// audit, alert), then recorded as handled with the record alone, which
-// rolls nothing. As with a webhook, the record is written whatever else
-// changed on the object meanwhile (no resourceVersion guard): a conflict
-// would announce the change again.
+// notify is a notify-only workload's due change: recorded as handled with
+// the record alone (which rolls nothing), then announced (Event, metric,
+// audit, alert). The record is written first and guarded by the view's
+// resourceVersion, as a reload is: a writer deciding from an older view (a
+// leader thawed past its lease) fails with a conflict before it has
+// announced anything, and the retry decides again from a fresh view, which
+// finds the change recorded. Announcing first would tell an older change a
+// second time, and an unguarded record would put it back as due.
 func (w *writer) notify(ctx context.Context, v workload.View, d decide.Decision) error {
 	if err := w.fence(); err != nil {
 		return fmt.Errorf("notifying change %s of %s: %w", d.ChangeID, v.Key(), err)
 	}
-	w.report.Notified(v, d)
-	ch := d.RecordChange()
-	ch.Unguarded = true
-	if err := rollout.Apply(ctx, w.cs, v, ch, w.options()); err != nil {
+	if err := rollout.Apply(ctx, w.cs, v, d.RecordChange(), w.options()); err != nil {
 		return fmt.Errorf("recording notified change %s of %s: %w", d.ChangeID, v.Key(), err)
 	}
+	w.report.Notified(v, d)
 	w.report.Skipped(v, d.Skips)
 	return nil
 }

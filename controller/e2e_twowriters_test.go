@@ -3,205 +3,27 @@ package controller_test
 // The fault suite: two writers at once, as clusters make them. Whoever
 // writes, whatever fails, a workload's pod template only ever moves forward
 // through the versions of what it uses: it ends on the final version, never
-// goes back to one it had left, and never rolls without a new value.
+// goes back to one it had left, and never rolls without a new value. This
+// holds for every shape a reload takes (the fleet): Deployments, a declared
+// kind, workloads whose changes need approval (never applied unapproved,
+// never twice) and notify-only ones (their record never goes back, no
+// change is told twice).
 
 import (
 	"context"
 	"fmt"
 	"path/filepath"
-	"slices"
 	"strings"
-	"sync"
 	"syscall"
 	"testing"
 	"time"
 
-	appsv1 "k8s.io/api/apps/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/util/wait"
-	"k8s.io/apimachinery/pkg/watch"
 	"k8s.io/client-go/kubernetes"
-	"k8s.io/client-go/tools/cache"
-	watchtools "k8s.io/client-go/tools/watch"
 
-	"github.com/reloader-dev/reloader/controller"
-	"github.com/reloader-dev/reloader/controller/hash"
-	"github.com/reloader-dev/reloader/controller/refs"
 	"github.com/reloader-dev/reloader/test/apiproxy"
 	"github.com/reloader-dev/reloader/test/reloadertest"
 )
-
-// versionData is what version i of every test ConfigMap holds.
-func versionData(i int) map[string]string { return map[string]string{"v": fmt.Sprint(i)} }
-
-// templateLog follows, from the test's side, the reload variable of every
-// Deployment in a namespace as the apiserver commits it: one watch, resumed
-// from its last resourceVersion across apiserver restarts. Only a compacted
-// history (410 Gone) makes it list again, which can skip a template but never
-// invent one: a rollback it reports happened.
-type templateLog struct {
-	mu      sync.Mutex
-	values  map[string][]string // Deployment -> values its variable took, in order
-	relists int
-}
-
-func followTemplates(t *testing.T, cs kubernetes.Interface, ns string) *templateLog {
-	t.Helper()
-	ctx, cancel := context.WithCancel(context.Background())
-	tl := &templateLog{values: map[string][]string{}}
-	rv, err := tl.list(ctx, cs, ns)
-	if err != nil {
-		cancel()
-		t.Fatal(err)
-	}
-	done := make(chan struct{})
-	t.Cleanup(func() { cancel(); <-done })
-	go func() {
-		defer close(done)
-		for ctx.Err() == nil {
-			tl.follow(ctx, cs, ns, rv)
-			if ctx.Err() != nil {
-				return
-			}
-			// The history it resumed from was compacted: list again.
-			if rv, err = tl.list(ctx, cs, ns); err != nil {
-				time.Sleep(100 * time.Millisecond)
-				continue
-			}
-			tl.mu.Lock()
-			tl.relists++
-			tl.mu.Unlock()
-		}
-	}()
-	return tl
-}
-
-func (tl *templateLog) list(ctx context.Context, cs kubernetes.Interface, ns string) (string, error) {
-	l, err := cs.AppsV1().Deployments(ns).List(ctx, metav1.ListOptions{})
-	if err != nil {
-		return "", err
-	}
-	for i := range l.Items {
-		tl.observe(&l.Items[i])
-	}
-	return l.ResourceVersion, nil
-}
-
-// follow watches from rv until the watch ends (ctx, or a 410 Gone).
-func (tl *templateLog) follow(ctx context.Context, cs kubernetes.Interface, ns, rv string) {
-	w, err := watchtools.NewRetryWatcherWithContext(ctx, rv, &cache.ListWatch{
-		WatchFuncWithContext: func(ctx context.Context, o metav1.ListOptions) (watch.Interface, error) {
-			return cs.AppsV1().Deployments(ns).Watch(ctx, o)
-		},
-	})
-	if err != nil {
-		return
-	}
-	defer w.Stop()
-	for ev := range w.ResultChan() {
-		switch ev.Type {
-		case watch.Added, watch.Modified:
-			if d, ok := ev.Object.(*appsv1.Deployment); ok {
-				tl.observe(d)
-			}
-		case watch.Error:
-			return
-		}
-	}
-}
-
-func (tl *templateLog) observe(d *appsv1.Deployment) {
-	v, _ := reloadertest.EnvOf(d, "app", controller.EnvVarName(refs.ConfigMap, d.Name))
-	tl.mu.Lock()
-	defer tl.mu.Unlock()
-	if vs := tl.values[d.Name]; len(vs) == 0 || vs[len(vs)-1] != v {
-		tl.values[d.Name] = append(vs, v)
-	}
-}
-
-// check holds the suite's guarantees for every Deployment in names, whose
-// ConfigMap was written with versions 1..last in that order: the template's
-// values are versions it was written with, each newer than the one before
-// (never back, never the same twice: no rollout without a new value), the
-// last one the final version. It returns the rollouts and the rollbacks seen.
-func (tl *templateLog) check(t *testing.T, names []string, last int) (rollouts, rollbacks int) {
-	t.Helper()
-	version := map[string]int{"": 0} // 0: no variable yet (adopted, never rolled)
-	for i := 1; i <= last; i++ {
-		version[hash.SHA1.ConfigMap(versionData(i), nil)] = i
-	}
-	tl.mu.Lock()
-	defer tl.mu.Unlock()
-	for _, n := range names {
-		vs := tl.values[n]
-		var seen []int
-		for _, v := range vs {
-			i, known := version[v]
-			if !known {
-				t.Errorf("%s: template took %q, the hash of no version written", n, v)
-				continue
-			}
-			seen = append(seen, i)
-		}
-		back := 0
-		for k := 1; k < len(seen); k++ {
-			rollouts++
-			if seen[k] <= seen[k-1] {
-				back++
-			}
-		}
-		if back > 0 {
-			rollbacks += back
-			shown := fmt.Sprint(seen)
-			if len(seen) > 16 {
-				shown = fmt.Sprintf("%v ... %v", seen[:12], seen[len(seen)-4:])
-			}
-			t.Errorf("%s rolled back %d times: its template took versions %s, in that order", n, back, shown)
-		}
-		if len(seen) == 0 || seen[len(seen)-1] != last {
-			t.Errorf("%s ended on versions %v, want the final version %d", n, seen, last)
-		}
-	}
-	return rollouts, rollbacks
-}
-
-// writeAll writes version i of every ConfigMap in names.
-func writeAll(t *testing.T, cs kubernetes.Interface, ns string, names []string, i int) {
-	t.Helper()
-	for _, n := range names {
-		updateConfigMapData(t, cs, ns, n, versionData(i))
-	}
-}
-
-// waitAllOn waits until every Deployment's template carries version i. If
-// they never get there, what the templates went through is the finding: it
-// is checked (and rollbacks named) before the test stops.
-func (tl *templateLog) waitAllOn(t *testing.T, cs kubernetes.Interface, ns string, names []string, i int) {
-	t.Helper()
-	want := hash.SHA1.ConfigMap(versionData(i), nil)
-	var behind []string
-	err := wait.PollUntilContextTimeout(context.Background(), 50*time.Millisecond, 60*time.Second, true, func(ctx context.Context) (bool, error) {
-		l, err := cs.AppsV1().Deployments(ns).List(ctx, metav1.ListOptions{})
-		if err != nil {
-			return false, nil
-		}
-		behind = behind[:0]
-		for i := range l.Items {
-			d := &l.Items[i]
-			if !slices.Contains(names, d.Name) {
-				continue
-			}
-			if v, _ := reloadertest.EnvOf(d, "app", controller.EnvVarName(refs.ConfigMap, d.Name)); v != want {
-				behind = append(behind, d.Name)
-			}
-		}
-		return len(behind) == 0, nil
-	})
-	if err != nil {
-		rollouts, rollbacks := tl.check(t, names, i)
-		t.Fatalf("not on version %d after 60s: %s (%d rollouts, %d rollbacks so far)", i, strings.Join(behind, ","), rollouts, rollbacks)
-	}
-}
 
 // viaProxy starts a proxy in front of the apiserver and returns it with a
 // kubeconfig that goes through it: a controller started with it can be given
@@ -226,11 +48,11 @@ const testLock = "reloader-test-lock"
 // startReplica runs one HA replica named id in ns (kubeconfig "" is the
 // admin's), with a 4 s lease, a 3 s renew deadline and 500 ms retries, so a
 // failover takes seconds.
-func startReplica(t *testing.T, kubeconfig, ns, id string) *reloaderProc {
+func startReplica(t *testing.T, kubeconfig, ns, id string, flags ...string) *reloaderProc {
 	t.Helper()
 	return startReloaderEnv(t, kubeconfig, []string{"POD_NAME=" + id, "POD_NAMESPACE=" + ns},
-		"--namespaces="+ns, "--enable-ha", "--ha-lock-name="+testLock,
-		"--ha-lease-duration=4s", "--ha-renew-deadline=3s", "--ha-retry-period=500ms")
+		append([]string{"--namespaces=" + ns, "--enable-ha", "--ha-lock-name=" + testLock,
+			"--ha-lease-duration=4s", "--ha-renew-deadline=3s", "--ha-retry-period=500ms"}, flags...)...)
 }
 
 func leaseHolder(ctx context.Context, cs kubernetes.Interface, ns, name string) string {
@@ -253,15 +75,13 @@ func TestAnUpgradesOldAndNewPodsNeverRollAWorkloadBack(t *testing.T) {
 	requireControlPlane(t)
 	cs := cp.AdminClient(t)
 	ns := cp.Namespace(t)
-	names := createUsers(t, cs, ns, 20)
-	log := followTemplates(t, cs, ns)
+	f := newFleet(t, cs, ns, 20)
+	names := f.configMaps()
 	proxy, lagging := viaProxy(t)
 
-	old := startReloader(t, lagging, "--namespaces="+ns)
-	for _, n := range names {
-		waitRecorded(t, cs, ns, n)
-	}
-	young := startReloader(t, "", "--namespaces="+ns)
+	old := startReloader(t, lagging, f.flags()...)
+	f.waitRecorded(t, cs)
+	young := startReloader(t, "", f.flags()...)
 	young.waitIdle(t, len(names))
 	old.waitIdle(t, len(names))
 
@@ -269,7 +89,7 @@ func TestAnUpgradesOldAndNewPodsNeverRollAWorkloadBack(t *testing.T) {
 	defer release()
 	before := old.metric(t, "reloader_workload_syncs_total")
 	writeAll(t, cs, ns, names, 2)
-	log.waitAllOn(t, cs, ns, names, 2)
+	f.waitAllOn(t, cs, 2)
 	// The old pod's Deployment watch flows: it syncs every workload the new
 	// pod rolled, from ConfigMaps it still sees at version 1.
 	reloadertest.Eventually(t, 30*time.Second, func() (bool, string) {
@@ -284,15 +104,15 @@ func TestAnUpgradesOldAndNewPodsNeverRollAWorkloadBack(t *testing.T) {
 	release()
 	old.waitIdle(t, len(names))
 	writeAll(t, cs, ns, names, 3)
-	log.waitAllOn(t, cs, ns, names, 3)
+	f.waitAllOn(t, cs, 3)
 	young.waitIdle(t, len(names))
 	old.waitIdle(t, len(names))
 	time.Sleep(time.Second)
 
-	rollouts, rollbacks := log.check(t, names, 3)
+	rollouts, rollbacks := f.check(t, cs, 3)
 	t.Logf("upgrade overlap: %d workloads, versions 1-3 written, %d rollouts, %d rollbacks, %v stale decisions dropped by the old pod",
 		len(names), rollouts, rollbacks, old.metric(t, "reloader_stale_views_total"))
-	if want := 2 * len(names); rollouts != want {
+	if want := 2 * f.rolling(); rollouts != want {
 		t.Errorf("%d rollouts, want %d: one per version written after the first", rollouts, want)
 	}
 }
@@ -309,18 +129,16 @@ func TestAFrozenLeaderThawedNeverRollsAWorkloadBack(t *testing.T) {
 	ctx := ctxFor(t)
 	cs := cp.AdminClient(t)
 	ns := cp.Namespace(t)
-	names := createUsers(t, cs, ns, 20)
-	log := followTemplates(t, cs, ns)
+	f := newFleet(t, cs, ns, 20)
+	names := f.configMaps()
 	proxy, frozenView := viaProxy(t)
-	leader := startReplica(t, frozenView, ns, "replica-a")
+	leader := startReplica(t, frozenView, ns, "replica-a", f.kind.Flag())
 	reloadertest.Eventually(t, 30*time.Second, func() (bool, string) {
 		h := leaseHolder(ctx, cs, ns, testLock)
 		return h == "replica-a", fmt.Sprintf("lease held by %q, want replica-a", h)
 	})
-	standby := startReplica(t, "", ns, "replica-b")
-	for _, n := range names {
-		waitRecorded(t, cs, ns, n)
-	}
+	standby := startReplica(t, "", ns, "replica-b", f.kind.Flag())
+	f.waitRecorded(t, cs)
 	leader.waitIdle(t, len(names))
 
 	if err := leader.Signal(syscall.SIGSTOP); err != nil {
@@ -343,7 +161,7 @@ func TestAFrozenLeaderThawedNeverRollsAWorkloadBack(t *testing.T) {
 	release := proxy.Hold(apiproxy.Resource("configmaps"))
 	defer release()
 	writeAll(t, cs, ns, names, 2)
-	log.waitAllOn(t, cs, ns, names, 2)
+	f.waitAllOn(t, cs, 2)
 	standby.waitIdle(t, len(names))
 	// Its lease requests are held too, so it cannot learn that it lost the
 	// lease before its renew deadline runs out: however fast or slow the
@@ -370,13 +188,13 @@ func TestAFrozenLeaderThawedNeverRollsAWorkloadBack(t *testing.T) {
 	release()
 
 	writeAll(t, cs, ns, names, 3)
-	log.waitAllOn(t, cs, ns, names, 3)
+	f.waitAllOn(t, cs, 3)
 	standby.waitIdle(t, len(names))
 	time.Sleep(time.Second)
-	rollouts, rollbacks := log.check(t, names, 3)
+	rollouts, rollbacks := f.check(t, cs, 3)
 	t.Logf("frozen leader: %d workloads, versions 1-3 written, %d rollouts, %d rollbacks; the thawed leader held %d writes at the fence and dropped %d stale decisions",
 		len(names), rollouts, rollbacks, fenced, stale)
-	if want := 2 * len(names); rollouts != want {
+	if want := 2 * f.rolling(); rollouts != want {
 		t.Errorf("%d rollouts, want %d: one per version written after the first", rollouts, want)
 	}
 }
@@ -392,15 +210,13 @@ func TestFaultsInARowNeverRollAWorkloadBack(t *testing.T) {
 	ctx := ctxFor(t)
 	cs := cp.AdminClient(t)
 	ns := cp.Namespace(t)
-	names := createUsers(t, cs, ns, 30)
-	log := followTemplates(t, cs, ns)
-	start := func(id string) *reloaderProc { return startReplica(t, "", ns, id) }
+	f := newFleet(t, cs, ns, 30)
+	names := f.configMaps()
+	start := func(id string) *reloaderProc { return startReplica(t, "", ns, id, f.kind.Flag()) }
 	replicas := map[string]*reloaderProc{"replica-a": start("replica-a"), "replica-b": start("replica-b")}
 	holder := func() string { return leaseHolder(ctx, cs, ns, testLock) }
 	reloadertest.Eventually(t, 30*time.Second, func() (bool, string) { return holder() != "", "no leader elected" })
-	for _, n := range names {
-		waitRecorded(t, cs, ns, n)
-	}
+	f.waitRecorded(t, cs)
 	version := 1
 	next := func(subset []string) {
 		version++
@@ -414,12 +230,12 @@ func TestFaultsInARowNeverRollAWorkloadBack(t *testing.T) {
 		t.Fatal(err)
 	}
 	writeAll(t, cs, ns, names[15:], version)
-	log.waitAllOn(t, cs, ns, names, version)
+	f.waitAllOn(t, cs, version)
 
 	// 2. The killed replica back, as its Deployment would restart it.
 	replicas[leader] = start(leader)
 	next(names)
-	log.waitAllOn(t, cs, ns, names, version)
+	f.waitAllOn(t, cs, version)
 
 	// 3. etcd compacted to its head, then the apiserver restarted while
 	// changes are written: every watch resumes from a compacted version and
@@ -432,7 +248,7 @@ func TestFaultsInARowNeverRollAWorkloadBack(t *testing.T) {
 		t.Fatal(err)
 	}
 	writeAll(t, cs, ns, names[10:], version)
-	log.waitAllOn(t, cs, ns, names, version)
+	f.waitAllOn(t, cs, version)
 
 	// 4. Both replicas down while changes are made; both back.
 	for id, r := range replicas {
@@ -445,17 +261,17 @@ func TestFaultsInARowNeverRollAWorkloadBack(t *testing.T) {
 	for id := range replicas {
 		replicas[id] = start(id)
 	}
-	log.waitAllOn(t, cs, ns, names, version)
+	f.waitAllOn(t, cs, version)
 
 	// 5. Three writes in a row.
 	for range 3 {
 		next(names)
 	}
-	log.waitAllOn(t, cs, ns, names, version)
+	f.waitAllOn(t, cs, version)
 	replicas[holder()].waitIdle(t, len(names)) // a standby's queue waits for the lease
 	time.Sleep(time.Second)
 
-	rollouts, rollbacks := log.check(t, names, version)
+	rollouts, rollbacks := f.check(t, cs, version)
 	t.Logf("faults in a row: %d workloads, versions 1-%d written (%d writes), %d rollouts, %d rollbacks (the test's own watch listed again %d times)",
-		len(names), version, len(names)*(version-1), rollouts, rollbacks, log.relists)
+		len(names), version, len(names)*(version-1), rollouts, rollbacks, f.templates.relists)
 }

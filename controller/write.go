@@ -7,6 +7,7 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/client-go/kubernetes"
 
+	"github.com/reloader-dev/reloader/controller/annotations"
 	"github.com/reloader-dev/reloader/controller/decide"
 	"github.com/reloader-dev/reloader/controller/internal/busy"
 	"github.com/reloader-dev/reloader/controller/report"
@@ -105,14 +106,53 @@ func (w *writer) webhook(ctx context.Context, v workload.View, d decide.Decision
 	if err := w.o.Webhook.Send(ctx, report.AlertEvent(v, d.Applied, w.o.Now())); err != nil {
 		return fmt.Errorf("sending the webhook for %s: %w", v.Key(), err)
 	}
-	// The webhook has been delivered: record it whatever else changed on
-	// the object meanwhile (no resourceVersion guard), or a conflict would
-	// send it again.
-	ch := d.RecordChange()
-	ch.Unguarded = true
-	if err := rollout.Apply(ctx, w.cs, v, ch, w.options()); err != nil {
+	if err := w.recordDelivered(ctx, v, d.RecordChange()); err != nil {
 		return fmt.Errorf("recording the applied hashes after the webhook for %s: %w", v.Key(), err)
 	}
 	w.report.WebhookSent(v, d)
 	return nil
+}
+
+// recordDelivered writes the record of a webhook already delivered, guarded
+// by resourceVersion like every other write. A conflict is settled here and
+// not by the workqueue, whose retry would send the webhook again: the live
+// object is read and, while its record is still the one the change was
+// decided from, the record is written on it. If another writer (a newer
+// leader) recorded meanwhile, this record is the older one and is dropped:
+// written, it would put a change already handled back as due.
+func (w *writer) recordDelivered(ctx context.Context, v workload.View, ch workload.Change) error {
+	err := rollout.Apply(ctx, w.cs, v, ch, w.options())
+	for range recordAttempts {
+		if !apierrors.IsConflict(err) {
+			return err
+		}
+		live, gerr := rollout.GetOf(ctx, w.cs, w.o.Dynamic, w.o.Declared, v.Kind, v.Object.GetNamespace(), v.Object.GetName())
+		if gerr != nil {
+			return gerr
+		}
+		if !sameRecord(v, live) {
+			w.o.Metrics.StaleViews.Inc()
+			return nil
+		}
+		err = rollout.Apply(ctx, w.cs, live, ch, w.options())
+	}
+	return err
+}
+
+// recordAttempts bounds how often a delivered webhook's record is written
+// again on a live object that keeps changing (status updates). Past that the
+// conflict goes back to the workqueue, whose retry may send the webhook
+// again: at least once, as after any record write that failed.
+const recordAttempts = 5
+
+// sameRecord says whether live still carries the record (applied hashes
+// and versions) the view was decided from.
+func sameRecord(v, live workload.View) bool {
+	a, b := v.Object.GetAnnotations(), live.Object.GetAnnotations()
+	for _, k := range []string{annotations.Applied, annotations.AppliedVersions} {
+		if a[k] != b[k] {
+			return false
+		}
+	}
+	return true
 }

@@ -56,8 +56,11 @@ type cluster struct {
 	scaleNSs []string
 
 	configMaps []*corev1.ConfigMap // cfg-NNNN, by workload index; only the driver writes them
-	first      *corev1.Secret
-	firstRevs  int
+	// cloneConfigMaps are cfg-clone-NNNN, used by the workloads of the
+	// declared kind (-declared-share), nil at the other indices.
+	cloneConfigMaps []*corev1.ConfigMap
+	first           *corev1.Secret
+	firstRevs       int
 }
 
 // startCluster starts the control plane; profiling serves the apiserver's
@@ -145,7 +148,12 @@ func (c *cluster) populate(ctx context.Context, cfg Config) (SetupStats, error) 
 	if err := c.createWorkloads(ctx, cfg, blob); err != nil {
 		return SetupStats{}, err
 	}
-	objects := cfg.Secrets + cfg.ConfigMaps + 2*cfg.Workloads + 2 + cfg.ScaleWorkloads
+	if cfg.DeclaredShare > 0 {
+		if err := c.createDeclared(ctx, cfg); err != nil {
+			return SetupStats{}, err
+		}
+	}
+	objects := cfg.Secrets + cfg.ConfigMaps + 2*cfg.Workloads + 2 + cfg.ScaleWorkloads + 2*declaredCount(cfg.DeclaredShare, cfg.Workloads)
 	nLarge := min(cfg.LargeSecrets, cfg.Secrets)
 	bytes := int64(cfg.Secrets-nLarge)*int64(cfg.SecretBytes) + int64(nLarge)*int64(cfg.LargeBytes) + int64(cfg.ConfigMaps)*int64(cfg.ConfigMapBytes)
 	return SetupStats{Objects: objects, DataMiB: float64(bytes) / (1 << 20), Seconds: time.Since(t0).Seconds()}, nil

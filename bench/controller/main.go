@@ -70,6 +70,11 @@ type Config struct {
 	// --reload-on-used-keys-only, judged against the same controller
 	// without it (a quarter of the workloads read one key each).
 	KeysOnly bool `json:"keys_only"`
+	// DeclaredShare, when above 0, adds a contestant: the controller's
+	// command line with --workload-kind for a CloneSet-shaped kind, whose
+	// scenarios change that share of their workloads through workloads of
+	// the kind; judged against the same controller without it.
+	DeclaredShare float64 `json:"declared_share,omitempty"`
 	// Targets are checked after the report is written; a miss fails the run.
 	Targets []Target `json:"targets,omitempty"`
 
@@ -96,9 +101,16 @@ const DefaultController = "{{.Reloader}} --kubeconfig={{.Kubeconfig}} --metrics-
 // named with its namespace: the controller runs with no namespace of its own.
 const keysOnlyFlags = " --reload-on-used-keys-only --fingerprint-key-secret=kube-system/reloader-bench-fingerprint-key"
 
-// DefaultPeerCommand runs BENCH_PEER with the same identity; stakater's
-// Reloader reads KUBECONFIG, which the driver sets too.
-const DefaultPeerCommand = "{{.Peer}} --kubeconfig={{.Kubeconfig}}"
+// The defaults run stakater/Reloader as the peer: it takes no --kubeconfig
+// (it reads KUBECONFIG, which the driver sets) and serves metrics and its
+// only health endpoint, /live, on :9090, a port it cannot be told to move.
+// /live answers once its HTTP server is up, before its caches sync, so its
+// "ready" is earlier than ours means.
+const (
+	DefaultPeerCommand    = "{{.Peer}}"
+	DefaultPeerReadyURL   = "http://127.0.0.1:9090/live"
+	DefaultPeerMetricsURL = "http://127.0.0.1:9090/metrics"
+)
 
 // presets are the named scales; "full" is the issue's profile and the default
 // of `make bench`, "small" is for quick runs, "tiny" is what the test runs.
@@ -153,7 +165,7 @@ func Preset(name string) (Config, error) {
 	if c.Reps == 0 {
 		c.Reps = 3
 	}
-	c.PeerCommand = DefaultPeerCommand
+	c.PeerCommand, c.PeerReadyURL, c.PeerMetricsURL = DefaultPeerCommand, DefaultPeerReadyURL, DefaultPeerMetricsURL
 	c.Settle = 2 * time.Second
 	c.Timeout = 30 * time.Minute
 	return c, nil
@@ -212,11 +224,12 @@ func parseFlags(args []string) (Config, error) {
 	fs.IntVar(&c.CreateWorkers, "create-workers", 0, "parallel creates while loading the data set")
 	fs.BoolVar(&c.Floor, "floor", true, "also run the in-process floor controller")
 	fs.BoolVar(&c.KeysOnly, "keys-only", false, "also run -controller with"+keysOnlyFlags+" (on in the full and 10x presets)")
+	fs.Float64Var(&c.DeclaredShare, "declared-share", 0, "also run -controller with --workload-kind for a CloneSet-shaped kind, that share (0-1) of the changed workloads of the kind (e.g. 0.1)")
 	fs.StringVar(&c.FloorScope, "floor-scope", floorNamespace, "what the floor watches: namespace (the scenarios' namespace) or cluster (every namespace, as a cluster-wide controller must)")
 	fs.IntVar(&c.Reps, "reps", 3, "repetitions of each contestant, in rotating order")
 	fs.StringVar(&c.PeerCommand, "peer-controller", DefaultPeerCommand, "command line of the BENCH_PEER controller (text/template; {{.Peer}} is $BENCH_PEER, other placeholders as -controller)")
-	fs.StringVar(&c.PeerReadyURL, "peer-ready-url", "", "readiness URL of the peer (templated); empty: none")
-	fs.StringVar(&c.PeerMetricsURL, "peer-metrics-url", "", "Prometheus endpoint of the peer (templated); empty: none")
+	fs.StringVar(&c.PeerReadyURL, "peer-ready-url", DefaultPeerReadyURL, "readiness URL of the peer (templated); empty: none")
+	fs.StringVar(&c.PeerMetricsURL, "peer-metrics-url", DefaultPeerMetricsURL, "Prometheus endpoint of the peer (templated); empty: none")
 	fs.IntVar(&c.Churn, "churn", 0, "background unrelated updates per second")
 	fs.IntVar(&c.ScaleWorkloads, "scale-workloads", 0, "opted-in Deployments over the scale namespaces, not changed by the scenarios")
 	fs.DurationVar(&c.Idle, "idle", 0, "idle time before sampling the controller's RSS")
@@ -274,6 +287,8 @@ func override(out, set *Config, name string) {
 		out.Floor = set.Floor
 	case "keys-only":
 		out.KeysOnly = set.KeysOnly
+	case "declared-share":
+		out.DeclaredShare = set.DeclaredShare
 	case "floor-scope":
 		out.FloorScope = set.FloorScope
 	case "reps":
@@ -311,6 +326,10 @@ func (c Config) validate() error {
 		return errors.New("-namespaces and -secrets must be positive")
 	case c.Reps < 1:
 		return errors.New("-reps must be positive")
+	case c.DeclaredShare < 0 || c.DeclaredShare > 1:
+		return fmt.Errorf("-declared-share %v: want a share between 0 and 1", c.DeclaredShare)
+	case c.DeclaredShare > 0 && declaredCount(c.DeclaredShare, c.Workloads) == 0:
+		return fmt.Errorf("-declared-share %v of %d workloads is none", c.DeclaredShare, c.Workloads)
 	case c.ScaleWorkloads > c.ConfigMaps:
 		return fmt.Errorf("-scale-workloads %d exceeds -configmaps %d: each uses its own ConfigMap", c.ScaleWorkloads, c.ConfigMaps)
 	case c.Churn > 0 && c.ConfigMaps <= c.ScaleWorkloads:

@@ -31,6 +31,9 @@ type Report struct {
 	// RatiosKeys are the median of the run with --reload-on-used-keys-only
 	// over the controller's without it.
 	RatiosKeys map[string]float64 `json:"ratios_keys_only_over_controller,omitempty"`
+	// RatiosDeclared are the median of the run with a declared share of
+	// workloads over the controller's without it.
+	RatiosDeclared map[string]float64 `json:"ratios_declared_over_controller,omitempty"`
 	// Missed are the targets (Config.Targets) the figures miss.
 	Missed []Miss `json:"missed_targets"`
 	// LoadAvg is /proc/loadavg at the start and the end: timings on a shared
@@ -205,6 +208,7 @@ func (r *Report) summarize() {
 	r.Ratios = r.ratios(contestantController, contestantFloor)
 	r.RatiosPeer = r.ratios(contestantController, contestantPeer)
 	r.RatiosKeys = r.ratios(contestantKeys, contestantController)
+	r.RatiosDeclared = r.ratios(contestantDeclared, contestantController)
 	r.Missed = Misses(r.Config.Targets, r.Summary)
 }
 
@@ -279,7 +283,7 @@ func (r *Report) table(out io.Writer) error {
 	fmt.Fprintf(out, "%d repetitions each, order rotated; median [min-max]\n", c.Reps)
 	fmt.Fprintf(out, "load average: %s at start, %s at end\n\n", r.LoadAvg[0], r.LoadAvg[1])
 	who := []string{contestantController}
-	for _, k := range []string{contestantKeys, contestantFloor, contestantPeer} {
+	for _, k := range []string{contestantKeys, contestantDeclared, contestantFloor, contestantPeer} {
 		if len(r.Runs[k]) > 0 {
 			who = append(who, k)
 		}
@@ -355,6 +359,7 @@ func (r *Report) ratioColumns() []ratioColumn {
 		{contestantFloor, ratioColumn{"ctl/floor", r.Ratios}},
 		{contestantPeer, ratioColumn{"ctl/peer", r.RatiosPeer}},
 		{contestantKeys, ratioColumn{"keys/ctl", r.RatiosKeys}},
+		{contestantDeclared, ratioColumn{"decl/ctl", r.RatiosDeclared}},
 	} {
 		if len(r.Runs[rc.who]) > 0 {
 			out = append(out, rc.ratioColumn)

@@ -48,6 +48,11 @@ func Run(ctx context.Context, cfg Config, log io.Writer) (*Report, error) {
 	if err := t.start(tctx, c.driver); err != nil {
 		return nil, err
 	}
+	if cfg.DeclaredShare > 0 {
+		if err := t.startDeclared(tctx, c.dynamicConfig()); err != nil {
+			return nil, err
+		}
+	}
 
 	if cfg.Churn > 0 {
 		logf(log, "background churn: %d unrelated updates a second", cfg.Churn)
@@ -58,6 +63,9 @@ func Run(ctx context.Context, cfg Config, log io.Writer) (*Report, error) {
 	contestants := []string{contestantController}
 	if cfg.KeysOnly {
 		contestants = append(contestants, contestantKeys)
+	}
+	if cfg.DeclaredShare > 0 {
+		contestants = append(contestants, contestantDeclared)
 	}
 	if cfg.Floor {
 		contestants = append(contestants, contestantFloor)
@@ -76,11 +84,13 @@ func Run(ctx context.Context, cfg Config, log io.Writer) (*Report, error) {
 			var res *RunResult
 			switch who {
 			case contestantController:
-				res, err = runController(ctx, c, t, cfg, contestant{cfg.Controller, cfg.ReadyURL, cfg.MetricsURL, ""}, tag, dir, log)
+				res, err = runController(ctx, c, t, cfg, contestant{cfg.Controller, cfg.ReadyURL, cfg.MetricsURL, "", false}, tag, dir, log)
 			case contestantKeys:
-				res, err = runController(ctx, c, t, cfg, contestant{cfg.Controller + keysOnlyFlags, cfg.ReadyURL, cfg.MetricsURL, ""}, tag, dir, log)
+				res, err = runController(ctx, c, t, cfg, contestant{cfg.Controller + keysOnlyFlags, cfg.ReadyURL, cfg.MetricsURL, "", false}, tag, dir, log)
+			case contestantDeclared:
+				res, err = runController(ctx, c, t, cfg, contestant{cfg.Controller + declaredFlag(), cfg.ReadyURL, cfg.MetricsURL, "", true}, tag, dir, log)
 			case contestantPeer:
-				res, err = runController(ctx, c, t, cfg, contestant{cfg.PeerCommand, cfg.PeerReadyURL, cfg.PeerMetricsURL, cfg.Peer}, tag, dir, log)
+				res, err = runController(ctx, c, t, cfg, contestant{cfg.PeerCommand, cfg.PeerReadyURL, cfg.PeerMetricsURL, cfg.Peer, false}, tag, dir, log)
 			case contestantFloor:
 				res, err = runFloor(ctx, c, t, cfg, tag, log)
 			}
@@ -96,18 +106,24 @@ func Run(ctx context.Context, cfg Config, log io.Writer) (*Report, error) {
 }
 
 // contestant is how to run and watch a controller process: templates of its
-// command line, readiness and metrics URLs, and the peer binary.
+// command line, readiness and metrics URLs, the peer binary, and whether
+// its scenarios change the declared share of workloads of the declared
+// kind.
 type contestant struct {
 	command, readyURL, metricsURL, peer string
+	declared                            bool
 }
 
 // The contestants of a run.
 const (
 	contestantController = "controller"
 	// contestantKeys is the controller again, with --reload-on-used-keys-only.
-	contestantKeys  = "keys-only"
-	contestantFloor = "floor"
-	contestantPeer  = "peer"
+	contestantKeys = "keys-only"
+	// contestantDeclared is the controller again, with --workload-kind, the
+	// declared share of its scenarios' workloads of that kind.
+	contestantDeclared = "declared"
+	contestantFloor    = "floor"
+	contestantPeer     = "peer"
 )
 
 // loadAvg is the 1, 5 and 15 minute load averages, or "" off Linux.
@@ -151,7 +167,7 @@ func runController(ctx context.Context, c *cluster, t *tracker, cfg Config, proc
 		return nil, err
 	}
 	defer func() { _ = p.Stop(10 * time.Second) }()
-	e := &env{c: c, t: t, cfg: cfg, log: log, tag: tag, user: controllerUser, failed: exitedErr(p), pid: p.PID()}
+	e := &env{c: c, t: t, cfg: cfg, log: log, tag: tag, user: controllerUser, failed: exitedErr(p), pid: p.PID(), declared: proc.declared}
 
 	res := &RunResult{Command: args}
 	metricsURL := ""

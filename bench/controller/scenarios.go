@@ -32,6 +32,9 @@ type env struct {
 	// pid is the controller's process, whose CPU over the burst is
 	// measured; 0 for the floor, which runs inside the driver.
 	pid int
+	// declared: this run changes the declared share of its workloads
+	// through workloads of the declared kind (see workload).
+	declared bool
 }
 
 // latency changes cfg.Changes ConfigMaps, one every cfg.Interval, round
@@ -53,12 +56,12 @@ func (e *env) latency(ctx context.Context) (LatencyStats, RequestStats, error) {
 		if err := sleepUntil(ctx, start.Add(time.Duration(k)*e.cfg.Interval)); err != nil {
 			return LatencyStats{}, RequestStats{}, err
 		}
-		i := k % e.cfg.Workloads
-		wt := e.t.expect(deploymentName(i))
-		if err := e.c.bumpConfigMap(ctx, i, fmt.Sprintf("%s-latency-%d", e.tag, k)); err != nil {
+		name, bump := e.workload(k % e.cfg.Workloads)
+		wt := e.t.expect(name)
+		if err := bump(ctx, fmt.Sprintf("%s-latency-%d", e.tag, k)); err != nil {
 			return LatencyStats{}, RequestStats{}, err
 		}
-		all = append(all, pending{deploymentName(i), time.Now(), wt})
+		all = append(all, pending{name, time.Now(), wt})
 	}
 	var samples []time.Duration
 	missed := 0
@@ -85,8 +88,11 @@ func (e *env) burst(ctx context.Context) (BurstStats, RequestStats, error) {
 		return BurstStats{}, RequestStats{}, err
 	}
 	waiters := make([]*waiter, e.cfg.Burst)
+	names := make([]string, e.cfg.Burst)
+	bumps := make([]func(context.Context, string) error, e.cfg.Burst)
 	for i := range waiters {
-		waiters[i] = e.t.expect(deploymentName(i))
+		names[i], bumps[i] = e.workload(i)
+		waiters[i] = e.t.expect(names[i])
 	}
 	cpu, err := e.burstCPU()
 	if err != nil {
@@ -95,7 +101,7 @@ func (e *env) burst(ctx context.Context) (BurstStats, RequestStats, error) {
 	start := time.Now()
 	g, gctx := errgroup.WithContext(ctx)
 	for i := range e.cfg.Burst {
-		g.Go(func() error { return e.c.bumpConfigMap(gctx, i, fmt.Sprintf("%s-burst", e.tag)) })
+		g.Go(func() error { return bumps[i](gctx, fmt.Sprintf("%s-burst", e.tag)) })
 	}
 	if err := g.Wait(); err != nil {
 		return BurstStats{}, RequestStats{}, err
@@ -104,7 +110,7 @@ func (e *env) burst(ctx context.Context) (BurstStats, RequestStats, error) {
 	var last time.Time
 	missed := 0
 	for i, wt := range waiters {
-		at, ok := e.await(ctx, deploymentName(i), wt, start.Add(reloadTimeout))
+		at, ok := e.await(ctx, names[i], wt, start.Add(reloadTimeout))
 		if !ok {
 			missed++
 			continue

@@ -53,6 +53,11 @@ func targetPresets(scale string) []Target {
 	for _, f := range keysOnlyFigures {
 		t = append(t, Target{Figure: f, Who: contestantKeys, Over: contestantController, Max: 1.1})
 	}
+	// The run with a declared share of workloads (-declared-share) is held
+	// to the controller's without it: within 10% of its p99 and RSS (#52).
+	for _, f := range []string{"latency_p99", "rss"} {
+		t = append(t, Target{Figure: f, Who: contestantDeclared, Over: contestantController, Max: 1.1})
+	}
 	return t
 }
 
@@ -91,7 +96,8 @@ func (m Miss) String() string {
 }
 
 // Applicable are the targets whose contestants ran: a run without the floor
-// (-floor=false) or without the per-key run (-keys-only=false) is not judged
+// (-floor=false), without the per-key run (-keys-only=false) or without a
+// declared share (-declared-share) is not judged
 // against them, and does not print them.
 func Applicable(targets []Target, summary map[string]map[string]Spread) []Target {
 	var out []Target

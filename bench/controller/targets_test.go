@@ -132,3 +132,60 @@ func TestQuickScalesHaveNoTargets(t *testing.T) {
 		}
 	}
 }
+
+// A run with a declared share of workloads (-declared-share) is held to the
+// controller's own run: its latency p99 and idle RSS within 10%, each named
+// when missed; without the declared run nothing of it is judged.
+func TestTheDeclaredShareIsHeldToTheControllersP99AndRSS(t *testing.T) {
+	for _, scale := range []string{"full", "10x"} {
+		for _, tc := range []struct {
+			figure string
+			value  float64
+			want   string
+		}{
+			{"latency_p99", 66.1, "declared's latency p99 <= 1.10x controller's: got 1.10x"},
+			{"rss", 77.1, "declared's RSS at scale, idle <= 1.10x controller's: got 1.10x"},
+		} {
+			figs := meeting10x()
+			figs[contestantDeclared] = map[string]float64{"latency_p99": 60, "rss": 70}
+			if m := Misses(targetPresets(scale), summaryOf(figs)); slices.Contains(missedFigures(m), contestantDeclared+" "+tc.figure) {
+				t.Fatalf("%s: figures equal to the controller's miss %v", scale, m)
+			}
+			figs[contestantDeclared][tc.figure] = tc.value
+			var found bool
+			for _, m := range Misses(targetPresets(scale), summaryOf(figs)) {
+				if m.Target.Who == contestantDeclared {
+					found = true
+					if m.Target.Figure != tc.figure || !strings.Contains(m.String(), tc.want) {
+						t.Errorf("%s: %s %v: miss reads %q, want %q", scale, tc.figure, tc.value, m, tc.want)
+					}
+				}
+			}
+			if !found {
+				t.Errorf("%s: declared %s %v over the controller's is not a miss", scale, tc.figure, tc.value)
+			}
+		}
+	}
+	for _, x := range Applicable(targetPresets("full"), summaryOf(meeting10x())) {
+		if x.Who == contestantDeclared {
+			t.Errorf("%v applies without a declared run", x)
+		}
+	}
+}
+
+// Of the workloads the scenarios change, the declared share is of the
+// declared kind, spread over the indices so every burst has its share.
+func TestTheDeclaredShareIsSpreadEvenly(t *testing.T) {
+	var declared []int
+	for i := range 200 {
+		if isDeclared(0.1, i) {
+			declared = append(declared, i)
+		}
+	}
+	if len(declared) != 20 || declared[0] != 9 || declared[19] != 199 {
+		t.Errorf("declared workloads %v, want 20: every tenth", declared)
+	}
+	if n := declaredCount(0.1, 200); n != 20 {
+		t.Errorf("declaredCount(0.1, 200) = %d, want 20", n)
+	}
+}

@@ -54,16 +54,20 @@ func (t *tracker) start(ctx context.Context, cs kubernetes.Interface) error {
 
 func (t *tracker) observe(o any) {
 	now := time.Now() // first, so lock contention is not counted as latency
-	d, ok := o.(*appsv1.Deployment)
-	if !ok {
-		return
+	if d, ok := o.(*appsv1.Deployment); ok {
+		t.observeAt(now, d.Name, d.Generation)
 	}
+}
+
+// observeAt records that the workload name (a Deployment, or one of the
+// declared kind: their names differ) was seen at generation gen at now.
+func (t *tracker) observeAt(now time.Time, name string, gen int64) {
 	t.mu.Lock()
 	defer t.mu.Unlock()
-	t.gen[d.Name] = d.Generation
-	if w := t.waiters[d.Name]; w != nil && d.Generation > w.after {
+	t.gen[name] = gen
+	if w := t.waiters[name]; w != nil && gen > w.after {
 		w.seen <- now
-		delete(t.waiters, d.Name)
+		delete(t.waiters, name)
 	}
 }
 

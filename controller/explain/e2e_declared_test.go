@@ -10,7 +10,6 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
-	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/client-go/dynamic"
 
@@ -25,22 +24,13 @@ func TestExplainADeclaredKind(t *testing.T) {
 	requireControlPlane(t)
 	ctx := context.Background()
 	cs := cp.AdminClient(t)
-	dyn, err := dynamic.NewForConfig(cp.Admin)
-	if err != nil {
-		t.Fatal(err)
-	}
-	gvr := schema.GroupVersionResource{Group: "explain.e2e.reloader.dev", Version: "v1", Resource: "podsets"}
-	installCRD(t, dyn, gvr, "PodSet")
+	kind := reloadertest.PodSetKind()
+	dyn := kind.Install(t, cp.Admin)
+	gvr := kind.GVR()
 	ns := cp.Namespace(t)
 	reloadertest.MustCreate(t, cs, ns, configMap("app-config", nil, nil))
-	raw := usesAppConfig(t)
-	ps := &unstructured.Unstructured{Object: map[string]any{"apiVersion": gvr.GroupVersion().String(), "kind": "PodSet",
-		"metadata": map[string]any{"name": "web", "annotations": map[string]any{auto: "true"}},
-		"spec":     map[string]any{"podTemplate": raw}}}
-	if _, err := dyn.Resource(gvr).Namespace(ns).Create(ctx, ps, metav1.CreateOptions{}); err != nil {
-		t.Fatal(err)
-	}
-	c := startController(t, ns, "--workload-kind="+gvr.Group+"/v1/podsets,kind=PodSet,template=.spec.podTemplate")
+	kind.Create(t, dyn, ns, kind.Object(t, "web", map[string]string{auto: "true"}, usesAppConfig()))
+	c := startController(t, ns, kind.Flag())
 	reloadertest.Eventually(t, 30*time.Second, func() (bool, string) {
 		u, err := dyn.Resource(gvr).Namespace(ns).Get(ctx, "web", metav1.GetOptions{})
 		if err != nil {
@@ -87,16 +77,10 @@ func installCRD(t *testing.T, dyn dynamic.Interface, gvr schema.GroupVersionReso
 }
 
 // usesAppConfig is a pod template whose container takes its environment
-// from the ConfigMap app-config, unstructured.
-func usesAppConfig(t *testing.T) map[string]any {
-	t.Helper()
-	spec := corev1.PodSpec{Containers: []corev1.Container{{Name: "app", Image: "registry.invalid/app:1",
-		EnvFrom: []corev1.EnvFromSource{{ConfigMapRef: &corev1.ConfigMapEnvSource{LocalObjectReference: corev1.LocalObjectReference{Name: "app-config"}}}}}}}
-	raw, err := runtime.DefaultUnstructuredConverter.ToUnstructured(&corev1.PodTemplateSpec{Spec: spec})
-	if err != nil {
-		t.Fatal(err)
-	}
-	return raw
+// from the ConfigMap app-config.
+func usesAppConfig() corev1.PodTemplateSpec {
+	return corev1.PodTemplateSpec{Spec: corev1.PodSpec{Containers: []corev1.Container{{Name: "app", Image: "registry.invalid/app:1",
+		EnvFrom: []corev1.EnvFromSource{{ConfigMapRef: &corev1.ConfigMapEnvSource{LocalObjectReference: corev1.LocalObjectReference{Name: "app-config"}}}}}}}}
 }
 
 // explain reads a Rollout with a workloadRef from its Deployment's

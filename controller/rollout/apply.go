@@ -53,7 +53,7 @@ func (o Options) fenced(what string) error {
 // template, named after the change so a retry cannot create two; a Job is
 // deleted and recreated with the new template.
 func Apply(ctx context.Context, cs kubernetes.Interface, v workload.View, c workload.Change, o Options) error {
-	k, ok := clients[v.Kind]
+	k, ok := clients()[v.Kind]
 	if _, declared := o.Kinds.Lookup(v.Kind); declared {
 		k, ok = client{apply: patchCustom}, true
 	}
@@ -78,11 +78,9 @@ func metaPatch(v workload.View, c workload.Change) map[string]any {
 			ann[k] = *val
 		}
 	}
-	m := map[string]any{"annotations": ann}
-	if !c.Unguarded {
-		m["resourceVersion"] = v.Object.GetResourceVersion()
-	}
-	return m
+	// Every write is guarded by the resourceVersion the decision was made
+	// on: one made on an older view fails with a conflict.
+	return map[string]any{"annotations": ann, "resourceVersion": v.Object.GetResourceVersion()}
 }
 
 // encodePatch is the body every patch shares: the metadata part (record,

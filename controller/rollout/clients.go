@@ -37,48 +37,52 @@ type applyFunc func(ctx context.Context, cs kubernetes.Interface, patch patchFun
 
 type patchFunc func(ctx context.Context, cs kubernetes.Interface, ns, name string, pt types.PatchType, data []byte, po metav1.PatchOptions) error
 
-// clients holds a row for every kind in workload.All().
-var clients = map[workload.Kind]client{
-	workload.Deployment: builtIn[*appsv1.Deployment](
-		func(f informers.SharedInformerFactory) cache.SharedIndexInformer {
-			return f.Apps().V1().Deployments().Informer()
-		},
-		func(cs kubernetes.Interface, ns string) appsv1client.DeploymentInterface {
-			return cs.AppsV1().Deployments(ns)
-		},
-		patchTemplate),
-	workload.StatefulSet: builtIn[*appsv1.StatefulSet](
-		func(f informers.SharedInformerFactory) cache.SharedIndexInformer {
-			return f.Apps().V1().StatefulSets().Informer()
-		},
-		func(cs kubernetes.Interface, ns string) appsv1client.StatefulSetInterface {
-			return cs.AppsV1().StatefulSets(ns)
-		},
-		patchTemplate),
-	workload.DaemonSet: builtIn[*appsv1.DaemonSet](
-		func(f informers.SharedInformerFactory) cache.SharedIndexInformer {
-			return f.Apps().V1().DaemonSets().Informer()
-		},
-		func(cs kubernetes.Interface, ns string) appsv1client.DaemonSetInterface {
-			return cs.AppsV1().DaemonSets(ns)
-		},
-		patchTemplate),
-	workload.CronJob: builtIn[*batchv1.CronJob](
-		func(f informers.SharedInformerFactory) cache.SharedIndexInformer {
-			return f.Batch().V1().CronJobs().Informer()
-		},
-		func(cs kubernetes.Interface, ns string) batchv1client.CronJobInterface {
-			return cs.BatchV1().CronJobs(ns)
-		},
-		reloadCronJob),
-	workload.Job: builtIn[*batchv1.Job](
-		func(f informers.SharedInformerFactory) cache.SharedIndexInformer {
-			return f.Batch().V1().Jobs().Informer()
-		},
-		func(cs kubernetes.Interface, ns string) batchv1client.JobInterface { return cs.BatchV1().Jobs(ns) },
-		recreateJob),
-	workload.Rollout:          {apply: patchCustom},
-	workload.DeploymentConfig: {apply: patchCustom},
+// clients is the table of how every kind in workload.All() is read and
+// written, a row each; built by each call, as workload's own table is,
+// rather than held in a package variable.
+func clients() map[workload.Kind]client {
+	return map[workload.Kind]client{
+		workload.Deployment: builtIn[*appsv1.Deployment](
+			func(f informers.SharedInformerFactory) cache.SharedIndexInformer {
+				return f.Apps().V1().Deployments().Informer()
+			},
+			func(cs kubernetes.Interface, ns string) appsv1client.DeploymentInterface {
+				return cs.AppsV1().Deployments(ns)
+			},
+			patchTemplate),
+		workload.StatefulSet: builtIn[*appsv1.StatefulSet](
+			func(f informers.SharedInformerFactory) cache.SharedIndexInformer {
+				return f.Apps().V1().StatefulSets().Informer()
+			},
+			func(cs kubernetes.Interface, ns string) appsv1client.StatefulSetInterface {
+				return cs.AppsV1().StatefulSets(ns)
+			},
+			patchTemplate),
+		workload.DaemonSet: builtIn[*appsv1.DaemonSet](
+			func(f informers.SharedInformerFactory) cache.SharedIndexInformer {
+				return f.Apps().V1().DaemonSets().Informer()
+			},
+			func(cs kubernetes.Interface, ns string) appsv1client.DaemonSetInterface {
+				return cs.AppsV1().DaemonSets(ns)
+			},
+			patchTemplate),
+		workload.CronJob: builtIn[*batchv1.CronJob](
+			func(f informers.SharedInformerFactory) cache.SharedIndexInformer {
+				return f.Batch().V1().CronJobs().Informer()
+			},
+			func(cs kubernetes.Interface, ns string) batchv1client.CronJobInterface {
+				return cs.BatchV1().CronJobs(ns)
+			},
+			reloadCronJob),
+		workload.Job: builtIn[*batchv1.Job](
+			func(f informers.SharedInformerFactory) cache.SharedIndexInformer {
+				return f.Batch().V1().Jobs().Informer()
+			},
+			func(cs kubernetes.Interface, ns string) batchv1client.JobInterface { return cs.BatchV1().Jobs(ns) },
+			recreateJob),
+		workload.Rollout:          {apply: patchCustom},
+		workload.DeploymentConfig: {apply: patchCustom},
+	}
 }
 
 // typedAPI is what client-go's typed client of one built-in kind offers in
@@ -107,7 +111,7 @@ func builtIn[T any, A typedAPI[T]](informer func(informers.SharedInformerFactory
 
 // Informer is the informer of a built-in kind from f; nil for a custom kind.
 func Informer(k workload.Kind, f informers.SharedInformerFactory) cache.SharedIndexInformer {
-	if c, ok := clients[k]; ok && c.informer != nil {
+	if c, ok := clients()[k]; ok && c.informer != nil {
 		return c.informer(f)
 	}
 	return nil
@@ -121,7 +125,7 @@ func Get(ctx context.Context, cs kubernetes.Interface, dyn dynamic.Interface, k 
 
 // GetOf is Get for the built-in kinds and the declared ones in kinds.
 func GetOf(ctx context.Context, cs kubernetes.Interface, dyn dynamic.Interface, kinds workload.Table, k workload.Kind, ns, name string) (workload.View, error) {
-	c, ok := clients[k]
+	c, ok := clients()[k]
 	if _, declared := kinds.Lookup(k); declared {
 		ok = true
 	}

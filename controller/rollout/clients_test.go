@@ -71,7 +71,7 @@ func TestKindTable(t *testing.T) {
 // none of those (the dynamic client reaches it), but an apply.
 func TestEveryKindHasAClient(t *testing.T) {
 	for _, k := range workload.All() {
-		c, ok := clients[k]
+		c, ok := clients()[k]
 		if !ok || c.apply == nil {
 			t.Errorf("%s: no client or no apply", k)
 			continue
@@ -81,7 +81,7 @@ func TestEveryKindHasAClient(t *testing.T) {
 			t.Errorf("%s: built-in %v, but informer/get/patch set: %v/%v/%v", k, builtIn, c.informer != nil, c.get != nil, c.patch != nil)
 		}
 	}
-	if len(clients) != len(workload.All()) {
-		t.Errorf("%d clients for %d kinds", len(clients), len(workload.All()))
+	if len(clients()) != len(workload.All()) {
+		t.Errorf("%d clients for %d kinds", len(clients()), len(workload.All()))
 	}
 }

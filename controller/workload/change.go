@@ -28,10 +28,6 @@ type Change struct {
 	// RestartAt sets spec.restartAt on an Argo Rollout (its "restart"
 	// strategy) instead of changing the template.
 	RestartAt *string
-	// Unguarded drops the resourceVersion precondition. Only for writing the
-	// record of something already done outside the object (a webhook sent):
-	// retrying that on a conflict would do it twice.
-	Unguarded bool
 }
 
 // Rollout reports whether the change rolls the workload.

@@ -1,6 +1,7 @@
 package workload
 
 import (
+	"slices"
 	"strings"
 
 	appsv1 "k8s.io/api/apps/v1"
@@ -36,14 +37,18 @@ const (
 // parallel table in controller/rollout.
 type kindSpec struct {
 	kind Kind
-	// view wraps a typed object of this kind; false for any other object.
-	view func(obj any) (View, bool)
+	// is says whether obj is of this kind's Go type (a custom kind's is
+	// *Custom, whose Kind says which).
+	is func(obj any) (metav1.Object, bool)
+	// template points at a typed object's pod template; nil for a custom
+	// kind, whose object carries its own.
+	template func(obj any) *corev1.PodTemplateSpec
 	// strip drops what the controller never reads (status) from a cached
 	// object of this kind.
 	strip func(obj any)
 	// aliases are the names kubectl accepts (singular, plural, short),
-	// lower-cased.
-	aliases []string
+	// lower-cased, separated by spaces.
+	aliases string
 	caps    Capability
 	// paused reads spec.paused of a Pausable kind's object.
 	paused func(obj any) bool
@@ -51,88 +56,103 @@ type kindSpec struct {
 	gvr schema.GroupVersionResource
 }
 
-// kinds holds every kind the controller reloads, built-in kinds first in the
-// order the controller starts their informers.
-var kinds = []kindSpec{
-	{
-		kind:    Deployment,
-		view:    typed(Deployment, func(o *appsv1.Deployment) *corev1.PodTemplateSpec { return &o.Spec.Template }),
-		strip:   func(obj any) { obj.(*appsv1.Deployment).Status = appsv1.DeploymentStatus{} },
-		aliases: []string{"deployment", "deployments", "deploy"},
-		caps:    Pausable,
-		paused:  func(obj any) bool { return obj.(*appsv1.Deployment).Spec.Paused },
-	},
-	{
-		kind:    StatefulSet,
-		view:    typed(StatefulSet, func(o *appsv1.StatefulSet) *corev1.PodTemplateSpec { return &o.Spec.Template }),
-		strip:   func(obj any) { obj.(*appsv1.StatefulSet).Status = appsv1.StatefulSetStatus{} },
-		aliases: []string{"statefulset", "statefulsets", "sts"},
-	},
-	{
-		kind:    DaemonSet,
-		view:    typed(DaemonSet, func(o *appsv1.DaemonSet) *corev1.PodTemplateSpec { return &o.Spec.Template }),
-		strip:   func(obj any) { obj.(*appsv1.DaemonSet).Status = appsv1.DaemonSetStatus{} },
-		aliases: []string{"daemonset", "daemonsets", "ds"},
-	},
-	{
-		kind:    CronJob,
-		view:    typed(CronJob, func(o *batchv1.CronJob) *corev1.PodTemplateSpec { return &o.Spec.JobTemplate.Spec.Template }),
-		strip:   func(obj any) { obj.(*batchv1.CronJob).Status = batchv1.CronJobStatus{} },
-		aliases: []string{"cronjob", "cronjobs", "cj"},
-	},
-	{
-		kind: Job,
-		view: typed(Job, func(o *batchv1.Job) *corev1.PodTemplateSpec { return &o.Spec.Template }),
-		// Job status is kept: a finished Job is not recreated (see
-		// Reloadable).
-		strip:   keepStatus,
-		aliases: []string{"job", "jobs"},
-		caps:    Recreates,
-	},
-	{
-		kind:    Rollout,
-		view:    customView(Rollout),
-		strip:   keepStatus, // CustomFromUnstructured keeps no status
-		aliases: []string{"rollout", "rollouts", "ro"},
-		caps:    CustomResource | RestartAt,
-		gvr:     schema.GroupVersionResource{Group: "argoproj.io", Version: "v1alpha1", Resource: "rollouts"},
-	},
-	{
-		kind:    DeploymentConfig,
-		view:    customView(DeploymentConfig),
-		strip:   keepStatus, // CustomFromUnstructured keeps no status
-		aliases: []string{"deploymentconfig", "deploymentconfigs", "dc"},
-		caps:    CustomResource,
-		gvr:     schema.GroupVersionResource{Group: "apps.openshift.io", Version: "v1", Resource: "deploymentconfigs"},
-	},
-}
+// builtInKinds is the number of rows of builtIn.
+const builtInKinds = 7
 
-// typed is the view column of a built-in kind: objects of type T, whose pod
-// template is where template says.
-func typed[T metav1.Object](k Kind, template func(T) *corev1.PodTemplateSpec) func(any) (View, bool) {
-	return func(obj any) (View, bool) {
-		o, ok := obj.(T)
-		if !ok {
-			return View{}, false
-		}
-		return View{Kind: k, Object: o, Template: template(o)}, true
+// builtIn is the table of every kind the controller reloads without being
+// told of it, in the order the controller starts their informers (the kinds
+// declared with --workload-kind are a Table, given in Options). It is built
+// by each call rather than held in a package variable: nothing here is
+// state, and a caller cannot change another's rows. Every column is a
+// constant or a function that captures nothing, and the table is an array
+// returned by value, so building it allocates nothing: it is read on every
+// informer event and sync.
+func builtIn() [builtInKinds]kindSpec {
+	return [builtInKinds]kindSpec{
+		{
+			kind:     Deployment,
+			is:       isA[*appsv1.Deployment],
+			template: func(obj any) *corev1.PodTemplateSpec { return &obj.(*appsv1.Deployment).Spec.Template },
+			strip:    func(obj any) { obj.(*appsv1.Deployment).Status = appsv1.DeploymentStatus{} },
+			aliases:  "deployment deployments deploy",
+			caps:     Pausable,
+			paused:   func(obj any) bool { return obj.(*appsv1.Deployment).Spec.Paused },
+		},
+		{
+			kind:     StatefulSet,
+			is:       isA[*appsv1.StatefulSet],
+			template: func(obj any) *corev1.PodTemplateSpec { return &obj.(*appsv1.StatefulSet).Spec.Template },
+			strip:    func(obj any) { obj.(*appsv1.StatefulSet).Status = appsv1.StatefulSetStatus{} },
+			aliases:  "statefulset statefulsets sts",
+		},
+		{
+			kind:     DaemonSet,
+			is:       isA[*appsv1.DaemonSet],
+			template: func(obj any) *corev1.PodTemplateSpec { return &obj.(*appsv1.DaemonSet).Spec.Template },
+			strip:    func(obj any) { obj.(*appsv1.DaemonSet).Status = appsv1.DaemonSetStatus{} },
+			aliases:  "daemonset daemonsets ds",
+		},
+		{
+			kind:     CronJob,
+			is:       isA[*batchv1.CronJob],
+			template: func(obj any) *corev1.PodTemplateSpec { return &obj.(*batchv1.CronJob).Spec.JobTemplate.Spec.Template },
+			strip:    func(obj any) { obj.(*batchv1.CronJob).Status = batchv1.CronJobStatus{} },
+			aliases:  "cronjob cronjobs cj",
+		},
+		{
+			kind:     Job,
+			is:       isA[*batchv1.Job],
+			template: func(obj any) *corev1.PodTemplateSpec { return &obj.(*batchv1.Job).Spec.Template },
+			// Job status is kept: a finished Job is not recreated (see
+			// Reloadable).
+			strip:   keepStatus,
+			aliases: "job jobs",
+			caps:    Recreates,
+		},
+		{
+			kind:    Rollout,
+			is:      isA[*Custom],
+			strip:   keepStatus, // CustomFromUnstructured keeps no status
+			aliases: "rollout rollouts ro",
+			caps:    CustomResource | RestartAt,
+			gvr:     schema.GroupVersionResource{Group: "argoproj.io", Version: "v1alpha1", Resource: "rollouts"},
+		},
+		{
+			kind:    DeploymentConfig,
+			is:      isA[*Custom],
+			strip:   keepStatus, // CustomFromUnstructured keeps no status
+			aliases: "deploymentconfig deploymentconfigs dc",
+			caps:    CustomResource,
+			gvr:     schema.GroupVersionResource{Group: "apps.openshift.io", Version: "v1", Resource: "deploymentconfigs"},
+		},
 	}
 }
 
-func customView(k Kind) func(obj any) (View, bool) {
-	return func(obj any) (View, bool) {
-		o, ok := obj.(*Custom)
-		if !ok || Kind(o.Kind) != k {
+// isA is the is column of a kind whose objects are T.
+func isA[T metav1.Object](obj any) (metav1.Object, bool) {
+	o, ok := obj.(T)
+	return o, ok
+}
+
+// viewOf wraps obj if it is of this kind.
+func (s kindSpec) viewOf(obj any) (View, bool) {
+	o, ok := s.is(obj)
+	if !ok {
+		return View{}, false
+	}
+	if c, custom := o.(*Custom); custom {
+		if Kind(c.Kind) != s.kind {
 			return View{}, false
 		}
-		return o.view(), true
+		return c.view(), true
 	}
+	return View{Kind: s.kind, Object: o, Template: s.template(obj)}, true
 }
 
 func keepStatus(any) {}
 
 func specOf(k Kind) (kindSpec, bool) {
-	for _, s := range kinds {
+	for _, s := range builtIn() {
 		if s.kind == k {
 			return s, true
 		}
@@ -142,8 +162,9 @@ func specOf(k Kind) (kindSpec, bool) {
 
 // All lists every kind the controller can reload, in the table's order.
 func All() []Kind {
-	out := make([]Kind, 0, len(kinds))
-	for _, s := range kinds {
+	table := builtIn()
+	out := make([]Kind, 0, len(table))
+	for _, s := range table {
 		out = append(out, s.kind)
 	}
 	return out
@@ -153,7 +174,7 @@ func All() []Kind {
 // informers; the CustomResource kinds are added when enabled.
 func Kinds() []Kind {
 	var out []Kind
-	for _, s := range kinds {
+	for _, s := range builtIn() {
 		if s.caps&CustomResource == 0 {
 			out = append(out, s.kind)
 		}
@@ -189,11 +210,9 @@ func GVR(k Kind) (schema.GroupVersionResource, bool) {
 // "statefulsets", "Job"...
 func ByAlias(name string) (Kind, bool) {
 	name = strings.ToLower(name)
-	for _, s := range kinds {
-		for _, a := range s.aliases {
-			if a == name {
-				return s.kind, true
-			}
+	for _, s := range builtIn() {
+		if slices.Contains(strings.Fields(s.aliases), name) {
+			return s.kind, true
 		}
 	}
 	return "", false

@@ -1,6 +1,7 @@
 package workload
 
 import (
+	"strings"
 	"testing"
 
 	appsv1 "k8s.io/api/apps/v1"
@@ -13,8 +14,8 @@ import (
 // Capabilities may be none.
 func TestEveryKindHasEveryColumn(t *testing.T) {
 	seen := map[string]Kind{}
-	for _, s := range kinds {
-		if s.kind == "" || s.view == nil || s.strip == nil || len(s.aliases) == 0 {
+	for _, s := range builtIn() {
+		if s.kind == "" || s.is == nil || (s.caps&CustomResource == 0) != (s.template != nil) || s.strip == nil || len(s.aliases) == 0 {
 			t.Errorf("%q: a column is empty: %+v", s.kind, s)
 		}
 		if pausable := s.caps&Pausable != 0; pausable != (s.paused != nil) {
@@ -23,7 +24,7 @@ func TestEveryKindHasEveryColumn(t *testing.T) {
 		if custom := s.caps&CustomResource != 0; custom != (s.gvr.Resource != "") {
 			t.Errorf("%s: a custom resource kind needs a GVR, and only it has one (%v)", s.kind, s.gvr)
 		}
-		for _, a := range s.aliases {
+		for _, a := range strings.Fields(s.aliases) {
 			if other, dup := seen[a]; dup {
 				t.Errorf("alias %q names both %s and %s", a, other, s.kind)
 			}

@@ -50,8 +50,8 @@ func (v View) Key() Key {
 
 // ViewOf wraps a typed workload object.
 func ViewOf(obj any) (View, error) {
-	for _, s := range kinds {
-		if v, ok := s.view(obj); ok {
+	for _, s := range builtIn() {
+		if v, ok := s.viewOf(obj); ok {
 			return v, nil
 		}
 	}
@@ -73,8 +73,8 @@ func Strip(obj any) (any, error) { return strip(obj, false) }
 func StripKeepingStatus(obj any) (any, error) { return strip(obj, true) }
 
 func strip(obj any, keepRolloutStatus bool) (any, error) {
-	for _, s := range kinds {
-		if v, ok := s.view(obj); ok {
+	for _, s := range builtIn() {
+		if v, ok := s.viewOf(obj); ok {
 			// A paused workload keeps its managedFields: who paused it and
 			// when is what the pause watchdog reads (decide.PauseWatch).
 			// Pauses are rare, so this costs little.
