@@ -82,3 +82,22 @@ func TestBSIFactsAboutAPackageSPDX23LacksAreRefused(t *testing.T) {
 		t.Errorf("err %v, want the package named", err)
 	}
 }
+
+// A deployed file is identified by its name, purposes and SHA-512, not by
+// the registry that serves it: two builds of one commit published to two
+// registries differ only in that registry's host (publish/local's
+// reproducibility test reads them so).
+func TestADeployedFilesIdentifierDoesNotNameItsRegistry(t *testing.T) {
+	build := func(host string) string {
+		doc, err := FromSPDX23([]byte(goModule23), Facts{Components: map[string]Component{"9b0d215daee3bf42": {Filename: "app",
+			Executable: "executable", DeployableURI: "https://" + host + "/v2/app/blobs/sha256:aa", DeployableSHA512: "11"}}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return string(doc)
+	}
+	a, b := build("127.0.0.1:5001"), build("127.0.0.1:5002")
+	if strings.ReplaceAll(a, "127.0.0.1:5001", "127.0.0.1:5002") != b {
+		t.Errorf("the documents differ beyond the registry's host:\n%s\n%s", a, b)
+	}
+}

@@ -201,6 +201,10 @@ func (k *keyer) key(v reflect.Value) string {
 		if s, ok := k.memo[p]; ok {
 			return s
 		}
+		if s, ok := fileKey(p); ok {
+			k.memo[p] = s
+			return s
+		}
 		if k.busy[p] {
 			return "@cycle"
 		}
@@ -221,6 +225,30 @@ func (k *keyer) key(v reflect.Value) string {
 		return k.structKey(v)
 	}
 	return fmt.Sprint(v.Interface())
+}
+
+// fileKey keys a file the document says is deployed (a distribution
+// artifact with its SHA-512, bsi.go) by its name, purposes and content
+// digest, not by the URI it is served from: the same file has one
+// identifier whichever registry publishes the release, so two builds of
+// one commit into two registries write the same document but for that
+// registry's host.
+func fileKey(e any) (string, bool) {
+	f, ok := e.(*v3.File)
+	if !ok {
+		return "", false
+	}
+	for _, m := range f.VerifiedUsing {
+		if h, ok := m.(*v3.Hash); ok && h.Algorithm == v3.HashAlgorithm_Sha512 {
+			purposes := make([]string, 0, len(f.AdditionalPurposes))
+			for _, p := range f.AdditionalPurposes {
+				purposes = append(purposes, fmt.Sprint(p))
+			}
+			slices.Sort(purposes)
+			return "File{Name=" + f.Name + ";Purposes=" + strings.Join(purposes, ",") + ";SHA512=" + h.Value + ";}", true
+		}
+	}
+	return "", false
 }
 
 func (k *keyer) structKey(v reflect.Value) string {
