@@ -19,11 +19,7 @@ import (
 func TestVerifyRefusesAGenuineLockOfAnotherVersionThanExpected(t *testing.T) {
 	ctx, cancel := tools.BuildContext(t)
 	defer cancel()
-	reg, err := testregistry.StartInProcess(testregistry.InProcessOptions{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = reg.Stop() })
+	reg := testregistry.InProcess(t)
 	s, err := releasetest.NewKeySigner(t.TempDir())
 	if err != nil {
 		t.Fatal(err)

@@ -115,11 +115,7 @@ func makeRotationReleases(t *testing.T) rotationReleases {
 	t.Helper()
 	ctx, cancel := tools.BuildContext(t)
 	defer cancel()
-	reg, err := testregistry.StartInProcess(testregistry.InProcessOptions{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = reg.Stop() })
+	reg := testregistry.InProcess(t)
 	dir := t.TempDir()
 	var r rotationReleases
 	for i, v := range []struct {

@@ -59,11 +59,7 @@ func TestRebuildReproducesTheControllerAndNamesWhatDiffers(t *testing.T) {
 	}
 	ctx, cancel := tools.BuildContext(t)
 	defer cancel()
-	reg, err := registry.StartInProcess(registry.InProcessOptions{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer reg.Stop()
+	reg := registry.InProcess(t)
 	commit, err := git("../..", "rev-parse", "HEAD")
 	if err != nil {
 		t.Fatal(err)

@@ -28,11 +28,7 @@ func TestRebuildRefusesAnUnsignedLockAndForgedProvenanceBeforeBuilding(t *testin
 	}
 	ctx, cancel := tools.BuildContext(t)
 	defer cancel()
-	reg, err := registry.StartInProcess(registry.InProcessOptions{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer reg.Stop()
+	reg := registry.InProcess(t)
 	signer, err := releasetest.NewKeySigner(t.TempDir())
 	if err != nil {
 		t.Fatal(err)

@@ -84,11 +84,7 @@ func writeRelease(t *testing.T, dir string, rel *releasetest.Release) string {
 func TestVerifyNamesTheTimestampAuthorityAsTheTimeSourceOfATimestampedKeylessRelease(t *testing.T) {
 	ctx, cancel := tools.BuildContext(t)
 	defer cancel()
-	reg, err := testregistry.StartInProcess(testregistry.InProcessOptions{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = reg.Stop() })
+	reg := testregistry.InProcess(t)
 	vs, err := ca.NewVirtualSigstore()
 	if err != nil {
 		t.Fatal(err)
@@ -139,11 +135,7 @@ func TestVerifyNamesTheTimestampAuthorityAsTheTimeSourceOfATimestampedKeylessRel
 func TestVerifyNamesNoTimeSourceForAKeySignedRelease(t *testing.T) {
 	ctx, cancel := tools.BuildContext(t)
 	defer cancel()
-	reg, err := testregistry.StartInProcess(testregistry.InProcessOptions{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = reg.Stop() })
+	reg := testregistry.InProcess(t)
 	s, err := releasetest.NewKeySigner(t.TempDir())
 	if err != nil {
 		t.Fatal(err)

@@ -27,11 +27,7 @@ func pushTags(ctx context.Context, t *testing.T, r *registry.Repository, tags ..
 }
 
 func TestTagsAreListedAcrossPagesEvenWithoutALinkHeader(t *testing.T) {
-	reg, err := testregistry.StartInProcess(testregistry.InProcessOptions{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = reg.Stop() })
+	reg := testregistry.InProcess(t)
 	c, err := registry.New(registry.Options{PlainHTTP: true})
 	if err != nil {
 		t.Fatal(err)

@@ -21,11 +21,7 @@ func TestAReleasePublishesTheEndOfSupportAndASecurityTxt(t *testing.T) {
 	if testing.Short() {
 		t.Skip("builds and signs a release")
 	}
-	reg, err := registry.StartInProcess(registry.InProcessOptions{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer reg.Stop()
+	reg := registry.InProcess(t)
 	s, err := releasetest.NewKeySigner(t.TempDir())
 	if err != nil {
 		t.Fatal(err)

@@ -35,11 +35,7 @@ func TestAFailedGateLeavesNothingInTheRegistry(t *testing.T) {
 	}
 	ctx, cancel := tools.BuildContext(t)
 	defer cancel()
-	reg, err := registry.StartInProcess(registry.InProcessOptions{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer reg.Stop()
+	reg := registry.InProcess(t)
 	keys := t.TempDir()
 	priv, _, err := sign.GenerateKey(keys, nil)
 	if err != nil {

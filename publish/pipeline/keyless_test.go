@@ -52,11 +52,7 @@ func TestKeylessReleaseVerifiesAgainstTheWorkflowIdentity(t *testing.T) {
 	}
 	ctx, cancel := tools.BuildContext(t)
 	defer cancel()
-	reg, err := registry.StartInProcess(registry.InProcessOptions{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer reg.Stop()
+	reg := registry.InProcess(t)
 	vs, err := ca.NewVirtualSigstore()
 	if err != nil {
 		t.Fatal(err)

@@ -20,11 +20,7 @@ import (
 // copies what the lock lists, so each form must be there to survive it.
 func TestAKeyReleaseInBothFormsListsEachSignatureTwice(t *testing.T) {
 	t.Parallel()
-	reg, err := registry.StartInProcess(registry.InProcessOptions{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer reg.Stop()
+	reg := registry.InProcess(t)
 	s, err := releasetest.NewKeySigner(t.TempDir())
 	if err != nil {
 		t.Fatal(err)
@@ -68,11 +64,7 @@ func TestAKeyReleaseInBothFormsListsEachSignatureTwice(t *testing.T) {
 // silently replaced by bundles.
 func TestAKeylessReleaseAskedForTagsAloneIsRefused(t *testing.T) {
 	t.Parallel()
-	reg, err := registry.StartInProcess(registry.InProcessOptions{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer reg.Stop()
+	reg := registry.InProcess(t)
 	vs, err := ca.NewVirtualSigstore()
 	if err != nil {
 		t.Fatal(err)

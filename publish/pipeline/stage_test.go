@@ -31,11 +31,7 @@ func TestPublishFromABuildStageTakesOnlyContentThatHashesToItsDigests(t *testing
 	}
 	ctx, cancel := tools.BuildContext(t)
 	defer cancel()
-	reg, err := registry.StartInProcess(registry.InProcessOptions{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer reg.Stop()
+	reg := registry.InProcess(t)
 	opts := func(version string) pipeline.Options {
 		return pipeline.Options{Version: version, Commit: strings.Repeat("ab", 20), Source: "https://github.com/reloader-dev/reloader",
 			Created: time.Date(2026, 11, 30, 12, 0, 0, 0, time.UTC), Now: time.Now(), ModuleDir: "../..", MainPackage: "./cmd/reloader",

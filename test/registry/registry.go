@@ -23,6 +23,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"testing"
 	"time"
 
 	"golang.org/x/crypto/bcrypt"
@@ -90,6 +91,18 @@ func StartInProcess(opts InProcessOptions) (*Registry, error) {
 			return srv.Shutdown(ctx)
 		},
 	}, nil
+}
+
+// InProcess starts go-containerregistry's registry for the test and stops
+// it when the test ends; a registry that cannot start fails the test.
+func InProcess(t testing.TB) *Registry {
+	t.Helper()
+	r, err := StartInProcess(InProcessOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = r.Stop() })
+	return r
 }
 
 // StartDistribution runs the CNCF distribution v3 registry with filesystem
