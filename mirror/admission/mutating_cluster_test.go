@@ -3,6 +3,7 @@ package admission_test
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"strings"
 	"testing"
 	"time"
@@ -133,14 +134,24 @@ func TestMutatingPolicyPinsTheReleaseToTheMirrorOnTheAPIServer(t *testing.T) {
 	}
 	pinned := mirrorRepo + "@" + index
 
-	// Both policies take effect once the apiserver's informers see them:
-	// wait until a pod by the upstream tag is pinned and admitted.
+	// Both policies take effect once the apiserver's informers see them,
+	// each on its own: wait until a pod by the upstream tag is pinned and
+	// admitted (the mutating policy) and one by another image is denied
+	// (the validating policy; a pinned pod is admitted without it).
 	probe := pod(ns, "probe", map[string]string{"app": upstream + ":" + tag}, nil)
+	unpinned := pod(ns, "probe-unpinned", map[string]string{"app": "busybox:1.36"}, nil)
 	var last error
 	if err := wait.PollUntilContextTimeout(ctx, 200*time.Millisecond, 60*time.Second, true, func(ctx context.Context) (bool, error) {
 		got, err := k.applied(ctx, probe, true)
 		last = err
-		return err == nil && imagesOf(podSpecOf(got))["containers/app"] == pinned, nil
+		if err != nil || imagesOf(podSpecOf(got))["containers/app"] != pinned {
+			return false, nil
+		}
+		_, err = k.applied(ctx, unpinned, true)
+		if err == nil {
+			last = errors.New("busybox:1.36 admitted: the validating policy is not in effect yet")
+		}
+		return err != nil && strings.Contains(err.Error(), "not pinned by digest"), nil
 	}); err != nil {
 		t.Fatalf("the policies never took effect; last answer: %v", last)
 	}
